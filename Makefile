@@ -1,0 +1,66 @@
+# Validation and Lookup API — build, run, test. Node 20; dependencies from the npm registry (package-lock.json).
+SHELL := /bin/bash
+export REDOCLY_TELEMETRY := off
+export NPM_CONFIG_UPDATE_NOTIFIER := false
+export DATA_DIR ?= ./var
+
+NPX := npx --no-install
+STAMP := node_modules/.install-stamp
+
+.PHONY: run build test generate check-generated lint docs bench soak geoip clean install
+
+$(STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+install: $(STAMP)
+
+## generate: rewrite generated/ from openapi.yaml
+generate: $(STAMP)
+	$(NPX) openapi-typescript openapi.yaml -o generated/api.ts
+
+## check-generated: fail when generated/ is stale against openapi.yaml
+check-generated: $(STAMP)
+	@tmp=$$(mktemp -d); \
+	$(NPX) openapi-typescript openapi.yaml -o $$tmp/api.ts >/dev/null 2>&1; \
+	if ! diff -q $$tmp/api.ts generated/api.ts >/dev/null; then \
+	  echo "generated/api.ts is stale against openapi.yaml: run 'make generate' and commit it"; rm -rf $$tmp; exit 1; \
+	fi; rm -rf $$tmp; echo "generated/ is up to date"
+
+## lint: the contract (redocly, examples checked) and the types
+lint: $(STAMP)
+	$(NPX) redocly lint openapi.yaml
+	$(NPX) tsc -p tsconfig.json --noEmit
+
+## docs: the Redoc page served at /docs
+docs: dist/docs/index.html
+dist/docs/index.html: openapi.yaml redocly.yaml $(STAMP)
+	@mkdir -p dist/docs
+	$(NPX) redocly build-docs openapi.yaml -o $@
+
+## build: generated types, compiled TypeScript, docs page
+build: generate docs
+	$(NPX) tsc -p tsconfig.build.json
+
+## geoip: the bundled GeoLite2 databases, fetched once into DATA_DIR/geoip
+geoip:
+	@bash scripts/fetch-geoip.sh
+
+## run: build and start in the foreground on the embedded default
+run: build geoip
+	npm start
+
+## test: every test, the spec lint and the generated-types drift check
+test: $(STAMP) check-generated lint docs
+	$(NPX) vitest run
+
+## bench: throughput and latency against bare Koa and node:http (not part of test)
+bench: build
+	node --import tsx bench/run.ts
+
+## soak: 60 s of mixed traffic (not part of test)
+soak: build
+	node --import tsx bench/soak.ts
+
+clean:
+	rm -rf dist node_modules/.install-stamp

@@ -1,0 +1,172 @@
+// Card BIN/IIN table (ISO/IEC 7812 issuer prefixes) from a binlist-format CSV (RFC 4180), read once at start-up.
+import { readFile } from 'node:fs/promises';
+import type { BinEntry, BinLookup, CardType } from '../domain/card.js';
+
+export type { BinEntry, CardType };
+
+/** Issuer data by longest matching prefix; 8-digit prefixes win over 6-digit ones. */
+export interface BinTable extends BinLookup {
+  lookup(digits: string): BinEntry | null;
+}
+
+export interface BinTableOptions {
+  /** A CSV with the columns of binlist/data's ranges.csv (at least iin_start). */
+  csvPath: string;
+}
+
+/** A loaded table also says how many ranges it holds (for the start-up log). */
+export interface LoadedBinTable extends BinTable {
+  readonly size: number;
+}
+
+interface Range {
+  start: number;
+  end: number;
+  entry: BinEntry;
+}
+
+/** Ranges of one prefix length, sorted by start, with a running maximum of ends for overlap-safe search. */
+interface Level {
+  length: number;
+  ranges: Range[];
+  maxEnd: number[];
+}
+
+const MAX_PREFIX = 15;
+const PREPAID_TRUE = new Set(['true', 'y', 'yes', '1']);
+
+/** Parse CSV text (RFC 4180: quoted fields, doubled quotes, CRLF or LF, newlines inside quotes) into rows. */
+export function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let field = '';
+  let quoted = false;
+  let i = text.charCodeAt(0) === 0xfeff ? 1 : 0;
+  const endRow = (): void => {
+    row.push(field);
+    field = '';
+    if (row.length > 1 || row[0] !== '') rows.push(row);
+    row = [];
+  };
+  for (; i < text.length; i++) {
+    const ch = text[i];
+    if (quoted) {
+      if (ch === '"') {
+        if (text[i + 1] === '"') {
+          field += '"';
+          i++;
+        } else quoted = false;
+      } else field += ch;
+    } else if (ch === '"') quoted = true;
+    else if (ch === ',') {
+      row.push(field);
+      field = '';
+    } else if (ch === '\n') endRow();
+    else if (ch === '\r') {
+      if (text[i + 1] === '\n') i++;
+      endRow();
+    } else field += ch;
+  }
+  if (field !== '' || row.length > 0) endRow();
+  return rows;
+}
+
+function entryFrom(get: (col: string) => string): BinEntry {
+  const type = get('type').toLowerCase();
+  const prepaid = PREPAID_TRUE.has(get('prepaid').toLowerCase());
+  const cardType: CardType | null = prepaid
+    ? 'PREPAID'
+    : type === 'credit'
+      ? 'CREDIT'
+      : type === 'debit'
+        ? 'DEBIT'
+        : type === 'prepaid'
+          ? 'PREPAID'
+          : null;
+  const bank = get('bank_name');
+  const country = get('country').toUpperCase();
+  return {
+    cardType,
+    issuingBank: bank === '' ? null : bank,
+    cardCountry: /^[A-Z]{2}$/.test(country) ? country : null,
+  };
+}
+
+/** Build a table from CSV text (pure). Rows without a usable digit prefix are skipped. */
+export function binTableFromCsv(text: string): LoadedBinTable {
+  const [header = [], ...body] = parseCsv(text);
+  const index = new Map(header.map((name, i) => [name.trim().toLowerCase(), i]));
+  const byLength = new Map<number, Range[]>();
+  let size = 0;
+  for (const cells of body) {
+    const get = (col: string): string => {
+      const i = index.get(col);
+      return i === undefined ? '' : (cells[i] ?? '').trim();
+    };
+    const startText = get('iin_start');
+    const endText = get('iin_end') || startText;
+    if (!/^[0-9]+$/.test(startText) || startText.length > MAX_PREFIX) continue;
+    if (!/^[0-9]+$/.test(endText) || endText.length !== startText.length) continue;
+    const start = Number(startText);
+    const end = Number(endText);
+    if (end < start) continue;
+    const list = byLength.get(startText.length) ?? [];
+    list.push({ start, end, entry: entryFrom(get) });
+    byLength.set(startText.length, list);
+    size++;
+  }
+  const levels: Level[] = [...byLength.entries()]
+    .sort(([a], [b]) => b - a)
+    .map(([length, ranges]) => {
+      ranges.sort((a, b) => a.start - b.start || a.end - b.end);
+      const maxEnd: number[] = [];
+      let max = -1;
+      for (const r of ranges) maxEnd.push((max = Math.max(max, r.end)));
+      return { length, ranges, maxEnd };
+    });
+
+  return {
+    size,
+    lookup(digits: string): BinEntry | null {
+      for (const level of levels) {
+        if (digits.length < level.length) continue;
+        const key = digits.slice(0, level.length);
+        if (!/^[0-9]+$/.test(key)) continue;
+        const found = findRange(level, Number(key));
+        if (found) return found.entry;
+      }
+      return null;
+    },
+  };
+}
+
+/** The narrowest range of the level that contains `x`, or null. */
+function findRange(level: Level, x: number): Range | null {
+  const { ranges, maxEnd } = level;
+  let lo = 0;
+  let hi = ranges.length - 1;
+  let last = -1; // the last index with start <= x
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (ranges[mid].start <= x) {
+      last = mid;
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  let best: Range | null = null;
+  for (let i = last; i >= 0 && maxEnd[i] >= x; i--) {
+    const r = ranges[i];
+    if (r.end >= x && (!best || r.end - r.start < best.end - best.start)) best = r;
+  }
+  return best;
+}
+
+/** Read and index a BIN CSV file (asynchronously, at start-up). */
+export async function loadBinTable(csvPath: string): Promise<LoadedBinTable> {
+  return binTableFromCsv(await readFile(csvPath, 'utf8'));
+}
+
+/** Factory in the adapters' convention; same as loadBinTable(options.csvPath). */
+export function createBinTable(options: BinTableOptions): Promise<LoadedBinTable> {
+  return loadBinTable(options.csvPath);
+}

@@ -1,0 +1,122 @@
+// Keys CLI (OPERATIONS.md): create, list, revoke, deactivate, activate, update — against the server's own store.
+import { parseArgs } from 'node:util';
+import type { KeyRecord, KeyStore } from '../adapters/key-store.js';
+import { ConfigError, loadConfig, type Config } from '../config.js';
+import { openKeyStore } from './key-store-factory.js';
+
+const USAGE = `usage: npm run keys -- <command> [options]
+  create --name NAME [--per-minute N] [--per-day N] [--per-month N] [--json]
+  list [--json]
+  update ID [--per-minute N] [--per-day N] [--per-month N]
+  revoke ID | deactivate ID | activate ID
+`;
+
+class UsageError extends Error {}
+
+const out = (s: string) => process.stdout.write(s.endsWith('\n') ? s : `${s}\n`);
+
+function positive(name: string, raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new UsageError(`--${name} must be a whole number of at least 1`);
+  return Number(raw);
+}
+
+/** A key as shown by list: never the key itself, nor its hash. */
+function publicView(k: KeyRecord) {
+  return { id: k.id, name: k.name, status: k.status, perMinute: k.perMinute, perDay: k.perDay, perMonth: k.perMonth, createdAt: k.createdAt };
+}
+
+export async function runKeys(argv: string[], store: KeyStore, config: Pick<Config, 'rateLimitPerMinute' | 'quotaPerDay' | 'quotaPerMonth'>): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      name: { type: 'string' },
+      'per-minute': { type: 'string' },
+      'per-day': { type: 'string' },
+      'per-month': { type: 'string' },
+      json: { type: 'boolean', default: false },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  const [command, id] = positionals;
+  if (values.help || !command) {
+    out(USAGE);
+    return command ? 0 : 2;
+  }
+  const limits = {
+    perMinute: positive('per-minute', values['per-minute']),
+    perDay: positive('per-day', values['per-day']),
+    perMonth: positive('per-month', values['per-month']),
+  };
+  switch (command) {
+    case 'create': {
+      if (!values.name) throw new UsageError('create needs --name NAME');
+      const { record, key } = await store.create({ name: values.name, ...limits });
+      out(values.json ? JSON.stringify({ ...publicView(record), key }) : key);
+      return 0;
+    }
+    case 'list': {
+      const keys = (await store.list()).map(publicView);
+      if (values.json) return out(JSON.stringify(keys)), 0;
+      const effective = (v: number | null, d: number) => (v === null ? `${d}*` : String(v));
+      out(['ID', 'NAME', 'STATUS', 'PER_MINUTE', 'PER_DAY', 'PER_MONTH', 'CREATED'].join('\t'));
+      for (const k of keys) {
+        out([k.id, k.name, k.status, effective(k.perMinute, config.rateLimitPerMinute), effective(k.perDay, config.quotaPerDay), effective(k.perMonth, config.quotaPerMonth), k.createdAt].join('\t'));
+      }
+      if (keys.some((k) => k.perMinute === null || k.perDay === null || k.perMonth === null)) out('* server default');
+      return 0;
+    }
+    case 'revoke':
+    case 'deactivate':
+    case 'activate': {
+      if (!id) throw new UsageError(`${command} needs a key ID (see: npm run keys -- list)`);
+      const status = command === 'revoke' ? 'revoked' : command === 'deactivate' ? 'inactive' : 'active';
+      if (!(await store.setStatus(id, status))) {
+        process.stderr.write(`no key ${id}${command === 'activate' ? ' that can be activated (revocation is final)' : ''}\n`);
+        return 1;
+      }
+      out(`${id} ${status}`);
+      return 0;
+    }
+    case 'update': {
+      if (!id) throw new UsageError('update needs a key ID');
+      if (Object.values(limits).every((v) => v === undefined)) throw new UsageError('update needs --per-minute, --per-day or --per-month');
+      if (!(await store.updateLimits(id, limits))) {
+        process.stderr.write(`no key ${id}\n`);
+        return 1;
+      }
+      out(`${id} updated`);
+      return 0;
+    }
+    default:
+      throw new UsageError(`unknown command ${command}`);
+  }
+}
+
+async function main(): Promise<void> {
+  let config: Readonly<Config>;
+  try {
+    config = loadConfig(process.env);
+  } catch (err) {
+    if (err instanceof ConfigError) process.stderr.write(`configuration error: ${err.message}\n`);
+    process.exit(1);
+  }
+  const store = await openKeyStore(config);
+  let code = 1;
+  try {
+    code = await runKeys(process.argv.slice(2), store, config);
+  } catch (err) {
+    if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      process.stderr.write(`${(err as Error).message}\n${USAGE}`);
+      code = 2;
+    } else {
+      process.stderr.write(`keys: ${(err as Error).message}\n`);
+    }
+  } finally {
+    await store.close();
+  }
+  process.exit(code);
+}
+
+if (process.argv[1] && import.meta.url.endsWith(process.argv[1].split('/').pop()!)) void main();

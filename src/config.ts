@@ -1,0 +1,164 @@
+// Configuration: every setting read once from the environment, documented, validated and frozen (OPERATIONS.md).
+
+export interface HostPort {
+  host: string;
+  port: number;
+}
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  redisUrl: string | null;
+  rateLimitPerMinute: number;
+  quotaPerDay: number;
+  quotaPerMonth: number;
+  dnsServers: HostPort[] | null;
+  dnsTimeoutMs: number;
+  tlsInspectPort: number;
+  tlsTimeoutMs: number;
+  tlsExtraCaFile: string | null;
+  allowPrivateTargets: boolean;
+  pwnedPasswordsUrl: string;
+  pwnedPasswordsDir: string | null;
+  pwnedTimeoutMs: number;
+  geoipCityDb: string | null;
+  geoipAsnDb: string | null;
+  binDataFile: string | null;
+  trustProxy: boolean;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  workers: number;
+  validateResponses: boolean;
+  shutdownTimeoutMs: number;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly variable: string, message: string) {
+    super(`${variable}: ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Parse<T> = (raw: string, name: string) => T;
+
+interface Setting<K extends keyof Config> {
+  key: K;
+  env: string;
+  doc: string;
+  default: Config[K];
+  parse: Parse<Config[K]>;
+}
+
+const int =
+  (min: number, max: number): Parse<number> =>
+  (raw, name) => {
+    if (!/^\d+$/.test(raw.trim())) throw new ConfigError(name, `must be a whole number, got "${raw}"`);
+    const n = Number(raw);
+    if (n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${n}`);
+    return n;
+  };
+
+const bool: Parse<boolean> = (raw, name) => {
+  const v = raw.trim().toLowerCase();
+  if (v === 'true' || v === '1') return true;
+  if (v === 'false' || v === '0') return false;
+  throw new ConfigError(name, `must be true or false, got "${raw}"`);
+};
+
+const text: Parse<string> = (raw, name) => {
+  if (raw.trim() === '') throw new ConfigError(name, 'must not be empty');
+  return raw.trim();
+};
+
+const optionalText: Parse<string | null> = (raw) => (raw.trim() === '' ? null : raw.trim());
+
+const url: Parse<string> = (raw, name) => {
+  try {
+    const u = new URL(raw.trim());
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');
+    return u.toString().replace(/\/+$/, '');
+  } catch {
+    throw new ConfigError(name, `must be an http(s) URL, got "${raw}"`);
+  }
+};
+
+const redisUrl: Parse<string | null> = (raw, name) => {
+  if (raw.trim() === '') return null;
+  if (!/^rediss?:\/\//.test(raw.trim())) throw new ConfigError(name, `must be a redis:// or rediss:// URL`);
+  return raw.trim();
+};
+
+/** `host`, `host:port`, `[v6]:port` or a bare IPv6 address, comma-separated; default port 53. */
+export const parseHostPorts: Parse<HostPort[] | null> = (raw, name) => {
+  if (raw.trim() === '') return null;
+  return raw.split(',').map((part) => {
+    const p = part.trim();
+    const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(p);
+    const plain = /^([^:\s]+)(?::(\d+))?$/.exec(p);
+    const bareV6 = p.includes(':') && !plain && !bracketed ? p : null;
+    const host = bracketed?.[1] ?? plain?.[1] ?? bareV6;
+    const port = Number(bracketed?.[2] ?? plain?.[2] ?? 53);
+    if (!host || !Number.isInteger(port) || port < 1 || port > 65535) {
+      throw new ConfigError(name, `"${p}" is not host, host:port or [ipv6]:port`);
+    }
+    return { host, port };
+  });
+};
+
+const level: Parse<Config['logLevel']> = (raw, name) => {
+  const v = raw.trim().toLowerCase();
+  const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+  if (!(levels as readonly string[]).includes(v)) throw new ConfigError(name, `must be one of ${levels.join(', ')}`);
+  return v as Config['logLevel'];
+};
+
+const workers =
+  (cpus: number): Parse<number> =>
+  (raw, name) =>
+    raw.trim().toLowerCase() === 'auto' ? cpus : int(1, 256)(raw, name);
+
+function settings(cpus: number): Setting<keyof Config>[] {
+  const s = <K extends keyof Config>(key: K, env: string, def: Config[K], parse: Parse<Config[K]>, doc: string) =>
+    ({ key, env, default: def, parse, doc }) as unknown as Setting<keyof Config>;
+  return [
+    s('port', 'PORT', 8080, int(0, 65535), 'HTTP port'),
+    s('host', 'HOST', '0.0.0.0', text, 'listen address'),
+    s('dataDir', 'DATA_DIR', './var', text, 'where the embedded SQLite store keeps keys and usage counters'),
+    s('redisUrl', 'REDIS_URL', null, redisUrl, 'when set, keys and all counters live in Redis, shared by every instance'),
+    s('rateLimitPerMinute', 'RATE_LIMIT_PER_MINUTE', 60, int(1, 1e9), 'per-key per-minute limit default'),
+    s('quotaPerDay', 'QUOTA_PER_DAY', 5000, int(1, 1e12), 'per-key daily quota default (UTC day)'),
+    s('quotaPerMonth', 'QUOTA_PER_MONTH', 100000, int(1, 1e12), 'per-key monthly quota default (UTC month)'),
+    s('dnsServers', 'DNS_SERVERS', null, parseHostPorts, 'comma-separated host[:port] list; default: the system resolvers'),
+    s('dnsTimeoutMs', 'DNS_TIMEOUT_MS', 3000, int(1, 60000), 'per-query DNS timeout'),
+    s('tlsInspectPort', 'TLS_INSPECT_PORT', 443, int(1, 65535), 'port certificate inspection connects to'),
+    s('tlsTimeoutMs', 'TLS_TIMEOUT_MS', 5000, int(1, 60000), 'TLS connect + handshake timeout'),
+    s('tlsExtraCaFile', 'TLS_EXTRA_CA_FILE', null, optionalText, 'PEM file of extra trusted roots for inspection'),
+    s('allowPrivateTargets', 'ALLOW_PRIVATE_TARGETS', false, bool, 'let certificate inspection reach private addresses (tests only)'),
+    s('pwnedPasswordsUrl', 'PWNED_PASSWORDS_URL', 'https://api.pwnedpasswords.com', url, 'base of the k-anonymity range API'),
+    s('pwnedPasswordsDir', 'PWNED_PASSWORDS_DIR', null, optionalText, 'local mirror of range files; no prefix leaves the machine'),
+    s('pwnedTimeoutMs', 'PWNED_TIMEOUT_MS', 2000, int(1, 60000), 'range request timeout'),
+    s('geoipCityDb', 'GEOIP_CITY_DB', null, optionalText, 'MaxMind City database; default: the bundled GeoLite2 City under DATA_DIR/geoip'),
+    s('geoipAsnDb', 'GEOIP_ASN_DB', null, optionalText, 'MaxMind ASN database; default: the bundled GeoLite2 ASN under DATA_DIR/geoip'),
+    s('binDataFile', 'BIN_DATA_FILE', null, optionalText, 'BIN ranges CSV (binlist column layout); default: the bundled data/bin/ranges.csv'),
+    s('trustProxy', 'TRUST_PROXY', false, bool, 'take the client address of GET /api/v1/ip from X-Forwarded-For'),
+    s('logLevel', 'LOG_LEVEL', 'info', level, 'pino level'),
+    s('workers', 'WORKERS', 1, workers(cpus), 'processes serving the port (auto = number of CPUs)'),
+    s('validateResponses', 'VALIDATE_RESPONSES', false, bool, 'validate every response against openapi.yaml (slow; for debugging)'),
+    s('shutdownTimeoutMs', 'SHUTDOWN_TIMEOUT_MS', 10000, int(0, 600000), 'how long in-flight requests may finish after SIGTERM'),
+  ];
+}
+
+/** The documented settings, for README generation and `--help`. */
+export function describeSettings(cpus = 1): Array<{ env: string; default: unknown; doc: string }> {
+  return settings(cpus).map((s) => ({ env: s.env, default: s.default, doc: s.doc }));
+}
+
+/** Read and validate the environment; throws ConfigError naming the variable on a bad value. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, cpus = 1): Readonly<Config> {
+  const out: Partial<Record<keyof Config, unknown>> = {};
+  for (const s of settings(cpus)) {
+    const raw = env[s.env];
+    out[s.key] = raw === undefined ? s.default : s.parse(raw, s.env);
+  }
+  return Object.freeze(out as Config);
+}

@@ -1,0 +1,43 @@
+// BIC structure (ISO 9362): 4-letter institution, ISO 3166-1 country, 2-character location, optional 3-character branch.
+import { isCountryCode } from './iso-countries.js';
+
+export interface BicResult {
+  bic: string;
+  valid: boolean;
+  bankCode: string;
+  countryCode: string;
+  locationCode: string;
+  branchCode: string;
+}
+
+/** What a client may plausibly have meant as a BIC: letters, digits, spaces, dashes; 64 characters at most. */
+const PLAUSIBLE = /^[A-Za-z0-9 -]{1,64}$/;
+const INSTITUTION = /^[A-Z]{4}$/;
+const LOCATION = /^[A-Z0-9]{2}$/;
+const BRANCH = /^[A-Z0-9]{3}$/;
+
+export function normaliseBic(input: string): string {
+  return input.trim().toUpperCase().replace(/[\s-]+/g, '');
+}
+
+/**
+ * Validate a BIC. Returns null when the input is not a plausible attempt (the caller answers 400);
+ * otherwise the verdict with whatever fields could be extracted.
+ */
+export function validateBic(input: string): BicResult | null {
+  if (typeof input !== 'string' || !PLAUSIBLE.test(input.trim())) return null;
+  const raw = normaliseBic(input);
+  if (raw.length === 0) return null;
+  const bic = raw.length === 8 ? `${raw}XXX` : raw;
+  const bankCode = bic.slice(0, 4);
+  const countryCode = bic.slice(4, 6);
+  const locationCode = bic.slice(6, 8);
+  const branchCode = bic.slice(8, 11);
+  const valid =
+    bic.length === 11 &&
+    INSTITUTION.test(bankCode) &&
+    isCountryCode(countryCode) &&
+    LOCATION.test(locationCode) &&
+    BRANCH.test(branchCode);
+  return { bic, valid, bankCode, countryCode, locationCode, branchCode };
+}

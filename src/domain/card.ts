@@ -1,0 +1,111 @@
+// Card numbers (ISO/IEC 7812): Luhn checksum, brand by issuer prefix and length, issuer data by BIN.
+
+export type CardBrand = 'Visa' | 'Mastercard' | 'AmericanExpress' | 'Discover' | 'DinersClub' | 'JCB' | 'Unknown';
+export type CardType = 'CREDIT' | 'DEBIT' | 'PREPAID';
+
+/** Issuer data for a BIN/IIN prefix. */
+export interface BinEntry {
+  cardType: CardType | null;
+  issuingBank: string | null;
+  /** ISO 3166-1 alpha-2, upper-case. */
+  cardCountry: string | null;
+}
+
+/** Anything that maps a card number's leading digits to issuer data (see src/adapters/bin-table.ts). */
+export interface BinLookup {
+  lookup(digits: string): BinEntry | null;
+}
+
+export interface CardResult {
+  valid: boolean;
+  luhnValid: boolean;
+  cardBrand: CardBrand;
+  /** The last four digits only (fewer when the number is shorter); never the whole number. */
+  lastFourDigits: string;
+  cardType: CardType | null;
+  issuingBank: string | null;
+  cardCountry: string | null;
+  cardCategory: null;
+}
+
+/** Lengths each brand issues. */
+export const BRAND_LENGTHS: Readonly<Record<Exclude<CardBrand, 'Unknown'>, readonly number[]>> = {
+  Visa: [13, 16, 19],
+  Mastercard: [16],
+  AmericanExpress: [15],
+  Discover: [16, 17, 18, 19],
+  DinersClub: [14, 15, 16, 17, 18, 19],
+  JCB: [16, 17, 18, 19],
+};
+
+const MAX_INPUT = 64;
+
+/** Every non-digit character removed. */
+export function sanitiseCardNumber(input: string): string {
+  return input.replace(/[^0-9]/g, '');
+}
+
+/** The Luhn (mod 10) checksum over a string of digits; false for "" or any non-digit. */
+export function luhnValid(digits: string): boolean {
+  if (digits.length === 0) return false;
+  let sum = 0;
+  let double = false;
+  for (let i = digits.length - 1; i >= 0; i--) {
+    let d = digits.charCodeAt(i) - 48;
+    if (d < 0 || d > 9) return false;
+    if (double) {
+      d *= 2;
+      if (d > 9) d -= 9;
+    }
+    sum += d;
+    double = !double;
+  }
+  return sum % 10 === 0;
+}
+
+/** The leading `n` digits as a number, or -1 when the number is shorter. */
+function prefix(digits: string, n: number): number {
+  return digits.length >= n ? Number(digits.slice(0, n)) : -1;
+}
+
+/** Brand by prefix (INTERFACE.md 2.6). */
+export function cardBrand(digits: string): CardBrand {
+  if (!/^[0-9]/.test(digits)) return 'Unknown';
+  const p2 = prefix(digits, 2);
+  const p3 = prefix(digits, 3);
+  const p4 = prefix(digits, 4);
+  if (digits[0] === '4') return 'Visa';
+  if ((p2 >= 51 && p2 <= 55) || (p4 >= 2221 && p4 <= 2720)) return 'Mastercard';
+  if (p2 === 34 || p2 === 37) return 'AmericanExpress';
+  if (p4 === 6011 || p2 === 65) return 'Discover';
+  if ((p3 >= 300 && p3 <= 305) || p2 === 36 || p2 === 38) return 'DinersClub';
+  if (p4 >= 3528 && p4 <= 3589) return 'JCB';
+  return 'Unknown';
+}
+
+export function brandLengthValid(brand: CardBrand, length: number): boolean {
+  return brand !== 'Unknown' && BRAND_LENGTHS[brand].includes(length);
+}
+
+/**
+ * Validate a card number. Returns null when the input is not a plausible attempt (more than 64 characters or
+ * no digit at all); otherwise the verdict. `valid` = Luhn passes, brand recognised and a length the brand issues.
+ */
+export function validateCard(input: string, bin: BinLookup): CardResult | null {
+  if (typeof input !== 'string' || input.length > MAX_INPUT) return null;
+  const digits = sanitiseCardNumber(input);
+  if (digits.length === 0) return null;
+  const luhn = luhnValid(digits);
+  const brand = cardBrand(digits);
+  const entry = bin.lookup(digits);
+  return {
+    valid: luhn && brandLengthValid(brand, digits.length),
+    luhnValid: luhn,
+    cardBrand: brand,
+    lastFourDigits: digits.slice(-4),
+    cardType: entry?.cardType ?? null,
+    issuingBank: entry?.issuingBank ?? null,
+    cardCountry: entry?.cardCountry ?? null,
+    cardCategory: null,
+  };
+}

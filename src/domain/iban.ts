@@ -1,0 +1,71 @@
+// IBAN structure and checksum (ISO 13616, ISO 7064 MOD 97-10) with bank fields and an offline BIC.
+import { validateIBAN } from 'ibantools';
+import { resolveBic } from './bank-bic.js';
+import { validateBic } from './bic.js';
+import { splitBban } from './iban-bban.js';
+
+export interface IbanResult {
+  /** Normalised: upper-case, no spaces or dashes. */
+  iban: string;
+  valid: boolean;
+  /** Characters 1-2 when they are letters, else "". */
+  countryCode: string;
+  /** Characters 3-4 when they are digits, else "". */
+  checkDigit: string;
+  /** "" when it cannot be extracted. */
+  bankCode: string;
+  /** null where the country's BBAN has no branch code; "" when it has one that cannot be extracted. */
+  branchCode: string | null;
+  /** The account part of the BBAN (no bank/branch codes, no national check digits); "" when not extractable. */
+  accountNumber: string;
+  bic: string | null;
+  bicValid: boolean;
+}
+
+const MAX_INPUT = 64;
+/** A plausible attempt: ASCII letters, digits, spaces and dashes only. */
+const PLAUSIBLE = /^[A-Za-z0-9 -]+$/;
+/** Check digits that ISO 13616 never issues (98 - (n mod 97) is always 02..98). */
+const NEVER_ISSUED = new Set(['00', '01', '99']);
+
+export function normaliseIban(input: string): string {
+  return input.trim().toUpperCase().replace(/[ -]+/g, '');
+}
+
+/**
+ * Validate an IBAN. Returns null when the input is not a plausible attempt (empty, longer than 64 characters,
+ * or characters other than letters, digits, spaces and dashes); otherwise the verdict with every field that can
+ * be extracted. The BIC is resolved from the bank code even when the IBAN fails, as long as a bank code is there.
+ * `at` picks the date-dependent bank data (default: now).
+ */
+export function validateIban(input: string, at?: Date): IbanResult | null {
+  if (typeof input !== 'string' || input.length > MAX_INPUT) return null;
+  const trimmed = input.trim();
+  if (trimmed === '' || !PLAUSIBLE.test(trimmed)) return null;
+  const iban = normaliseIban(trimmed);
+  if (iban === '') return null;
+
+  const head = iban.slice(0, 2);
+  const countryCode = /^[A-Z]{2}$/.test(head) ? head : '';
+  const digits = iban.slice(2, 4);
+  const checkDigit = /^[0-9]{2}$/.test(digits) ? digits : '';
+  const fields = countryCode
+    ? splitBban(countryCode, iban.slice(4))
+    : { bankCode: '', branchCode: null, accountNumber: '' };
+
+  const valid = checkDigit !== '' && !NEVER_ISSUED.has(checkDigit) && validateIBAN(iban).valid;
+  const bic = countryCode ? resolveBic(countryCode, fields.bankCode, at) : null;
+  const bicValid = bic !== null && validateBic(bic)?.valid === true;
+
+  return {
+    iban,
+    valid,
+    countryCode,
+    checkDigit,
+    bankCode: fields.bankCode,
+    branchCode: fields.branchCode,
+    accountNumber: fields.accountNumber,
+    bic,
+    bicValid,
+  };
+}

@@ -1,0 +1,48 @@
+// JSON request bodies (RFC 8259) through koa-body: 16 KiB at most, JSON only; parse errors never echo the body.
+import type { Context } from 'koa';
+import { koaBody } from 'koa-body';
+import { ApiError } from './errors.js';
+
+export const BODY_LIMIT_BYTES = 16 * 1024;
+
+const parser = koaBody({
+  json: true,
+  urlencoded: false,
+  text: false,
+  multipart: false,
+  jsonLimit: BODY_LIMIT_BYTES,
+  jsonStrict: true,
+});
+
+const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+const noop = async () => {};
+
+/** Parse the request body as JSON; throws ApiError 400 (not JSON) or 413 (too large). */
+export async function readJsonBody(ctx: Context): Promise<unknown> {
+  const length = ctx.request.length;
+  if (length !== undefined && length > BODY_LIMIT_BYTES) throw tooLarge();
+  const type = ctx.get('content-type');
+  // An empty body is an empty object: the validator then names the missing field.
+  if (!ctx.request.length && !ctx.req.headers['transfer-encoding']) return {};
+  if (!JSON_TYPE.test(type)) {
+    throw new ApiError(400, 'INVALID_FORMAT', 'request body must be JSON sent with Content-Type: application/json', {
+      details: [{ field: 'body', message: 'content type must be application/json' }],
+    });
+  }
+  try {
+    await parser(ctx, noop);
+  } catch (err) {
+    const status = (err as { status?: number }).status;
+    if (status === 413) throw tooLarge();
+    throw new ApiError(400, 'INVALID_FORMAT', 'request body is not valid JSON', {
+      details: [{ field: 'body', message: 'is not valid JSON' }],
+    });
+  }
+  return ctx.request.body;
+}
+
+function tooLarge(): ApiError {
+  return new ApiError(413, 'VALIDATION_ERROR', `request body is larger than ${BODY_LIMIT_BYTES} bytes`, {
+    details: [{ field: 'body', message: `must be at most ${BODY_LIMIT_BYTES} bytes` }],
+  });
+}

@@ -1,0 +1,152 @@
+// Request dispatch: route -> auth -> limits -> body -> validation -> handler -> one write step (openapi-backend's hook order).
+import { randomUUID } from 'node:crypto';
+import type { Context } from 'koa';
+import type { KeyDirectory } from './auth.js';
+import { readJsonBody } from './body.js';
+import { ApiError, toErrorInfo, type ErrorPhase } from './errors.js';
+import type { Limiter } from './limits.js';
+import type { Logger } from './logging.js';
+import type { Metrics } from './metrics.js';
+import { validationError, type CompiledApi } from './request-validation.js';
+import { RouteTable } from './route-table.js';
+import type { ApiRequest, HandlerMap, Reply } from './types.js';
+
+export interface ResponseCheck {
+  /** Returns a description of the mismatch, or null when the response honours the contract. */
+  check(operationId: string, status: number, body: unknown): string | null;
+}
+
+export interface DispatchDeps {
+  api: CompiledApi;
+  handlers: HandlerMap;
+  keys: KeyDirectory;
+  limiter: Limiter;
+  logger: Logger;
+  metrics: Metrics;
+  trustProxy: boolean;
+  /** True once shutdown has begun: new requests get 503. */
+  draining: () => boolean;
+  /** VALIDATE_RESPONSES=true: check every response against openapi.yaml (off the hot path otherwise). */
+  responseCheck?: ResponseCheck;
+}
+
+interface Outcome {
+  status: number;
+  body: unknown;
+  headers: Record<string, string>;
+}
+
+export function createDispatch(deps: DispatchDeps) {
+  const routes = new RouteTable(deps.api.operations);
+  for (const op of deps.api.operations) {
+    if (!deps.handlers[op.operationId]) throw new Error(`no handler for operation ${op.operationId}`);
+  }
+  const { logger, metrics, keys, limiter, handlers, responseCheck } = deps;
+
+  return async function dispatch(ctx: Context): Promise<void> {
+    const started = process.hrtime.bigint();
+    const requestId = randomUUID();
+    const path = ctx.path;
+    let operationId = 'unmatched';
+    let route: string | null = null;
+    let keyId: string | null = null;
+    let phase: ErrorPhase = 'routing';
+    let outcome: Outcome;
+    const limitHeaders: Record<string, string> = {};
+    try {
+      if (deps.draining()) throw new ApiError(503, 'SERVICE_UNAVAILABLE', 'server is shutting down', { headers: { 'Retry-After': '5' } });
+      const match = routes.match(ctx.method, path);
+      if (match.kind === 'not-found') throw new ApiError(404, 'RESOURCE_NOT_FOUND', `no endpoint at ${path}`);
+      if (match.kind === 'method-not-allowed') {
+        throw new ApiError(405, 'METHOD_NOT_ALLOWED', `method ${ctx.method} is not allowed on this path`, {
+          headers: { Allow: match.allow },
+        });
+      }
+      const { op, params } = match;
+      operationId = op.operationId;
+      route = op.template;
+
+      phase = 'auth';
+      const key = keys.authenticate(ctx.req.headers['x-api-key']);
+      keyId = key.id;
+
+      phase = 'limits';
+      Object.assign(limitHeaders, (await limiter.consume(key)).headers);
+
+      phase = 'request-validation';
+      const query = op.queryParams.length ? readQuery(ctx.querystring, op.queryParams) : {};
+      const validators = deps.api.validators.get(operationId)!;
+      const body = op.hasBody ? await readJsonBody(ctx) : undefined;
+      if (validators.body && !validators.body({ requestBody: body })) throw validationError(validators.body.errors!);
+      if (!validators.params({ path: params, query, header: {}, cookie: {} })) throw validationError(validators.params.errors!);
+
+      phase = 'handler';
+      const req: ApiRequest = { params, query, body, headers: ctx.req.headers, ip: ctx.req.socket.remoteAddress ?? '', requestId, path };
+      const reply: Reply = await handlers[operationId](req);
+      outcome = { status: reply.status, body: reply.body, headers: reply.headers ?? {} };
+
+      if (responseCheck) {
+        phase = 'response-validation';
+        const problem = responseCheck.check(operationId, outcome.status, outcome.body);
+        if (problem) throw new Error(`response does not honour the contract: ${problem}`);
+      }
+    } catch (err) {
+      outcome = errorOutcome(err, path, requestId);
+      if (!(err instanceof ApiError)) {
+        logger.error({ requestId, operationId, phase, err: describe(err) }, 'unexpected error');
+      }
+    }
+
+    // The one write step.
+    ctx.status = outcome.status;
+    if (outcome.status !== 401) ctx.set('X-Request-Id', requestId);
+    for (const name in limitHeaders) ctx.set(name, limitHeaders[name]);
+    for (const name in outcome.headers) ctx.set(name, outcome.headers[name]);
+    ctx.type = 'application/json';
+    ctx.body = JSON.stringify(outcome.body);
+
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    metrics.observe(operationId, outcome.status, seconds);
+    logger.info({
+      requestId,
+      method: ctx.method,
+      route,
+      operationId,
+      status: outcome.status,
+      durationMs: Math.round(seconds * 1e6) / 1e3,
+      keyId,
+    });
+  };
+}
+
+function errorOutcome(err: unknown, path: string, requestId: string): Outcome {
+  const apiError = err instanceof ApiError ? err : null;
+  const status = apiError?.status ?? 500;
+  // The missing-key 401 arises before a correlation id is handed out (INTERFACE.md section 7).
+  const body = toErrorInfo(err, path, status === 401 ? null : requestId);
+  const headers: Record<string, string> = { ...(apiError?.headers ?? {}) };
+  if (apiError?.retryAfter !== undefined) headers['Retry-After'] = String(apiError.retryAfter);
+  return { status, body, headers };
+}
+
+/** Name and message only: a stack or an object dump could carry request data. */
+function describe(err: unknown): { name: string; message: string } {
+  return err instanceof Error ? { name: err.name, message: err.message } : { name: typeof err, message: 'non-error thrown' };
+}
+
+/** Parse only the declared query parameters; a repeated one is malformed rather than silently picked. */
+function readQuery(querystring: string, names: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!querystring) return out;
+  const search = new URLSearchParams(querystring);
+  for (const name of names) {
+    const values = search.getAll(name);
+    if (values.length > 1) {
+      throw new ApiError(400, 'INVALID_FORMAT', `parameter ${name} is malformed: must be given once`, {
+        details: [{ field: name, message: 'must be given once' }],
+      });
+    }
+    if (values.length === 1) out[name] = values[0];
+  }
+  return out;
+}

@@ -1,0 +1,98 @@
+// Error model (INTERFACE.md section 7): the one place an error becomes an HTTP status, code and ErrorInfo body.
+
+export type ErrorCode =
+  | 'UNAUTHORIZED'
+  | 'FORBIDDEN'
+  | 'MISSING_PARAMETER'
+  | 'INVALID_FORMAT'
+  | 'VALIDATION_ERROR'
+  | 'RESOURCE_NOT_FOUND'
+  | 'METHOD_NOT_ALLOWED'
+  | 'RATE_LIMIT_EXCEEDED'
+  | 'QUOTA_EXCEEDED'
+  | 'DAILY_QUOTA_EXCEEDED'
+  | 'UPSTREAM_UNAVAILABLE'
+  | 'SERVICE_UNAVAILABLE'
+  | 'INTERNAL_ERROR';
+
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+export interface ErrorInfo {
+  requestId: string | null;
+  path: string;
+  status: number;
+  code: ErrorCode;
+  message: string;
+  error: string;
+  details: FieldError[];
+  retryAfter?: number;
+}
+
+/** Where in the request's life an error arose; logged, never sent. */
+export type ErrorPhase = 'routing' | 'auth' | 'limits' | 'request-validation' | 'handler' | 'response-validation';
+
+/**
+ * A failure with a client-facing meaning. Messages and details are sent as they are,
+ * so they must never carry a submitted password or card number.
+ */
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: ErrorCode;
+  readonly details: FieldError[];
+  readonly headers: Record<string, string>;
+  readonly retryAfter?: number;
+
+  constructor(
+    status: number,
+    code: ErrorCode,
+    message: string,
+    opts: { details?: FieldError[]; headers?: Record<string, string>; retryAfter?: number } = {},
+  ) {
+    super(message);
+    this.name = 'ApiError';
+    this.status = status;
+    this.code = code;
+    this.details = opts.details ?? [];
+    this.headers = opts.headers ?? {};
+    this.retryAfter = opts.retryAfter;
+  }
+}
+
+export const missingParameter = (name: string): ApiError =>
+  new ApiError(400, 'MISSING_PARAMETER', `parameter ${name} is required`, {
+    details: [{ field: name, message: 'is required' }],
+  });
+
+export const invalidFormat = (field: string, message: string): ApiError =>
+  new ApiError(400, 'INVALID_FORMAT', `parameter ${field} is malformed: ${message}`, {
+    details: [{ field, message }],
+  });
+
+export const notFound = (message: string): ApiError => new ApiError(404, 'RESOURCE_NOT_FOUND', message);
+
+/** An outside dependency (DNS, range API) failed; the message must not carry resolver internals. */
+export const upstreamUnavailable = (message: string): ApiError => new ApiError(502, 'UPSTREAM_UNAVAILABLE', message);
+
+export const serviceUnavailable = (message: string, retryAfterSeconds = 1): ApiError =>
+  new ApiError(503, 'SERVICE_UNAVAILABLE', message, {
+    headers: { 'Retry-After': String(retryAfterSeconds) },
+  });
+
+/** Build the ErrorInfo body for an ApiError; anything else becomes a bare INTERNAL_ERROR. */
+export function toErrorInfo(err: unknown, path: string, requestId: string | null): ErrorInfo {
+  const e = err instanceof ApiError ? err : new ApiError(500, 'INTERNAL_ERROR', 'internal server error');
+  const body: ErrorInfo = {
+    requestId,
+    path,
+    status: e.status,
+    code: e.code,
+    message: e.message,
+    error: e.message,
+    details: e.details,
+  };
+  if (e.retryAfter !== undefined) body.retryAfter = e.retryAfter;
+  return body;
+}

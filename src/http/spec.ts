@@ -1,0 +1,25 @@
+// The contract the server runs on: openapi.yaml read once at start-up (OpenAPI 3.1).
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { parse } from 'yaml';
+
+export interface Spec {
+  /** The parsed document (never mutated: openapi-backend gets its own copy). */
+  document: Record<string, any>;
+  yaml: string;
+  json: string;
+}
+
+
+/** Locate openapi.yaml at the project root, whether running from src/ (tsx) or dist/src/ (compiled). */
+export function projectPath(relative: string): string {
+  const here = fileURLToPath(import.meta.url);
+  const marker = here.includes('/dist/src/') ? '/dist/src/' : '/src/';
+  return here.slice(0, here.lastIndexOf(marker)) + '/' + relative;
+}
+
+export async function loadSpec(path = projectPath('openapi.yaml')): Promise<Spec> {
+  const yaml = await readFile(path, 'utf8');
+  const document = parse(yaml) as Record<string, any>;
+  return { document, yaml, json: JSON.stringify(document) };
+}

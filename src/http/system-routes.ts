@@ -1,0 +1,50 @@
+// Non-API routes of OPERATIONS.md (no key needed): the contract, the Redoc page, health, readiness, metrics.
+import Router from '@koa/router';
+import type { Metrics } from './metrics.js';
+import type { Spec } from './spec.js';
+
+export interface SystemRoutesDeps {
+  spec: Spec;
+  metrics: Metrics;
+  /** The Redoc page built from the same openapi.yaml (`make docs`); null when not built. */
+  docsHtml: () => string | null;
+  /** Named readiness checks; the service is ready when all are true. */
+  readiness: () => Record<string, boolean>;
+}
+
+export function createSystemRoutes(deps: SystemRoutesDeps): Router {
+  const router = new Router();
+  router.get('/openapi.json', (ctx) => {
+    ctx.type = 'application/json';
+    ctx.body = deps.spec.json;
+  });
+  router.get('/openapi.yaml', (ctx) => {
+    ctx.type = 'application/yaml';
+    ctx.body = deps.spec.yaml;
+  });
+  router.get('/docs', (ctx) => {
+    const html = deps.docsHtml();
+    if (html === null) {
+      ctx.status = 503;
+      ctx.type = 'text/plain';
+      ctx.body = 'documentation page not built: run `make docs`\n';
+      return;
+    }
+    ctx.type = 'text/html; charset=utf-8';
+    ctx.body = html;
+  });
+  router.get('/healthz', (ctx) => {
+    ctx.body = { status: 'ok' };
+  });
+  router.get('/readyz', (ctx) => {
+    const checks = deps.readiness();
+    const ready = Object.values(checks).every(Boolean);
+    ctx.status = ready ? 200 : 503;
+    ctx.body = { status: ready ? 'ready' : 'not ready', checks };
+  });
+  router.get('/metrics', async (ctx) => {
+    ctx.type = deps.metrics.registry.contentType;
+    ctx.body = await deps.metrics.registry.metrics();
+  });
+  return router;
+}

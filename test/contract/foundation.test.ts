@@ -1,0 +1,254 @@
+// The error model, authentication, routing and non-API routes, through a real server and the contract check.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApiError } from '../../src/http/errors.js';
+import { startHarness, type Harness } from '../support/harness.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness({}, {
+    handlers: {
+      // A handler that fails unexpectedly, to see the 500 path (its message must not reach the client).
+      validateIban: () => {
+        throw new Error('secret internal detail at /srv/app.ts:42');
+      },
+    },
+  });
+});
+afterAll(() => h.close());
+
+describe('authentication', () => {
+  it('answers 401 UNAUTHORIZED with requestId null when the key header is missing', async () => {
+    const res = await h.call('/api/v1/bic/DEUTDEFF', { key: null });
+    expect(res.status).toBe(401);
+    expect(res.body).toMatchObject({ code: 'UNAUTHORIZED', requestId: null, status: 401, path: '/api/v1/bic/DEUTDEFF' });
+    expect(res.body.message).toMatch(/X-Api-Key header is missing/);
+    expect(res.headers.get('x-request-id')).toBeNull();
+  });
+
+  it('answers 401 for an empty key header too', async () => {
+    const res = await h.call('/api/v1/bic/DEUTDEFF', { key: '' });
+    expect(res.status).toBe(401);
+  });
+
+  it('answers 403 FORBIDDEN for an unknown key', async () => {
+    const res = await h.call('/api/v1/bic/DEUTDEFF', { key: 'vls_not-a-real-key' });
+    expect(res.status).toBe(403);
+    expect(res.body.code).toBe('FORBIDDEN');
+    expect(res.body.requestId).toMatch(UUID);
+  });
+
+  it.each([
+    ['revoked', 'revoked'],
+    ['inactive', 'inactive'],
+  ] as const)('answers 403 for a %s key', async (_label, status) => {
+    const { id, key } = await h.createKey(status);
+    expect((await h.call('/api/v1/bic/DEUTDEFF', { key })).status).toBe(200);
+    await h.composition.keyStore.setStatus(id, status);
+    await h.composition.keys.refresh();
+    const res = await h.call('/api/v1/bic/DEUTDEFF', { key });
+    expect(res.status).toBe(403);
+    expect(res.body.code).toBe('FORBIDDEN');
+  });
+
+  it('lets a reactivated key in again', async () => {
+    const { id, key } = await h.createKey('flip');
+    await h.composition.keyStore.setStatus(id, 'inactive');
+    await h.composition.keys.refresh();
+    await h.composition.keyStore.setStatus(id, 'active');
+    await h.composition.keys.refresh();
+    expect((await h.call('/api/v1/bic/DEUTDEFF', { key })).status).toBe(200);
+  });
+
+  it('sees a key change made by another writer within a second, without an explicit refresh', async () => {
+    const { id, key } = await h.createKey('poll');
+    await h.composition.keyStore.setStatus(id, 'revoked');
+    const deadline = Date.now() + 1000;
+    let status = 200;
+    while (Date.now() < deadline && status === 200) {
+      status = (await h.call('/api/v1/bic/DEUTDEFF', { key })).status;
+      if (status === 200) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(status).toBe(403);
+  });
+});
+
+describe('routing errors', () => {
+  it('answers 404 RESOURCE_NOT_FOUND for an unknown API path', async () => {
+    const res = await h.call('/api/v1/nothing-here');
+    expect(res.status).toBe(404);
+    expect(res.body).toMatchObject({ code: 'RESOURCE_NOT_FOUND', path: '/api/v1/nothing-here', details: [] });
+  });
+
+  it('answers 404 with ErrorInfo for an unknown path outside the API', async () => {
+    const res = await h.call('/favicon.ico', { key: null });
+    expect(res.status).toBe(404);
+    expect(res.body.code).toBe('RESOURCE_NOT_FOUND');
+  });
+
+  it.each([
+    ['DELETE', '/api/v1/bic/DEUTDEFF', 'GET, HEAD'],
+    ['POST', '/api/v1/email?address=a@b.de', 'GET, HEAD'],
+    ['GET', '/api/v1/password/strength', 'POST'],
+    ['PUT', '/api/v1/creditcard/validate', 'POST'],
+    ['POST', '/healthz', 'GET, HEAD'],
+  ])('answers 405 with Allow for %s %s', async (method, path, allow) => {
+    const res = await h.call(path, { method });
+    expect(res.status).toBe(405);
+    expect(res.body.code).toBe('METHOD_NOT_ALLOWED');
+    expect(res.headers.get('allow')).toBe(allow);
+  });
+});
+
+describe('request validation', () => {
+  it('names the missing query parameter', async () => {
+    const res = await h.call('/api/v1/email');
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({
+      code: 'MISSING_PARAMETER',
+      message: 'parameter address is required',
+      details: [{ field: 'address', message: 'is required' }],
+    });
+  });
+
+  it('names the missing body field', async () => {
+    const res = await h.call('/api/v1/creditcard/validate', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: 'MISSING_PARAMETER', message: 'parameter cardNumber is required' });
+  });
+
+  it('treats an empty POST body as an object without the field', async () => {
+    const res = await h.call('/api/v1/password/strength', { method: 'POST', headers: { 'content-type': 'application/json' } });
+    expect(res.status).toBe(400);
+    expect(res.body.message).toBe('parameter password is required');
+  });
+
+  it.each([
+    ['a number', '{"cardNumber": 4111111111111111}', 'cardNumber'],
+    ['an array body', '[1,2]', 'body'],
+    ['a string body', '"4111111111111111"', 'body'],
+    ['over 64 characters', JSON.stringify({ cardNumber: '4'.repeat(65) }), 'cardNumber'],
+  ])('answers 400 INVALID_FORMAT with details for %s, without echoing it', async (_label, body, field) => {
+    const res = await h.call('/api/v1/creditcard/validate', { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('INVALID_FORMAT');
+    expect(res.body.details[0].field).toBe(field);
+    expect(res.text).not.toContain('4111111111111111');
+    expect(res.text).not.toContain('4'.repeat(20));
+  });
+
+  it('answers 400 INVALID_FORMAT for malformed JSON without echoing the body', async () => {
+    const res = await h.call('/api/v1/password/strength', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"password": "hunter2-secret',
+    });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: 'INVALID_FORMAT', message: 'request body is not valid JSON' });
+    expect(res.text).not.toContain('hunter2');
+  });
+
+  it('answers 400 INVALID_FORMAT for a non-JSON content type', async () => {
+    const res = await h.call('/api/v1/password/strength', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hunter2' });
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('INVALID_FORMAT');
+    expect(res.body.message).toMatch(/application\/json/);
+  });
+
+  it('answers 413 VALIDATION_ERROR for a body over 16 KiB', async () => {
+    const body = JSON.stringify({ password: 'x'.repeat(17 * 1024) });
+    const res = await h.call('/api/v1/password/strength', { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    expect(res.status).toBe(413);
+    expect(res.body.code).toBe('VALIDATION_ERROR');
+    expect(res.text).not.toContain('xxxxxxxx');
+  });
+
+  it('answers 400 INVALID_FORMAT for broken percent-encoding in a path parameter', async () => {
+    const res = await h.call('/api/v1/bic/%E0%A4%A');
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('INVALID_FORMAT');
+  });
+
+  it('answers 400 INVALID_FORMAT for a repeated query parameter', async () => {
+    const res = await h.call('/api/v1/email?address=a@b.de&address=c@d.de');
+    expect(res.status).toBe(400);
+    expect(res.body.details[0]).toEqual({ field: 'address', message: 'must be given once' });
+  });
+});
+
+describe('unexpected errors', () => {
+  it('answers 500 INTERNAL_ERROR without internals, and logs it with the request id', async () => {
+    const res = await h.call('/api/v1/iban/DE89370400440532013000');
+    expect(res.status).toBe(500);
+    expect(res.body).toMatchObject({ code: 'INTERNAL_ERROR', message: 'internal server error', details: [] });
+    expect(res.text).not.toMatch(/secret|srv|\.ts|at /);
+    h.composition.deps.logger.flush();
+    await new Promise((r) => setTimeout(r, 20));
+    const line = h.logs.find((l) => l.includes('unexpected error') && l.includes(res.body.requestId));
+    expect(line).toBeDefined();
+    expect(JSON.parse(line!).phase).toBe('handler');
+  });
+});
+
+describe('request ids', () => {
+  it('returns a UUID in X-Request-Id and in ErrorInfo, the same one', async () => {
+    const res = await h.call('/api/v1/bic/D$');
+    expect(res.headers.get('x-request-id')).toMatch(UUID);
+    expect(res.body.requestId).toBe(res.headers.get('x-request-id'));
+  });
+
+  it('gives each request its own id', async () => {
+    const a = await h.call('/api/v1/bic/DEUTDEFF');
+    const b = await h.call('/api/v1/bic/DEUTDEFF');
+    expect(a.headers.get('x-request-id')).not.toBe(b.headers.get('x-request-id'));
+  });
+});
+
+describe('non-API routes', () => {
+  it('serves the contract as JSON and YAML', async () => {
+    const json = await fetch(`${h.url}/openapi.json`);
+    expect(json.status).toBe(200);
+    expect((await json.json()).openapi).toBe('3.1.0');
+    const yaml = await fetch(`${h.url}/openapi.yaml`);
+    expect(yaml.headers.get('content-type')).toMatch(/yaml/);
+    expect(await yaml.text()).toMatch(/^openapi: 3\.1\.0/);
+  });
+
+  it('answers /healthz and /readyz without a key', async () => {
+    expect((await fetch(`${h.url}/healthz`)).status).toBe(200);
+    const ready = await fetch(`${h.url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect((await ready.json()).checks.keys).toBe(true);
+  });
+
+  it('counts requests by operationId and status in /metrics', async () => {
+    await h.call('/api/v1/bic/DEUTDEFF');
+    const text = await (await fetch(`${h.url}/metrics`)).text();
+    expect(text).toMatch(/http_requests_total\{operationId="validateBic",status="200"\} \d+/);
+    expect(text).toMatch(/http_request_duration_seconds_bucket\{le="0.005",operationId="validateBic",status="200"\}/);
+  });
+});
+
+describe('draining', () => {
+  it('answers 503 SERVICE_UNAVAILABLE with Retry-After once shutdown has begun', async () => {
+    const d = await startHarness();
+    try {
+      d.composition.beginDrain();
+      const res = await d.call('/api/v1/bic/DEUTDEFF');
+      expect(res.status).toBe(503);
+      expect(res.body.code).toBe('SERVICE_UNAVAILABLE');
+      expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+    } finally {
+      await d.close();
+    }
+  });
+});
+
+describe('ApiError', () => {
+  it('carries retryAfter into the body', async () => {
+    const { toErrorInfo } = await import('../../src/http/errors.js');
+    const body = toErrorInfo(new ApiError(429, 'RATE_LIMIT_EXCEEDED', 'slow down', { retryAfter: 7 }), '/x', 'id');
+    expect(body.retryAfter).toBe(7);
+  });
+});

@@ -1,0 +1,37 @@
+// BIC structure (ISO 9362): table-driven given/want cases.
+import { describe, expect, it } from 'vitest';
+import { validateBic } from '../../src/domain/bic.js';
+
+describe('validateBic', () => {
+  it.each([
+    ['8 characters, expanded with XXX', 'DEUTDEFF', { bic: 'DEUTDEFFXXX', valid: true, bankCode: 'DEUT', countryCode: 'DE', locationCode: 'FF', branchCode: 'XXX' }],
+    ['11 characters', 'DEUTDEFF500', { bic: 'DEUTDEFF500', valid: true, branchCode: '500' }],
+    ['lower case', 'deutdeff', { bic: 'DEUTDEFFXXX', valid: true }],
+    ['spaces and dashes', ' DEUT-DE FF-500 ', { bic: 'DEUTDEFF500', valid: true }],
+    ['digits in the location', 'NEDSZAJJ', { valid: true, countryCode: 'ZA' }],
+    ['Kosovo, used by SWIFT', 'RBKOXKPR', { valid: true, countryCode: 'XK' }],
+    ['a country that does not exist', 'DEUTZZFF', { valid: false, countryCode: 'ZZ' }],
+    ['digits in the institution', 'DE1TDEFF', { valid: false, bankCode: 'DE1T' }],
+    ['7 characters', 'DEUTDEF', { bic: 'DEUTDEF', valid: false, locationCode: 'F', branchCode: '' }],
+    ['9 characters', 'DEUTDEFF5', { valid: false }],
+    ['12 characters', 'DEUTDEFF5001', { bic: 'DEUTDEFF5001', valid: false }],
+    ['a lower-case country that does not exist', 'deutqqff', { valid: false, countryCode: 'QQ' }],
+  ])('%s: %s', (_label, given, want) => {
+    expect(validateBic(given)).toMatchObject(want);
+  });
+
+  it.each([
+    ['65 characters', 'A'.repeat(65)],
+    ['symbols', 'DEUT$EFF'],
+    ['only spaces', '   '],
+    ['empty', ''],
+    ['unicode letters', 'DÉUTDEFF'],
+    ['a newline inside', 'DEUT\nDEFF'],
+  ])('is not a plausible attempt: %s', (_label, given) => {
+    expect(validateBic(given)).toBeNull();
+  });
+
+  it('accepts exactly 64 characters as an attempt (and judges it invalid)', () => {
+    expect(validateBic('A'.repeat(64))).toMatchObject({ valid: false });
+  });
+});

@@ -1,0 +1,116 @@
+import { describe, it, expect } from 'vitest';
+import { createIbanCardOperations } from '../../src/operations/iban-card.js';
+import { binTableFromCsv } from '../../src/adapters/bin-table.js';
+import { ApiError, toErrorInfo } from '../../src/http/errors.js';
+import type { ApiRequest } from '../../src/http/types.js';
+
+const bin = binTableFromCsv(
+  'iin_start,iin_end,type,prepaid,country,bank_name\n401288,,credit,,US,Test Issuer\n',
+);
+const ops = createIbanCardOperations({ bin });
+
+function request(parts: Partial<ApiRequest<any, any, any>>): ApiRequest<any, any, any> {
+  return { params: {}, query: {}, body: undefined, headers: {}, ip: '127.0.0.1', requestId: 'req-1', path: '/x', ...parts };
+}
+
+/** Runs a handler expected to throw and returns the ApiError. */
+function failure(run: () => unknown): ApiError {
+  try {
+    run();
+  } catch (err) {
+    if (err instanceof ApiError) return err;
+    throw err;
+  }
+  throw new Error('expected an ApiError');
+}
+
+describe('validateIban handler', () => {
+  it('answers 200 with the result for a valid IBAN', () => {
+    const reply = ops.validateIban(request({ params: { iban: 'DE89 3704 0044 0532 0130 00' } }));
+    expect(reply.status).toBe(200);
+    expect(reply.body).toMatchObject({ iban: 'DE89370400440532013000', valid: true, bic: 'COBADEFFXXX' });
+  });
+
+  it('answers 200 with valid false for a plausible failing IBAN', () => {
+    const reply = ops.validateIban(request({ params: { iban: 'DE88370400440532013000' } }));
+    expect(reply).toMatchObject({ status: 200, body: { valid: false, bankCode: '37040044' } });
+  });
+
+  it.each([
+    ['symbols', 'DE89$3704'],
+    ['65 characters', 'D'.repeat(65)],
+    ['empty', ''],
+    ['not a string', 42],
+  ])('answers 400 INVALID_FORMAT for %s', (_what, iban) => {
+    const err = failure(() => ops.validateIban(request({ params: { iban } })));
+    expect(err).toMatchObject({ status: 400, code: 'INVALID_FORMAT' });
+    expect(err.details).toEqual([{ field: 'iban', message: 'must be 1-64 letters, digits, spaces or dashes' }]);
+  });
+
+  it('answers 400 MISSING_PARAMETER without the path parameter', () => {
+    const err = failure(() => ops.validateIban(request({ params: {} })));
+    expect(err).toMatchObject({ status: 400, code: 'MISSING_PARAMETER' });
+  });
+});
+
+describe('validateCard handler', () => {
+  it('answers 200 with the verdict and BIN data', () => {
+    const reply = ops.validateCard(request({ body: { cardNumber: '4012 8888 8888 1881' } }));
+    expect(reply).toEqual({
+      status: 200,
+      body: {
+        valid: true,
+        luhnValid: true,
+        cardBrand: 'Visa',
+        lastFourDigits: '1881',
+        cardType: 'CREDIT',
+        issuingBank: 'Test Issuer',
+        cardCountry: 'US',
+        cardCategory: null,
+      },
+    });
+  });
+
+  it('answers 200 with valid false for a Luhn failure', () => {
+    const reply = ops.validateCard(request({ body: { cardNumber: '4012888888881882' } }));
+    expect(reply.body).toMatchObject({ valid: false, luhnValid: false });
+  });
+
+  it.each([
+    ['no body', undefined],
+    ['a null body', null],
+    ['an empty object', {}],
+    ['a null field', { cardNumber: null }],
+    ['another field only', { number: '4012888888881881' }],
+  ])('answers 400 MISSING_PARAMETER for %s', (_what, body) => {
+    const err = failure(() => ops.validateCard(request({ body })));
+    expect(err).toMatchObject({ status: 400, code: 'MISSING_PARAMETER' });
+    expect(err.details).toEqual([{ field: 'cardNumber', message: 'is required' }]);
+  });
+
+  const secret = '4012888888881881';
+  it.each([
+    ['a number', { cardNumber: Number(secret) }],
+    ['an array', { cardNumber: [secret] }],
+    ['an object', { cardNumber: { value: secret } }],
+    ['no digits', { cardNumber: 'card-number' }],
+    ['more than 64 characters', { cardNumber: `${secret}${' '.repeat(49)}` }],
+    ['65 digits', { cardNumber: secret.repeat(5).slice(0, 65) }],
+  ])('answers 400 INVALID_FORMAT for %s, without echoing it', (_what, body) => {
+    const err = failure(() => ops.validateCard(request({ body })));
+    expect(err).toMatchObject({ status: 400, code: 'INVALID_FORMAT' });
+    expect(err.details.map((d) => d.field)).toEqual(['cardNumber']);
+    const sent = JSON.stringify(toErrorInfo(err, '/api/v1/creditcard/validate', 'req-1'));
+    expect(sent).not.toContain(secret);
+    expect(sent).not.toContain(secret.slice(0, 6));
+    expect(sent).not.toContain(secret.slice(-4));
+    expect(err.message).not.toMatch(/\d{4}/);
+  });
+
+  it('never returns the full number in a 200 body', () => {
+    const reply = ops.validateCard(request({ body: { cardNumber: `${secret.slice(0, 8)}-${secret.slice(8)}` } }));
+    const sent = JSON.stringify(reply);
+    expect(sent).not.toContain(secret);
+    expect(sent).not.toContain(secret.slice(0, 8));
+  });
+});
