@@ -73,7 +73,12 @@ export interface paths {
          *
          *     Record values: A/AAAA the address; MX the exchange host (preference in `priority`); TXT the record's strings
          *     joined without separator; CNAME/NS the target host; SOA `mname rname serial refresh retry expire minimum`
-         *     (space-separated, names without trailing dot). Answers are cached for their TTL.
+         *     (space-separated, names without trailing dot). Only records of the asked types are returned: an A lookup
+         *     through a CNAME gives the target's A records under the target's name (ask `type=CNAME` for the alias).
+         *
+         *     Answers are cached for their smallest TTL (at most a day); NXDOMAIN and empty answers for the SOA minimum
+         *     (at most 900 s, 30 s without SOA). `queryTimeMs` is the wall time of all DNS work for the request (records,
+         *     SPF includes, DMARC, DKIM selectors, run concurrently); near 0 when served from cache.
          *
          *     A domain that does not exist gives 404; existing names without records of the asked types give 200 with
          *     `records: []`. An internationalised domain is converted to A-labels.
@@ -337,14 +342,17 @@ export interface components {
             /** @description The SPF TXT value; empty when absent. */
             rawRecord: string;
             /**
-             * @description The qualifier of the `all` mechanism (a bare `all` is `+all`). Without `all`, the record's default result
-             *     applies: `?all` (neutral, RFC 7208 section 4.7) unless a `redirect=` modifier hands evaluation elsewhere.
-             *     Empty when no SPF record is present.
+             * @description The qualifier of the `all` mechanism (a bare `all` is `+all`). Without `all`, the qualifier of the
+             *     `redirect=` target's record (followed recursively), else the record's default result `?all` (neutral,
+             *     RFC 7208 section 4.7). Empty when no SPF record is present. With several SPF records the first is
+             *     analysed and a warning says so.
              * @enum {string}
              */
             qualifier: "+all" | "-all" | "~all" | "?all" | "";
             /** @description Every term except `all`, in order (e.g. `include:_spf.example.net`, `ip4:192.0.2.0/24`, `redirect=_spf.example.com`). */
             mechanisms: string[];
+            /** @description DNS-querying terms (include, a, mx, ptr, exists, redirect) counted recursively through includes; RFC 7208 allows 10. */
+            dnsLookups: number;
             /** @description Problems found (multiple records, `+all`, `ptr`, more than 10 DNS-querying terms counted through includes). */
             warnings: string[];
         };
@@ -533,7 +541,7 @@ export interface components {
             validFormat: boolean;
             /** @description The domain has MX records (a null MX `0 .` counts as none). */
             mxRecord: boolean;
-            /** @description The domain has A records. */
+            /** @description The domain has address records (A, or AAAA as the RFC 5321 implicit-MX fallback). */
             aRecord: boolean;
             /** @description A role address (admin@, info@...), plus-tags stripped. */
             roleAddress: boolean;

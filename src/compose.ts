@@ -14,7 +14,9 @@ import { compileApi } from './http/request-validation.js';
 import { loadSpec, projectPath } from './http/spec.js';
 import type { HandlerMap } from './http/types.js';
 import { loadBinTable } from './adapters/bin-table.js';
+import { createDnsResolver, systemDnsServers } from './adapters/dns-resolver.js';
 import { createBicOperations } from './operations/bic.js';
+import { createDnsEmailOperations } from './operations/dns-email.js';
 import { createIbanCardOperations } from './operations/iban-card.js';
 
 export interface Composition {
@@ -47,6 +49,12 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
   const limiter = opts.limiter ?? unlimited;
   const bin = await loadBinTable(config.binDataFile ?? projectPath('data/bin/ranges.csv'));
   logger.info({ entries: bin.size }, 'BIN table loaded');
+  const resolver = createDnsResolver({
+    servers: config.dnsServers ?? systemDnsServers(),
+    timeoutMs: config.dnsTimeoutMs,
+    logger,
+  });
+  metrics.addCache('dns', () => resolver.stats());
 
   let docsHtml: string | null = null;
   readFile(projectPath('dist/docs/index.html'), 'utf8').then(
@@ -58,14 +66,13 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
     throw new ApiError(503, 'SERVICE_UNAVAILABLE', `${name} is not available on this server yet`, { headers: { 'Retry-After': '60' } });
   };
   const handlers: HandlerMap = {
-    lookupDns: notYet('DNS lookup'),
-    validateEmail: notYet('email validation'),
     inspectTlsCertificate: notYet('TLS inspection'),
     checkPasswordStrength: notYet('password strength'),
     lookupIp: notYet('IP geolocation'),
     lookupOwnIp: notYet('IP geolocation'),
     ...createBicOperations(),
     ...(createIbanCardOperations({ bin }) as HandlerMap),
+    ...createDnsEmailOperations({ resolver }),
     ...opts.handlers,
   };
 

@@ -1,0 +1,136 @@
+// Caching stub resolver (RFC 1035 client, RFC 2308 negative caching) over the configured recursive DNS servers.
+import dns from 'node:dns';
+import net from 'node:net';
+import { upstreamUnavailable } from '../http/errors.js';
+import { DnsAnswerCache } from './dns-cache.js';
+import { exchange, toDnsAnswer } from './dns-wire.js';
+import type { DnsAnswer, DnsRecord, DnsServer, RecordType } from './dns-wire.js';
+
+export type { DnsAnswer, DnsRecord, DnsServer, RecordType } from './dns-wire.js';
+export { RECORD_TYPES } from './dns-wire.js';
+
+export interface DnsResolver {
+  /**
+   * Records of `type` for `name` (ASCII, A-labels; a trailing dot and upper case are ignored).
+   * NXDOMAIN and NODATA are answers (records: []), not errors. Timeout, SERVFAIL/REFUSED or unreachable
+   * servers throw ApiError 502 UPSTREAM_UNAVAILABLE ("DNS lookup failed"). A name that cannot be put
+   * on the wire (label > 63, name > 253, non-ASCII, empty label) throws TypeError.
+   */
+  query(name: string, type: RecordType): Promise<DnsAnswer>;
+  /** hits: answered from cache; misses: not (coalesced callers included); size: cached answers. */
+  stats(): { hits: number; misses: number; size: number };
+}
+
+export interface DnsResolverOptions {
+  /** Tried in order; must not be empty. */
+  servers: DnsServer[];
+  /** Budget for one query across all servers, in milliseconds. */
+  timeoutMs: number;
+  /** Bound of the LRU answer cache; default 10,000; 0 disables caching. */
+  cacheEntries?: number;
+  logger?: { debug: (obj: object, msg?: string) => void; warn: (obj: object, msg?: string) => void };
+}
+
+/** Parse one "host", "host:port", "ipv6" or "[ipv6]:port" server (the form of dns.getServers() and DNS_SERVERS); null if malformed. */
+export function parseDnsServer(text: string): DnsServer | null {
+  const s = text.trim();
+  let host = s;
+  let port = 53;
+  const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(s);
+  if (bracketed) {
+    host = bracketed[1];
+    if (!net.isIPv6(host)) return null;
+    if (bracketed[2] !== undefined) port = Number(bracketed[2]);
+  } else if (!net.isIPv6(s)) {
+    const m = /^([^:]+):(\d+)$/.exec(s);
+    if (m) {
+      host = m[1];
+      port = Number(m[2]);
+    }
+  }
+  if (!host || host.includes(':') !== net.isIPv6(host) || !(port >= 1 && port <= 65535)) return null;
+  return { host, port };
+}
+
+/** The system's resolvers (node's dns.getServers(), i.e. /etc/resolv.conf); 127.0.0.1:53 when it lists none. */
+export function systemDnsServers(): DnsServer[] {
+  const servers = dns
+    .getServers()
+    .map(parseDnsServer)
+    .filter((s): s is DnsServer => s !== null);
+  return servers.length > 0 ? servers : [{ host: '127.0.0.1', port: 53 }];
+}
+
+/** Lower-case, without trailing dot; throws TypeError when the name cannot be sent. */
+function wireName(name: string): string {
+  const n = name.toLowerCase().replace(/\.$/, '');
+  const ok = n.length > 0 && n.length <= 253 && /^[\x21-\x7e]+$/.test(n) && n.split('.').every((l) => l.length >= 1 && l.length <= 63);
+  if (!ok) throw new TypeError('invalid DNS name');
+  return n;
+}
+
+export function createDnsResolver(opts: DnsResolverOptions): DnsResolver {
+  if (opts.servers.length === 0) throw new Error('createDnsResolver: no DNS servers configured');
+  const servers = [...opts.servers];
+  const cache = new DnsAnswerCache(opts.cacheEntries ?? 10_000);
+  const inflight = new Map<string, Promise<DnsAnswer>>();
+  let hits = 0;
+  let misses = 0;
+
+  /**
+   * Servers in order within one overall deadline: each gets an equal share of the time still left,
+   * so a silent first server leaves time for the next. NOERROR/NXDOMAIN is final; any other rcode
+   * (SERVFAIL, REFUSED, ...) or a network error moves on to the next server.
+   */
+  async function upstream(name: string, type: RecordType): Promise<DnsAnswer> {
+    const deadline = performance.now() + opts.timeoutMs;
+    for (let i = 0; i < servers.length; i++) {
+      const remaining = deadline - performance.now();
+      if (remaining <= 0) break;
+      const server = servers[i];
+      try {
+        const p = await exchange(server, name, type, remaining / (servers.length - i));
+        if (p.rcode === 'NOERROR' || p.rcode === 'NXDOMAIN') {
+          const { answer, ttl } = toDnsAnswer(p, name, type);
+          cache.set(`${type} ${name}`, answer, ttl);
+          return answer;
+        }
+        opts.logger?.warn({ server: `${server.host}:${server.port}`, type, rcode: p.rcode }, 'DNS server failed');
+      } catch (err) {
+        const reason = err instanceof Error ? err.message : 'unknown';
+        opts.logger?.warn({ server: `${server.host}:${server.port}`, type, reason }, 'DNS server failed');
+      }
+    }
+    throw upstreamUnavailable('DNS lookup failed');
+  }
+
+  return {
+    query(name, type) {
+      let n: string;
+      try {
+        n = wireName(name);
+      } catch (err) {
+        return Promise.reject(err);
+      }
+      const key = `${type} ${n}`;
+      const cached = cache.get(key);
+      if (cached) {
+        hits++;
+        return Promise.resolve(cached);
+      }
+      misses++;
+      const pending = inflight.get(key);
+      if (pending) return pending;
+      const p = upstream(n, type).finally(() => inflight.delete(key));
+      inflight.set(key, p);
+      return p;
+    },
+    stats: () => ({ hits, misses, size: cache.size }),
+  };
+}
+
+/** A and AAAA addresses of a name (A first), queried concurrently; [] when the name does not exist. */
+export async function resolveAddresses(resolver: DnsResolver, name: string): Promise<string[]> {
+  const [a, aaaa] = await Promise.all([resolver.query(name, 'A'), resolver.query(name, 'AAAA')]);
+  return [...a.records, ...aaaa.records].map((r: DnsRecord) => r.value);
+}

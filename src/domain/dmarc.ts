@@ -1,0 +1,99 @@
+// DMARC policy record parsing (RFC 7489 §6.3 tags, §6.6.3 record discovery rules).
+
+export type DmarcPolicy = 'none' | 'quarantine' | 'reject';
+
+export interface DmarcResult {
+  /** One or more `v=DMARC1` records were found at _dmarc.DOMAIN (see warnings when more than one). */
+  present: boolean;
+  /** The DMARC record (the first when there are several); "" when absent. */
+  rawRecord: string;
+  /** p=; "" when absent or invalid. */
+  policy: DmarcPolicy | '';
+  /** sp=; "" when absent or invalid (receivers then apply p to subdomains). */
+  subdomainPolicy: DmarcPolicy | '';
+  /** First mailto: URI of rua=, without the scheme and any `!size` limit; "" when absent. */
+  reportingEmail: string;
+  warnings: string[];
+}
+
+const POLICIES: ReadonlySet<string> = new Set(['none', 'quarantine', 'reject']);
+
+/** The TXT strings that are DMARC records: starting with the version tag `v=DMARC1` (RFC 7489 §6.6.3 step 4). */
+export function findDmarcRecords(txtRecords: readonly string[]): string[] {
+  return txtRecords.filter((t) => typeof t === 'string' && /^\s*v\s*=\s*DMARC1\s*(;|$)/i.test(t));
+}
+
+/** Tag list (RFC 7489 §6.4): `tag=value` pairs separated by ';'; tag names lower-cased, values trimmed. */
+export function dmarcTags(record: string): Map<string, string> {
+  const tags = new Map<string, string>();
+  for (const part of record.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq < 0) continue;
+    const name = part.slice(0, eq).trim().toLowerCase();
+    if (name && !tags.has(name)) tags.set(name, part.slice(eq + 1).trim());
+  }
+  return tags;
+}
+
+/** First mailto: address of a rua/ruf URI list, without scheme and `!size`; "" when none. */
+export function firstMailto(uriList: string): string {
+  for (const uri of uriList.split(',')) {
+    const u = uri.trim();
+    if (!/^mailto:/i.test(u)) continue;
+    let addr = u.slice('mailto:'.length).split('!')[0].split('?')[0].trim();
+    try {
+      addr = decodeURIComponent(addr);
+    } catch {
+      /* keep as written */
+    }
+    if (addr) return addr;
+  }
+  return '';
+}
+
+/** Parse the DMARC record among the TXT strings of _dmarc.DOMAIN. Pure and total. */
+export function parseDmarc(txtRecords: readonly string[]): DmarcResult {
+  const found = findDmarcRecords(txtRecords);
+  if (found.length === 0) {
+    return {
+      present: false,
+      rawRecord: '',
+      policy: '',
+      subdomainPolicy: '',
+      reportingEmail: '',
+      warnings: ['no DMARC record found: receivers apply no DMARC policy'],
+    };
+  }
+  const rawRecord = found[0];
+  const warnings: string[] = [];
+  if (found.length > 1) {
+    warnings.push(`${found.length} DMARC records found: receivers ignore DMARC for the domain (RFC 7489 §6.6.3); analysed the first`);
+  }
+  const tags = dmarcTags(rawRecord);
+
+  const p = (tags.get('p') ?? '').toLowerCase();
+  let policy: DmarcPolicy | '' = '';
+  if (!tags.has('p')) warnings.push('the required p= tag is missing');
+  else if (!POLICIES.has(p)) warnings.push(`invalid policy p=${tags.get('p')}: must be none, quarantine or reject`);
+  else policy = p as DmarcPolicy;
+  if (policy === 'none') warnings.push('p=none only monitors: failing mail is still delivered');
+
+  const sp = (tags.get('sp') ?? '').toLowerCase();
+  let subdomainPolicy: DmarcPolicy | '' = '';
+  if (tags.has('sp')) {
+    if (POLICIES.has(sp)) subdomainPolicy = sp as DmarcPolicy;
+    else warnings.push(`invalid subdomain policy sp=${tags.get('sp')}: must be none, quarantine or reject`);
+  }
+
+  const rua = tags.get('rua');
+  const reportingEmail = rua === undefined ? '' : firstMailto(rua);
+  if (rua === undefined) warnings.push('no rua= tag: no aggregate reports are sent');
+  else if (!reportingEmail) warnings.push('rua= has no mailto: address');
+
+  const pct = tags.get('pct');
+  if (pct !== undefined) {
+    if (!/^\d{1,3}$/.test(pct) || Number(pct) > 100) warnings.push(`invalid pct=${pct}: must be an integer 0-100`);
+    else if (Number(pct) < 100) warnings.push(`pct=${pct}: the policy applies to only ${Number(pct)}% of failing mail`);
+  }
+  return { present: true, rawRecord, policy, subdomainPolicy, reportingEmail, warnings };
+}

@@ -1,0 +1,145 @@
+// Email address syntax and classification (RFC 5321 §4.5.3.1 lengths, RFC 5322 addr-spec, RFC 6531 UTF-8 local parts, IDNA domains).
+import { domainToASCII } from 'node:url';
+import isEmailModule from 'validator/lib/isEmail.js';
+import {
+  DISPOSABLE_DOMAINS,
+  DISPOSABLE_WILDCARD_DOMAINS,
+  FREE_EMAIL_DOMAINS,
+  POPULAR_EMAIL_DOMAINS,
+  ROLE_LOCAL_PARTS,
+} from './email-lists.js';
+
+export interface ParsedEmail {
+  /** Trimmed; the domain lower-cased and in A-labels (when convertible). */
+  email: string;
+  /** Local part (before the last '@'), as written; the whole input when there is no '@'. */
+  user: string;
+  /** Domain part in lower-case A-labels; as written (lower-cased) when not convertible; "" without '@'. */
+  domain: string;
+  validFormat: boolean;
+}
+
+export interface EmailClassification {
+  roleAddress: boolean;
+  disposableEmail: boolean;
+  freeEmailProvider: boolean;
+  /** The address with a popular domain the given one looks like a typo of; null when none. */
+  didYouMean: string | null;
+}
+
+// validator's CommonJS module is the function and also carries it as .default; its types only know the latter.
+const isEmail = isEmailModule.default;
+
+const MAX_LOCAL_OCTETS = 64;
+const MAX_ADDRESS_OCTETS = 254;
+const LDH_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+const TLD = /^(?:[a-z]{2,63}|xn--[a-z0-9-]{1,59})$/;
+
+const octets = (s: string): number => Buffer.byteLength(s, 'utf8');
+
+/** IDN → lower-case A-labels (UTS #46 via WHATWG URL); "" when the text cannot be a domain. */
+export function toAsciiDomain(text: string): string {
+  if (!text || /[\s%/\\@[\]]/.test(text)) return '';
+  return domainToASCII(text);
+}
+
+/** A mail domain: ≥ 2 LDH labels of 1-63 octets, ≤ 253 octets, alphabetic (or IDN xn--) TLD. No trailing dot. */
+export function isMailDomain(ascii: string): boolean {
+  if (!ascii || ascii.length > 253) return false;
+  const labels = ascii.split('.');
+  return labels.length >= 2 && labels.every((l) => LDH_LABEL.test(l)) && TLD.test(labels[labels.length - 1]);
+}
+
+/** Split, normalise and check the syntax of one address. Pure and total. */
+export function parseEmailAddress(input: string): ParsedEmail {
+  const s = typeof input === 'string' ? input.trim() : '';
+  const at = s.lastIndexOf('@');
+  if (at < 0) return { email: s, user: s, domain: '', validFormat: false };
+  const user = s.slice(0, at);
+  const rawDomain = s.slice(at + 1);
+  const ascii = toAsciiDomain(rawDomain);
+  const domain = ascii || rawDomain.toLowerCase();
+  const email = `${user}@${domain}`;
+  const validFormat =
+    user.length > 0 &&
+    octets(user) <= MAX_LOCAL_OCTETS &&
+    octets(email) <= MAX_ADDRESS_OCTETS &&
+    isMailDomain(ascii) &&
+    isEmail(email, {
+      allow_display_name: false,
+      allow_utf8_local_part: true,
+      require_tld: true,
+      allow_ip_domain: false,
+      allow_underscores: false,
+      ignore_max_length: false,
+    });
+  return { email, user, domain, validFormat };
+}
+
+/** A role mailbox (admin@, info@, ...); a `+tag` is ignored, so admin+x@ is one too. */
+export function isRoleAddress(user: string): boolean {
+  const base = user.toLowerCase().replace(/^"|"$/g, '').split('+')[0];
+  return base.length > 0 && ROLE_LOCAL_PARTS.has(base);
+}
+
+/** Listed as disposable, or a subdomain of (or equal to) a wildcard-listed disposable domain. */
+export function isDisposableDomain(domain: string): boolean {
+  const d = domain.toLowerCase();
+  if (DISPOSABLE_DOMAINS.has(d)) return true;
+  const labels = d.split('.');
+  for (let i = 0; i < labels.length - 1; i++) {
+    if (DISPOSABLE_WILDCARD_DOMAINS.has(labels.slice(i).join('.'))) return true;
+  }
+  return false;
+}
+
+export const isFreeEmailDomain = (domain: string): boolean => FREE_EMAIL_DOMAINS.has(domain.toLowerCase());
+
+/** Optimal-string-alignment distance: insertions, deletions, substitutions and adjacent transpositions cost 1. */
+export function editDistance(a: string, b: string): number {
+  const rows: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i]);
+  for (let j = 1; j <= b.length; j++) rows[0][j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let d = Math.min(rows[i - 1][j] + 1, rows[i][j - 1] + 1, rows[i - 1][j - 1] + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, rows[i - 2][j - 2] + 1);
+      rows[i][j] = d;
+    }
+  }
+  return rows[a.length][b.length];
+}
+
+/**
+ * The popular domain `domain` is most likely a typo of, or null. Known domains (popular or free
+ * providers) are never corrected; the allowed distance grows with length to avoid false hits on
+ * short real domains: none under 6 characters, 1 from 6, 2 from 10.
+ */
+export function suggestDomain(domain: string): string | null {
+  const d = domain.toLowerCase();
+  if (!d || POPULAR_EMAIL_DOMAINS.includes(d) || FREE_EMAIL_DOMAINS.has(d)) return null;
+  const allowed = d.length >= 10 ? 2 : d.length >= 6 ? 1 : 0;
+  let best: string | null = null;
+  let bestDistance = allowed + 1;
+  for (const candidate of POPULAR_EMAIL_DOMAINS) {
+    if (Math.abs(candidate.length - d.length) >= bestDistance) continue;
+    const dist = editDistance(d, candidate);
+    if (dist < bestDistance) {
+      best = candidate;
+      bestDistance = dist;
+    }
+  }
+  return best;
+}
+
+/** Role/disposable/free flags (false for a malformed address) and the typo suggestion (a well-formed address or null). */
+export function classifyEmail(parsed: ParsedEmail): EmailClassification {
+  const suggestion = parsed.user && parsed.domain ? suggestDomain(parsed.domain) : null;
+  const didYouMean = suggestion ? `${parsed.user}@${suggestion}` : null;
+  return {
+    roleAddress: parsed.validFormat && isRoleAddress(parsed.user),
+    disposableEmail: parsed.validFormat && isDisposableDomain(parsed.domain),
+    freeEmailProvider: parsed.validFormat && isFreeEmailDomain(parsed.domain),
+    didYouMean: didYouMean && parseEmailAddress(didYouMean).validFormat ? didYouMean : null,
+  };
+}

@@ -1,0 +1,166 @@
+// HTTP handlers for GET /api/v1/dns/{domain} (records + SPF/DKIM/DMARC analysis) and GET /api/v1/email (address validation).
+import type { DnsRecord, DnsResolver, RecordType } from '../adapters/dns-resolver.js';
+import { RECORD_TYPES } from '../adapters/dns-resolver.js';
+import { invalidFormat, missingParameter, notFound } from '../http/errors.js';
+import type { ApiRequest, Handler } from '../http/types.js';
+import { DKIM_SELECTORS, dkimName, isDkimRecord } from '../domain/dkim.js';
+import { parseDmarc } from '../domain/dmarc.js';
+import type { DmarcResult } from '../domain/dmarc.js';
+import { classifyEmail, parseEmailAddress, toAsciiDomain } from '../domain/email.js';
+import { analyseSpf } from '../domain/spf-analysis.js';
+import type { SpfResult } from '../domain/spf.js';
+
+export interface DnsEmailDeps {
+  resolver: DnsResolver;
+}
+
+export interface DnsLookupResult {
+  domain: string;
+  records: DnsRecord[];
+  queryTimeMs: number;
+  security: { spf: SpfResult; dkimFound: boolean; dmarc: DmarcResult };
+}
+
+export interface EmailValidationResult {
+  email: string;
+  user: string;
+  domain: string;
+  validFormat: boolean;
+  mxRecord: boolean;
+  aRecord: boolean;
+  roleAddress: boolean;
+  disposableEmail: boolean;
+  freeEmailProvider: boolean;
+  didYouMean: string | null;
+}
+
+const MAX_EMAIL_INPUT = 320;
+const MAX_DNS_NAME = 253;
+/** DNS labels: LDH plus '_' (so _dmarc.example.com and SELECTOR._domainkey.example.com can be looked up). */
+const DNS_LABEL = /^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/;
+
+const show = (v: string): string => (v.length > 40 ? `${v.slice(0, 40)}...` : v);
+
+/** `type` query value → distinct record types in the given order; default A. Throws INVALID_FORMAT naming the bad value. */
+export function parseRecordTypes(value: unknown): RecordType[] {
+  if (value === undefined || value === null) return ['A'];
+  if (typeof value !== 'string') throw invalidFormat('type', 'must be given once, as a comma-separated list');
+  const out: RecordType[] = [];
+  for (const raw of value.split(',')) {
+    const t = raw.trim().toUpperCase();
+    if (!t) continue;
+    if (!(RECORD_TYPES as readonly string[]).includes(t)) {
+      throw invalidFormat('type', `unsupported record type '${show(raw.trim())}'; supported: ${RECORD_TYPES.join(', ')}`);
+    }
+    if (!out.includes(t as RecordType)) out.push(t as RecordType);
+  }
+  return out.length > 0 ? out : ['A'];
+}
+
+/** Path domain → lower-case A-labels without a trailing dot. Throws INVALID_FORMAT when not a valid DNS host name. */
+export function normaliseLookupDomain(value: unknown): string {
+  if (value === undefined || value === null || value === '') throw missingParameter('domain');
+  if (typeof value !== 'string') throw invalidFormat('domain', 'must be a host name');
+  const text = value.trim().replace(/\.$/, '');
+  const ascii = toAsciiDomain(text);
+  const labels = ascii.split('.');
+  const ok =
+    ascii.length > 0 &&
+    ascii.length <= MAX_DNS_NAME &&
+    labels.every((l) => DNS_LABEL.test(l)) &&
+    !/^\d+$/.test(labels[labels.length - 1]);
+  if (!ok) throw invalidFormat('domain', `'${show(value)}' is not a valid host name (at most ${MAX_DNS_NAME} characters)`);
+  return ascii;
+}
+
+export function createDnsEmailOperations(deps: DnsEmailDeps): { lookupDns: Handler; validateEmail: Handler } {
+  const { resolver } = deps;
+  const txt = (name: string): Promise<string[]> =>
+    name.length > MAX_DNS_NAME ? Promise.resolve([]) : resolver.query(name, 'TXT').then((a) => a.records.map((r) => r.value));
+
+  /** True as soon as one selector has a key record; false when none has; rejects when none has and a lookup failed. */
+  function findDkim(domain: string): Promise<boolean> {
+    const lookups = DKIM_SELECTORS.map((s) => txt(dkimName(s, domain)));
+    return new Promise<boolean>((resolve, reject) => {
+      let pending = lookups.length;
+      let failure: unknown;
+      for (const p of lookups) {
+        p.then(
+          (values) => {
+            if (values.some(isDkimRecord)) resolve(true);
+          },
+          (err: unknown) => {
+            failure ??= err;
+          },
+        ).finally(() => {
+          if (--pending > 0) return;
+          if (failure !== undefined) reject(failure);
+          else resolve(false);
+        });
+      }
+    });
+  }
+
+  const lookupDns = async (req: ApiRequest): Promise<{ status: 200; body: DnsLookupResult }> => {
+    const domain = normaliseLookupDomain(req.params?.domain);
+    const types = parseRecordTypes(req.query?.type);
+    const started = performance.now();
+    const [answers, spf, dmarc, dkim] = await Promise.allSettled([
+      Promise.all(types.map((t) => resolver.query(domain, t))),
+      analyseSpf(domain, txt),
+      txt(`_dmarc.${domain}`),
+      findDkim(domain),
+    ]);
+    const queryTimeMs = Math.round(performance.now() - started);
+    if (answers.status === 'rejected') throw answers.reason;
+    if (answers.value.some((a) => a.rcode === 'NXDOMAIN')) throw notFound('domain does not exist');
+    if (spf.status === 'rejected') throw spf.reason;
+    if (dmarc.status === 'rejected') throw dmarc.reason;
+    if (dkim.status === 'rejected') throw dkim.reason;
+    return {
+      status: 200,
+      body: {
+        domain,
+        records: answers.value.flatMap((a) => a.records),
+        queryTimeMs,
+        security: { spf: spf.value, dkimFound: dkim.value, dmarc: parseDmarc(dmarc.value) },
+      },
+    };
+  };
+
+  const validateEmail = async (req: ApiRequest): Promise<{ status: 200; body: EmailValidationResult }> => {
+    const address: unknown = req.query?.address;
+    if (address === undefined || address === null || address === '') throw missingParameter('address');
+    if (typeof address !== 'string') throw invalidFormat('address', 'must be given once');
+    if (address.length > MAX_EMAIL_INPUT) {
+      throw invalidFormat('address', `must be at most ${MAX_EMAIL_INPUT} characters`);
+    }
+    const parsed = parseEmailAddress(address);
+    let mxRecord = false;
+    let aRecord = false;
+    if (parsed.validFormat) {
+      const [mx, a, aaaa] = await Promise.all([
+        resolver.query(parsed.domain, 'MX'),
+        resolver.query(parsed.domain, 'A'),
+        resolver.query(parsed.domain, 'AAAA'),
+      ]);
+      // A null MX (RFC 7505: "0 .") says the domain accepts no mail: no MX.
+      mxRecord = mx.records.some((r) => r.value !== '.' && r.value !== '');
+      aRecord = a.records.length > 0 || aaaa.records.length > 0;
+    }
+    return {
+      status: 200,
+      body: {
+        email: parsed.email,
+        user: parsed.user,
+        domain: parsed.domain,
+        validFormat: parsed.validFormat,
+        mxRecord,
+        aRecord,
+        ...classifyEmail(parsed),
+      },
+    };
+  };
+
+  return { lookupDns, validateEmail };
+}

@@ -1,0 +1,188 @@
+// GET /api/v1/dns/{domain} and GET /api/v1/email end to end, against a real DNS server on 127.0.0.1.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDnsServer, type Zone } from '../support/dns-server.js';
+import { startHarness, type Harness } from '../support/harness.js';
+
+const zone: Zone = {
+  'mail.test': [
+    { type: 'SOA', data: { mname: 'ns1.mail.test', rname: 'hostmaster.mail.test', serial: 7, minimum: 60 } },
+    { type: 'A', data: '192.0.2.10', ttl: 120 },
+    { type: 'AAAA', data: '2001:db8::10', ttl: 120 },
+    { type: 'MX', data: { preference: 10, exchange: 'mx1.mail.test' }, ttl: 3600 },
+    { type: 'NS', data: 'ns1.mail.test', ttl: 86400 },
+    { type: 'TXT', data: 'v=spf1 include:_spf.mail.test ip4:192.0.2.0/24 ~all', ttl: 300 },
+  ],
+  '_spf.mail.test': [{ type: 'TXT', data: 'v=spf1 ip4:198.51.100.0/24 -all' }],
+  '_dmarc.mail.test': [{ type: 'TXT', data: 'v=DMARC1; p=quarantine; sp=reject; rua=mailto:agg@mail.test' }],
+  'selector1._domainkey.mail.test': [{ type: 'TXT', data: 'v=DKIM1; k=rsa; p=MIGfMA0GCSqGSIb3DQEBAQUAA4GNADCBiQKBgQC' }],
+  'alias.mail.test': [{ type: 'CNAME', data: 'mail.test' }],
+  'a-only.test': [{ type: 'A', data: '192.0.2.20' }],
+  'nullmx.test': [
+    { type: 'MX', data: { preference: 0, exchange: '.' } },
+    { type: 'A', data: '192.0.2.30' },
+  ],
+  'xn--bcher-kva.test': [{ type: 'A', data: '192.0.2.40' }],
+  'empty.test': [{ type: 'SOA', data: { mname: 'ns1.empty.test', rname: 'h.empty.test', minimum: 30 } }],
+};
+
+let dns: Awaited<ReturnType<typeof startDnsServer>>;
+let silent: Awaited<ReturnType<typeof startDnsServer>>;
+let h: Harness;
+let down: Harness;
+beforeAll(async () => {
+  dns = await startDnsServer(zone);
+  silent = await startDnsServer(zone, { mode: 'silent' });
+  h = await startHarness({ DNS_SERVERS: `127.0.0.1:${dns.port}`, DNS_TIMEOUT_MS: '1000' });
+  down = await startHarness({ DNS_SERVERS: `127.0.0.1:${silent.port}`, DNS_TIMEOUT_MS: '300' });
+});
+afterAll(async () => {
+  await h.close();
+  await down.close();
+  await dns.close();
+  await silent.close();
+});
+
+describe('GET /api/v1/dns/{domain}', () => {
+  it('answers A by default, with real TTLs and null priority', async () => {
+    const res = await h.call('/api/v1/dns/mail.test');
+    expect(res.status).toBe(200);
+    expect(res.body.records).toEqual([{ type: 'A', name: 'mail.test', value: '192.0.2.10', ttl: 120, priority: null }]);
+  });
+
+  it('answers several case-insensitive types, duplicates ignored', async () => {
+    const res = await h.call('/api/v1/dns/mail.test?type=mx,Txt,MX,soa,ns,aaaa');
+    expect(res.status).toBe(200);
+    const byType = Object.fromEntries(res.body.records.map((r: any) => [r.type, r]));
+    expect(Object.keys(byType).sort()).toEqual(['AAAA', 'MX', 'NS', 'SOA', 'TXT']);
+    expect(byType.MX).toMatchObject({ value: 'mx1.mail.test', priority: 10, ttl: 3600 });
+    expect(byType.SOA.value).toMatch(/^ns1\.mail\.test hostmaster\.mail\.test 7 \d+ \d+ \d+ 60$/);
+    expect(res.body.records.filter((r: any) => r.type === 'MX')).toHaveLength(1);
+  });
+
+  it('analyses SPF, DKIM and DMARC whatever types were asked', async () => {
+    const res = await h.call('/api/v1/dns/mail.test?type=NS');
+    expect(res.body.security.spf).toMatchObject({
+      present: true,
+      qualifier: '~all',
+      mechanisms: ['include:_spf.mail.test', 'ip4:192.0.2.0/24'],
+    });
+    expect(res.body.security.dkimFound).toBe(true);
+    expect(res.body.security.dmarc).toMatchObject({
+      present: true,
+      policy: 'quarantine',
+      subdomainPolicy: 'reject',
+      reportingEmail: 'agg@mail.test',
+    });
+  });
+
+  it('answers CNAME records when asked', async () => {
+    const res = await h.call('/api/v1/dns/alias.mail.test?type=CNAME');
+    expect(res.body.records).toEqual([expect.objectContaining({ type: 'CNAME', value: 'mail.test' })]);
+  });
+
+  it('answers 200 with no records for an existing name without the type', async () => {
+    const res = await h.call('/api/v1/dns/empty.test?type=MX');
+    expect(res.status).toBe(200);
+    expect(res.body.records).toEqual([]);
+    expect(res.body.security.spf.present).toBe(false);
+    expect(res.body.security.dmarc.present).toBe(false);
+  });
+
+  it('converts an IDN to A-labels', async () => {
+    const res = await h.call(`/api/v1/dns/${encodeURIComponent('bücher.test')}`);
+    expect(res.status).toBe(200);
+    expect(res.body.domain).toBe('xn--bcher-kva.test');
+    expect(res.body.records[0].value).toBe('192.0.2.40');
+  });
+
+  it('answers 404 for a domain that does not exist', async () => {
+    const res = await h.call('/api/v1/dns/nope.test');
+    expect(res.status).toBe(404);
+    expect(res.body).toMatchObject({ code: 'RESOURCE_NOT_FOUND', message: 'domain does not exist' });
+  });
+
+  it.each([
+    ['an unsupported type, named', '/api/v1/dns/mail.test?type=A,PTR', /PTR/],
+    ['a malformed domain', '/api/v1/dns/exa%20mple.com', /domain/],
+    ['a label over 63 characters', `/api/v1/dns/${'a'.repeat(64)}.test`, /domain/],
+  ])('answers 400 INVALID_FORMAT for %s', async (_label, path, message) => {
+    const res = await h.call(path);
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('INVALID_FORMAT');
+    expect(res.body.message).toMatch(message);
+  });
+
+  it('serves a repeated question from cache without asking upstream again', async () => {
+    await h.call('/api/v1/dns/a-only.test');
+    const before = dns.queries.length;
+    const res = await h.call('/api/v1/dns/a-only.test');
+    expect(res.status).toBe(200);
+    expect(dns.queries.length).toBe(before);
+  });
+
+  it('answers 502 UPSTREAM_UNAVAILABLE when the DNS server never answers', async () => {
+    const res = await down.call('/api/v1/dns/mail.test');
+    expect(res.status).toBe(502);
+    expect(res.body).toMatchObject({ code: 'UPSTREAM_UNAVAILABLE' });
+    expect(res.text).not.toMatch(/127\.0\.0\.1|ETIMEDOUT|dgram/);
+  });
+});
+
+describe('GET /api/v1/email', () => {
+  it('validates a role address on a domain with MX', async () => {
+    const res = await h.call('/api/v1/email?address=%20Info@Mail.TEST%20');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      email: 'Info@mail.test',
+      user: 'Info',
+      domain: 'mail.test',
+      validFormat: true,
+      mxRecord: true,
+      aRecord: true,
+      roleAddress: true,
+      disposableEmail: false,
+      freeEmailProvider: false,
+      didYouMean: null,
+    });
+  });
+
+  it('counts a null MX as no MX and falls back to A', async () => {
+    const res = await h.call('/api/v1/email?address=jane@nullmx.test');
+    expect(res.body).toMatchObject({ mxRecord: false, aRecord: true });
+  });
+
+  it('answers false/false for a domain that does not exist', async () => {
+    const res = await h.call('/api/v1/email?address=jane@nope.test');
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ validFormat: true, mxRecord: false, aRecord: false });
+  });
+
+  it('answers a malformed address with validFormat false and no DNS query', async () => {
+    const before = dns.queries.length;
+    const res = await h.call('/api/v1/email?address=not-an-address');
+    expect(res.status).toBe(200);
+    expect(res.body.validFormat).toBe(false);
+    expect(dns.queries.length).toBe(before);
+  });
+
+  it('flags disposable, free and typo domains', async () => {
+    const free = await h.call('/api/v1/email?address=jane@gmail.com');
+    expect(free.body.freeEmailProvider).toBe(true);
+    expect(free.body.disposableEmail).toBe(false);
+    const disposable = await h.call('/api/v1/email?address=jane@mailinator.com');
+    expect(disposable.body.disposableEmail).toBe(true);
+    const typo = await h.call('/api/v1/email?address=jane@gmial.com');
+    expect(typo.body.didYouMean).toBe('jane@gmail.com');
+  });
+
+  it('answers 400 INVALID_FORMAT over 320 characters', async () => {
+    const res = await h.call(`/api/v1/email?address=${'a'.repeat(320)}@x.de`);
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('INVALID_FORMAT');
+  });
+
+  it('answers 502 when the DNS servers fail', async () => {
+    const res = await down.call('/api/v1/email?address=jane@mail.test');
+    expect(res.status).toBe(502);
+  });
+});

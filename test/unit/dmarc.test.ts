@@ -1,0 +1,90 @@
+// DMARC record parsing (RFC 7489): policy, subdomain policy, reporting address, warnings.
+import { describe, expect, it } from 'vitest';
+import { firstMailto, parseDmarc } from '../../src/domain/dmarc.js';
+
+const hasWarning = (warnings: string[], part: string): boolean => warnings.some((w) => w.includes(part));
+
+describe('parseDmarc', () => {
+  it('reports a missing record with a warning', () => {
+    expect(parseDmarc(['v=spf1 -all'])).toEqual({
+      present: false,
+      rawRecord: '',
+      policy: '',
+      subdomainPolicy: '',
+      reportingEmail: '',
+      warnings: ['no DMARC record found: receivers apply no DMARC policy'],
+    });
+  });
+
+  it('reads p, sp and the first mailto: of rua', () => {
+    const raw = 'v=DMARC1; p=reject; sp=quarantine; rua=mailto:agg@example.com,mailto:other@example.net; pct=100';
+    expect(parseDmarc([raw])).toEqual({
+      present: true,
+      rawRecord: raw,
+      policy: 'reject',
+      subdomainPolicy: 'quarantine',
+      reportingEmail: 'agg@example.com',
+      warnings: [],
+    });
+  });
+
+  it('leaves sp and reportingEmail empty when absent and warns about the missing rua', () => {
+    const r = parseDmarc(['v=DMARC1; p=quarantine']);
+    expect(r).toMatchObject({ present: true, policy: 'quarantine', subdomainPolicy: '', reportingEmail: '' });
+    expect(r.warnings).toEqual(['no rua= tag: no aggregate reports are sent']);
+  });
+
+  it.each(['v=DMARC1;p=reject', 'v = DMARC1 ; P = Reject', 'V=DMARC1; p=REJECT;'])('accepts the spelling %j', (raw) => {
+    expect(parseDmarc([raw]).policy).toBe('reject');
+  });
+
+  it.each(['p=reject; v=DMARC1', 'v=DMARC2; p=reject', 'v=spf1 -all'])('does not take %j as a DMARC record', (raw) => {
+    expect(parseDmarc([raw]).present).toBe(false);
+  });
+
+  it('warns about p=none', () => {
+    expect(hasWarning(parseDmarc(['v=DMARC1; p=none; rua=mailto:a@example.com']).warnings, 'p=none')).toBe(true);
+  });
+
+  it('reports an invalid p as empty with a warning', () => {
+    const r = parseDmarc(['v=DMARC1; p=block; rua=mailto:a@example.com']);
+    expect(r.policy).toBe('');
+    expect(hasWarning(r.warnings, 'invalid policy p=block')).toBe(true);
+  });
+
+  it('warns about a missing p', () => {
+    expect(hasWarning(parseDmarc(['v=DMARC1; rua=mailto:a@example.com']).warnings, 'p= tag is missing')).toBe(true);
+  });
+
+  it('reports an invalid sp as empty with a warning', () => {
+    const r = parseDmarc(['v=DMARC1; p=reject; sp=maybe; rua=mailto:a@example.com']);
+    expect(r.subdomainPolicy).toBe('');
+    expect(hasWarning(r.warnings, 'invalid subdomain policy')).toBe(true);
+  });
+
+  it('warns about multiple records and analyses the first', () => {
+    const r = parseDmarc(['v=DMARC1; p=reject; rua=mailto:a@example.com', 'v=DMARC1; p=none']);
+    expect(r.policy).toBe('reject');
+    expect(hasWarning(r.warnings, '2 DMARC records')).toBe(true);
+  });
+
+  it.each([
+    ['pct=50', 'applies to only 50%'],
+    ['pct=150', 'invalid pct=150'],
+  ])('warns about %s', (tag, part) => {
+    expect(hasWarning(parseDmarc([`v=DMARC1; p=reject; rua=mailto:a@example.com; ${tag}`]).warnings, part)).toBe(true);
+  });
+});
+
+describe('firstMailto', () => {
+  it.each([
+    ['mailto:agg@example.com', 'agg@example.com'],
+    ['MAILTO:agg@example.com!10m', 'agg@example.com'],
+    ['https://report.example.com/dmarc, mailto:b@example.com', 'b@example.com'],
+    ['mailto:dmarc%2Breports@example.com', 'dmarc+reports@example.com'],
+    ['https://report.example.com/dmarc', ''],
+    ['', ''],
+  ])('%j → %j', (list, expected) => {
+    expect(firstMailto(list)).toBe(expected);
+  });
+});

@@ -1,0 +1,196 @@
+// Email address syntax, normalisation and classification (role, disposable, free provider, typo suggestion).
+import { describe, expect, it } from 'vitest';
+import {
+  classifyEmail,
+  editDistance,
+  isDisposableDomain,
+  isFreeEmailDomain,
+  isRoleAddress,
+  parseEmailAddress,
+  suggestDomain,
+} from '../../src/domain/email.js';
+
+describe('parseEmailAddress: valid formats', () => {
+  it.each([
+    'user@example.com',
+    'first.last@example.co.uk',
+    'user+tag@example.com',
+    "o'brien@example.ie",
+    'a!#$%&*/=?^_`{|}~-z@example.com',
+    '"john doe"@example.com',
+    'user@sub.domain.example.org',
+    'user@example.test',
+    'user@xn--mnchen-3ya.de',
+    'user@münchen.de',
+    'ü@example.com',
+    `${'a'.repeat(64)}@example.com`,
+    'user@a-b.example.museum',
+  ])('%s is well-formed', (address) => {
+    expect(parseEmailAddress(address).validFormat).toBe(true);
+  });
+});
+
+describe('parseEmailAddress: invalid formats', () => {
+  it.each([
+    '',
+    'plainaddress',
+    '@example.com',
+    'user@',
+    'user@@example.com',
+    'user@example',
+    'user@localhost',
+    'user@example.c0m',
+    'user@example.123',
+    'user@192.0.2.1',
+    'user@[192.0.2.1]',
+    'user@[IPv6:2001:db8::1]',
+    'user@-example.com',
+    'user@example-.com',
+    'user@exa_mple.com',
+    'user@example..com',
+    'user@.example.com',
+    'user@example.com.',
+    'user@exa mple.com',
+    'user@example%2ecom',
+    '.user@example.com',
+    'user.@example.com',
+    'us..er@example.com',
+    'us er@example.com',
+    'user(comment)@example.com',
+    'user,name@example.com',
+    'user<x>@example.com',
+    'Name <user@example.com>',
+    `${'a'.repeat(65)}@example.com`,
+    `user@${'a'.repeat(64)}.com`,
+    `${'a'.repeat(60)}@${Array.from({ length: 4 }, () => 'b'.repeat(60)).join('.')}.com`,
+  ])('%j is malformed', (address) => {
+    expect(parseEmailAddress(address).validFormat).toBe(false);
+  });
+});
+
+describe('parseEmailAddress: normalisation', () => {
+  it('trims and lower-cases the domain but keeps the local part', () => {
+    expect(parseEmailAddress('  John.Doe@Example.COM \t')).toEqual({
+      email: 'John.Doe@example.com',
+      user: 'John.Doe',
+      domain: 'example.com',
+      validFormat: true,
+    });
+  });
+
+  it('converts an IDN domain to A-labels', () => {
+    expect(parseEmailAddress('info@Bücher.example')).toMatchObject({
+      email: 'info@xn--bcher-kva.example',
+      domain: 'xn--bcher-kva.example',
+    });
+  });
+
+  it('splits at the last @', () => {
+    expect(parseEmailAddress('"a@b"@example.com')).toMatchObject({ user: '"a@b"', domain: 'example.com', validFormat: true });
+  });
+
+  it('keeps an address without @ as the user part', () => {
+    expect(parseEmailAddress('nobody')).toEqual({ email: 'nobody', user: 'nobody', domain: '', validFormat: false });
+  });
+});
+
+describe('role addresses', () => {
+  it.each(['admin', 'Info', 'support', 'postmaster', 'admin+billing', 'NOREPLY+x'])('%s is a role', (user) => {
+    expect(isRoleAddress(user)).toBe(true);
+  });
+
+  it.each(['jane.doe', 'j.smith+admin', '', 'administrator-jane'])('%j is not a role', (user) => {
+    expect(isRoleAddress(user)).toBe(false);
+  });
+});
+
+describe('disposable domains', () => {
+  it.each(['mailinator.com', 'yopmail.com', '0-180.com', 'x.33mail.com', 'deep.sub.mailinator.com', 'MAILINATOR.COM'])(
+    '%s is disposable',
+    (domain) => {
+      expect(isDisposableDomain(domain)).toBe(true);
+    },
+  );
+
+  it.each(['gmail.com', 'example.com', 'sub.0-180.com', 'mailinator.com.example'])('%s is not disposable', (domain) => {
+    expect(isDisposableDomain(domain)).toBe(false);
+  });
+});
+
+describe('free providers', () => {
+  it.each(['gmail.com', 'yahoo.com', 'hotmail.com', 'outlook.com', 'gmx.de'])('%s is a free provider', (domain) => {
+    expect(isFreeEmailDomain(domain)).toBe(true);
+  });
+
+  it.each(['example.com', 'mailinator.com', 'yopmail.com'])('%s is not a free provider', (domain) => {
+    expect(isFreeEmailDomain(domain)).toBe(false);
+  });
+});
+
+describe('typo suggestions', () => {
+  it.each([
+    ['gmial.com', 'gmail.com'],
+    ['gmai.com', 'gmail.com'],
+    ['gmail.con', 'gmail.com'],
+    ['gnail.com', 'gmail.com'],
+    ['hotmial.com', 'hotmail.com'],
+    ['hotmail.cmo', 'hotmail.com'],
+    ['yahooo.com', 'yahoo.com'],
+    ['yhoo.com', 'yahoo.com'],
+    ['outlok.com', 'outlook.com'],
+    ['outlook.co', 'outlook.com'],
+    ['iclould.com', 'icloud.com'],
+    ['hotmaill.co', 'hotmail.com'],
+  ])('%s → %s', (domain, expected) => {
+    expect(suggestDomain(domain)).toBe(expected);
+  });
+
+  it.each(['gmail.com', 'ymail.com', 'mail.com', 'example.com', 'me.co', 'mycompany.io', 'gmx.at'])(
+    'suggests nothing for %s',
+    (domain) => {
+      expect(suggestDomain(domain)).toBeNull();
+    },
+  );
+
+  it.each([
+    ['gmial', 'gmail', 1],
+    ['gmail', 'gmal', 1],
+    ['kitten', 'sitting', 3],
+    ['', 'abc', 3],
+    ['same', 'same', 0],
+  ])('editDistance(%s, %s) = %i', (a, b, d) => {
+    expect(editDistance(a, b)).toBe(d);
+  });
+});
+
+describe('classifyEmail', () => {
+  it('flags a role address at a free provider', () => {
+    expect(classifyEmail(parseEmailAddress('admin+x@gmail.com'))).toEqual({
+      roleAddress: true,
+      disposableEmail: false,
+      freeEmailProvider: true,
+      didYouMean: null,
+    });
+  });
+
+  it('flags a disposable subdomain', () => {
+    expect(classifyEmail(parseEmailAddress('bob@inbox.33mail.com')).disposableEmail).toBe(true);
+  });
+
+  it('suggests the corrected address', () => {
+    expect(classifyEmail(parseEmailAddress('Jane.Doe@GMIAL.com')).didYouMean).toBe('Jane.Doe@gmail.com');
+  });
+
+  it('suggests a correction for a malformed domain but claims nothing else', () => {
+    expect(classifyEmail(parseEmailAddress('admin@gmailcom'))).toEqual({
+      roleAddress: false,
+      disposableEmail: false,
+      freeEmailProvider: false,
+      didYouMean: 'admin@gmail.com',
+    });
+  });
+
+  it('suggests nothing for a malformed local part', () => {
+    expect(classifyEmail(parseEmailAddress('a..b@gmial.com')).didYouMean).toBeNull();
+  });
+});
