@@ -1,4 +1,5 @@
 // Entry point: config -> composition -> app -> listen; SIGTERM/SIGINT drain in-flight requests and exit 0.
+import type { AddressInfo } from 'node:net';
 import { createApp } from './app.js';
 import { compose } from './compose.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
@@ -32,8 +33,9 @@ async function main(): Promise<void> {
   await ensureFirstKey(composition, config);
   const server = createHttpServer(createApp(composition.deps));
   await listen(server, config.port, config.host);
-  logger.info({ port: config.port, host: config.host }, 'listening');
-  process.stdout.write(`listening on http://${config.host}:${config.port} (docs at /docs)\n`);
+  const { port } = server.address() as AddressInfo;
+  logger.info({ port, host: config.host }, 'listening');
+  process.stdout.write(`listening on http://${config.host}:${port} (docs at /docs)\n`);
 
   let stopping = false;
   const stop = async (signal: string) => {

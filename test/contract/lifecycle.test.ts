@@ -1,0 +1,90 @@
+// Process lifecycle: first-start key, SIGTERM drains in-flight requests and exits 0.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDnsServer } from '../support/dns-server.js';
+
+let dataDir: string;
+let silentDns: Awaited<ReturnType<typeof startDnsServer>>;
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'vls-life-'));
+  silentDns = await startDnsServer({}, { mode: 'silent' });
+});
+afterAll(async () => {
+  await silentDns.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+function startServer(): Promise<{ child: ChildProcess; url: string; stdout: () => string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    env: {
+      ...process.env,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      DNS_SERVERS: `127.0.0.1:${silentDns.port}`,
+      DNS_TIMEOUT_MS: '1500',
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start: ${out}`)), 20_000);
+    child.stdout!.on('data', () => {
+      const m = /listening on (http:\/\/[^ ]+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, url: m[1], stdout: () => out });
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`server exited ${code}: ${out}`)));
+  });
+}
+
+const exited = (child: ChildProcess) => new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+
+describe('server process', () => {
+  it('prints one key on first start, and none on the next', async () => {
+    const first = await startServer();
+    const key = /^\s+(vls_\S+)$/m.exec(first.stdout())?.[1];
+    expect(key).toBeDefined();
+    expect(first.stdout()).toMatch(/X-Api-Key/);
+    const res = await fetch(`${first.url}/api/v1/bic/DEUTDEFF`, { headers: { 'X-Api-Key': key! } });
+    expect(res.status).toBe(200);
+    first.child.kill('SIGTERM');
+    expect(await exited(first.child)).toBe(0);
+
+    const second = await startServer();
+    expect(second.stdout()).not.toMatch(/vls_/);
+    const again = await fetch(`${second.url}/api/v1/bic/DEUTDEFF`, { headers: { 'X-Api-Key': key! } });
+    expect(again.status).toBe(200);
+    second.child.kill('SIGINT');
+    expect(await exited(second.child)).toBe(0);
+  });
+
+  it('on SIGTERM finishes the request in flight, refuses new connections, and exits 0', async () => {
+    const server = await startServer();
+    const { key } = await (async () => {
+      const { createSqliteKeyStore, openDatabase } = await import('../../src/adapters/sqlite-key-store.js');
+      const store = createSqliteKeyStore(openDatabase(dataDir));
+      const created = await store.create({ name: 'drain' });
+      await store.close();
+      return created;
+    })();
+    await new Promise((r) => setTimeout(r, 600)); // the server's key directory polls every 250 ms
+    const slow = fetch(`${server.url}/api/v1/dns/slow.test`, { headers: { 'X-Api-Key': key } });
+    await new Promise((r) => setTimeout(r, 200));
+    const exit = exited(server.child);
+    server.child.kill('SIGTERM');
+    const res = await slow;
+    expect(res.status).toBe(502); // the silent DNS server made it wait for its timeout: it was not cut off
+    expect((await res.json()).code).toBe('UPSTREAM_UNAVAILABLE');
+    await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
+    expect(await exit).toBe(0);
+  });
+});
