@@ -117,7 +117,15 @@ export interface paths {
          *     - **A**: the rest.
          *
          *     When the connection fails entirely (refused, timeout, handshake failure, no such domain) the answer is 200 with
-         *     `errorMessage` set, `valid: false`, `grade: F` and the certificate fields null.
+         *     `errorMessage` set, `valid: false`, `grade: F` and the certificate fields null. When the handshake works but
+         *     the certificate is not valid, `errorMessage` lists the problems and the fields are still reported.
+         *
+         *     Details: days are whole days rounded down; AEAD means GCM, ChaCha20-Poly1305 or CCM (not CCM_8); every
+         *     non-public range is refused (CGNAT, documentation, benchmarking and reserved ranges too; NAT64 and 6to4
+         *     addresses by the IPv4 address inside them). IP literals, including old numeric IPv4 forms such as
+         *     `2130706433` or `0x7f.1`, are read as the operating system would and refused likewise; a public IP literal
+         *     is inspected without SNI. Results, failures included, are cached per domain for 5 minutes (1,000 entries) and
+         *     simultaneous inspections of one domain share one connection. Missing intermediates are not fetched.
          */
         get: operations["inspectTlsCertificate"];
         put?: never;
@@ -216,7 +224,7 @@ export interface paths {
         /**
          * Geolocate the caller's own IP address
          * @description Uses the connection's peer address, or the left-most address of `X-Forwarded-For` when the server runs with
-         *     `TRUST_PROXY=true`. A caller on a private or loopback address gets 404.
+         *     `TRUST_PROXY=true` (a malformed left-most entry gives 400). A caller on a private or loopback address gets 404.
          */
         get: operations["lookupOwnIp"];
         put?: never;
@@ -968,6 +976,7 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["IpGeolocation"];
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];

@@ -1,5 +1,6 @@
 // Composition root: config -> adapters -> operations -> app dependencies. The one place that knows every adapter.
-import { readFile } from 'node:fs/promises';
+import { access, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { KeyStore } from './adapters/key-store.js';
 import { createSqliteKeyStore, openDatabase } from './adapters/sqlite-key-store.js';
 import type { AppDeps } from './app.js';
@@ -15,12 +16,25 @@ import { loadSpec, projectPath } from './http/spec.js';
 import type { HandlerMap } from './http/types.js';
 import { loadBinTable } from './adapters/bin-table.js';
 import { createDnsResolver, systemDnsServers } from './adapters/dns-resolver.js';
+import { openGeoIp, type GeoIp } from './adapters/geoip-reader.js';
+import { addressResolver, createTlsProber } from './adapters/tls-prober.js';
 import { createBicOperations } from './operations/bic.js';
 import { createDnsEmailOperations } from './operations/dns-email.js';
 import { createIbanCardOperations } from './operations/iban-card.js';
+import { createTlsIpOperations } from './operations/tls-ip.js';
+
+/** The configured GeoIP databases, or the bundled GeoLite2 ones under DATA_DIR/geoip (newest City first). */
+async function geoPaths(config: Readonly<Config>): Promise<{ cityDb: string; asnDb: string }> {
+  const dir = join(config.dataDir, 'geoip');
+  const exists = (p: string) => access(p).then(() => true, () => false);
+  const bundledCity = (await exists(join(dir, 'GeoLite2-City.mmdb.gz'))) ? join(dir, 'GeoLite2-City.mmdb.gz') : join(dir, 'GeoLite2-City.mmdb');
+  return { cityDb: config.geoipCityDb ?? bundledCity, asnDb: config.geoipAsnDb ?? join(dir, 'GeoLite2-ASN.mmdb') };
+}
 
 export interface Composition {
   deps: AppDeps;
+  /** Settles when the GeoIP databases are open (or failed to open). */
+  geoLoading: Promise<void>;
   keyStore: KeyStore;
   keys: KeyDirectory;
   /** Set when shutdown begins. */
@@ -55,6 +69,28 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
     logger,
   });
   metrics.addCache('dns', () => resolver.stats());
+  const tls = createTlsProber({
+    resolve: addressResolver(resolver),
+    port: config.tlsInspectPort,
+    timeoutMs: config.tlsTimeoutMs,
+    extraCaPem: config.tlsExtraCaFile ? await readFile(config.tlsExtraCaFile, 'utf8') : undefined,
+    allowPrivate: config.allowPrivateTargets,
+  });
+  metrics.addCache('tls', () => {
+    const s = tls.stats();
+    return { hits: s.cacheHits, misses: s.cacheMisses, size: s.cacheEntries };
+  });
+  // The GeoIP databases load in the background (~0.7 s for GeoLite2): /readyz and the IP endpoints answer 503 until then.
+  let geo: GeoIp | null = null;
+  const geoLoading = openGeoIp(await geoPaths(config)).then(
+    (g) => {
+      geo = g;
+      logger.info({ databases: g.databases }, 'GeoIP databases open');
+    },
+    (err) => {
+      logger.error({ err: String(err) }, 'GeoIP databases could not be opened: IP endpoints answer 503 (run make geoip or set GEOIP_CITY_DB/GEOIP_ASN_DB)');
+    },
+  );
 
   let docsHtml: string | null = null;
   readFile(projectPath('dist/docs/index.html'), 'utf8').then(
@@ -66,13 +102,11 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
     throw new ApiError(503, 'SERVICE_UNAVAILABLE', `${name} is not available on this server yet`, { headers: { 'Retry-After': '60' } });
   };
   const handlers: HandlerMap = {
-    inspectTlsCertificate: notYet('TLS inspection'),
     checkPasswordStrength: notYet('password strength'),
-    lookupIp: notYet('IP geolocation'),
-    lookupOwnIp: notYet('IP geolocation'),
     ...createBicOperations(),
     ...(createIbanCardOperations({ bin }) as HandlerMap),
     ...createDnsEmailOperations({ resolver }),
+    ...createTlsIpOperations({ tls, geo: () => geo, trustProxy: config.trustProxy }),
     ...opts.handlers,
   };
 
@@ -89,10 +123,11 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
     responseCheck: config.validateResponses ? createContractValidator(spec.document) : undefined,
     spec,
     docsHtml: () => docsHtml,
-    readiness: () => ({ keys: keys.loaded, limits: limiter.healthy() }),
+    readiness: () => ({ keys: keys.loaded, limits: limiter.healthy(), geoip: geo !== null }),
   };
   return {
     deps,
+    geoLoading,
     keyStore,
     keys,
     beginDrain: () => {

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Writable } from 'node:stream';
 import { expect } from 'vitest';
 import { createApp } from '../../src/app.js';
@@ -35,6 +36,9 @@ export interface Harness {
 
 let contract: ContractValidator | null = null;
 
+/** MaxMind's official test databases, in shared/ beside the project root. */
+export const GEOIP_TEST_DIR = fileURLToPath(new URL('../../../shared/testdata/geoip/', import.meta.url));
+
 /** The contract check every harness response goes through: its operation's documented status and schema. */
 interface Routes {
   table: RouteTable;
@@ -63,7 +67,12 @@ export function assertHonoursContract(routes: Routes, method: string, path: stri
 
 export async function startHarness(env: Record<string, string> = {}, opts: ComposeOptions = {}): Promise<Harness> {
   const dataDir = mkdtempSync(join(tmpdir(), 'vls-test-'));
-  const config = loadConfig({ LOG_LEVEL: 'trace', ...env, DATA_DIR: env.DATA_DIR ?? dataDir, PORT: '0', HOST: '127.0.0.1' });
+  const config = loadConfig({
+    LOG_LEVEL: 'trace',
+    GEOIP_CITY_DB: join(GEOIP_TEST_DIR, 'GeoIP2-City-Test.mmdb'),
+    GEOIP_ASN_DB: join(GEOIP_TEST_DIR, 'GeoLite2-ASN-Test.mmdb'),
+    ...env,
+    DATA_DIR: env.DATA_DIR ?? dataDir, PORT: '0', HOST: '127.0.0.1' });
   const logs: string[] = [];
   const sink = new Writable({
     write(chunk, _enc, cb) {
@@ -73,6 +82,7 @@ export async function startHarness(env: Record<string, string> = {}, opts: Compo
   });
   const logger = createLogger(config.logLevel, sink);
   const composition = await compose(config, logger, { defaultMetrics: false, ...opts });
+  await composition.geoLoading;
   const server = createHttpServer(createApp(composition.deps));
   await listen(server, 0, '127.0.0.1');
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

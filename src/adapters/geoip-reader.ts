@@ -1,0 +1,159 @@
+// IP geolocation and ASN lookup in MaxMind DB files (GeoIP2/GeoLite2 City and ASN schemas; .mmdb or gzipped .mmdb.gz).
+import { createReadStream } from 'node:fs';
+import { open, readFile } from 'node:fs/promises';
+import { createGunzip } from 'node:zlib';
+import { LRUCache } from 'lru-cache';
+import { Reader, type AsnResponse, type CityResponse } from 'maxmind';
+import { classifyIp } from '../domain/ip-ranges.js';
+
+const CHUNK = 1 << 20;
+
+/**
+ * Inflate a gzip file into one buffer sized from the gzip trailer (ISIZE), streaming, so that peak
+ * memory stays near the inflated size (zlib.gunzip would hold the chunks and their concatenation).
+ */
+async function inflateFile(path: string): Promise<Buffer> {
+  const fh = await open(path, 'r');
+  let expected: number;
+  try {
+    const { size } = await fh.stat();
+    const tail = Buffer.alloc(4);
+    await fh.read(tail, 0, 4, Math.max(0, size - 4));
+    expected = tail.readUInt32LE(0);
+  } finally {
+    await fh.close();
+  }
+  let out = Buffer.allocUnsafe(expected);
+  let off = 0;
+  for await (const chunk of createReadStream(path, { highWaterMark: CHUNK }).pipe(createGunzip({ chunkSize: CHUNK }))) {
+    const c = chunk as Buffer;
+    if (off + c.length > out.length) out = Buffer.concat([out.subarray(0, off), Buffer.allocUnsafe(Math.max(c.length, out.length))]);
+    c.copy(out, off);
+    off += c.length;
+  }
+  return out.subarray(0, off);
+}
+
+/** INTERFACE.md 2.7. Fields the data lacks are null; isEU is false when the data does not say. */
+export interface GeoResult {
+  ip: string;
+  ipType: 'IPV4' | 'IPV6';
+  countryCode: string | null;
+  countryName: string | null;
+  regionName: string | null;
+  regionCode: string | null;
+  cityName: string | null;
+  continentCode: string | null;
+  continentName: string | null;
+  lat: number | null;
+  lng: number | null;
+  zipCode: string | null;
+  timezone: string | null;
+  isEU: boolean;
+  asn: number | null;
+  asnOrganization: string | null;
+}
+
+export interface GeoDatabaseInfo {
+  kind: 'city' | 'asn';
+  path: string;
+  /** From the database metadata, e.g. 'GeoLite2-City'. */
+  databaseType: string;
+  /** Build date from the metadata, ISO 8601. */
+  buildDate: string;
+}
+
+export interface GeoIp {
+  /** Look up an IP address (any textual form; IPv4-mapped IPv6 is looked up as IPv4). Null when neither database knows it or the input is not an IP. */
+  lookup(ip: string): GeoResult | null;
+  /** True once the databases are open (always true for an object returned by openGeoIp). */
+  ready: boolean;
+  databases: GeoDatabaseInfo[];
+}
+
+export interface GeoIpOptions {
+  /** Path of a City (or Country) database: GEOIP_CITY_DB. */
+  cityDb?: string;
+  /** Path of an ASN database: GEOIP_ASN_DB. */
+  asnDb?: string;
+  /** Decoded-record cache per database; default 10,000 entries. */
+  cacheEntries?: number;
+}
+
+/** English names of the seven continent codes, for records without names. */
+export const CONTINENT_NAMES: Record<string, string> = {
+  AF: 'Africa',
+  AN: 'Antarctica',
+  AS: 'Asia',
+  EU: 'Europe',
+  NA: 'North America',
+  OC: 'Oceania',
+  SA: 'South America',
+};
+
+async function loadReader<T extends CityResponse | AsnResponse>(
+  path: string,
+  kind: 'city' | 'asn',
+  cacheEntries: number,
+): Promise<{ reader: Reader<T>; info: GeoDatabaseInfo }> {
+  let buf = path.endsWith('.gz') ? await inflateFile(path) : await readFile(path);
+  if (buf.length >= 2 && buf[0] === 0x1f && buf[1] === 0x8b) buf = await inflateFile(path);
+  const cache = new LRUCache<number, object>({ max: Math.max(1, cacheEntries) });
+  const reader = new Reader<T>(buf, { cache });
+  const type = reader.metadata.databaseType;
+  const fits = kind === 'city' ? /City|Country|Enterprise/i.test(type) : /ASN|ISP/i.test(type);
+  if (!fits) throw new Error(`${path}: database type ${type} is not a${kind === 'city' ? ' City' : 'n ASN'} database`);
+  return { reader, info: { kind, path, databaseType: type, buildDate: reader.metadata.buildEpoch.toISOString() } };
+}
+
+const en = (names?: { en?: string }): string | null => names?.en ?? null;
+
+/** Open the databases (read asynchronously; .mmdb.gz is inflated in memory). Rejects when a file is missing or of the wrong type. */
+export async function openGeoIp(opts: GeoIpOptions): Promise<GeoIp> {
+  const cacheEntries = opts.cacheEntries ?? 10_000;
+  const [city, asn] = await Promise.all([
+    opts.cityDb ? loadReader<CityResponse>(opts.cityDb, 'city', cacheEntries) : undefined,
+    opts.asnDb ? loadReader<AsnResponse>(opts.asnDb, 'asn', cacheEntries) : undefined,
+  ]);
+
+  function get<T extends CityResponse | AsnResponse>(r: Reader<T> | undefined, ip: string): T | null {
+    if (!r) return null;
+    try {
+      return r.get(ip);
+    } catch {
+      return null;
+    }
+  }
+
+  return {
+    ready: true,
+    databases: [city?.info, asn?.info].filter((i): i is GeoDatabaseInfo => i !== undefined),
+    lookup(ip: string): GeoResult | null {
+      const c = classifyIp(ip);
+      if (!c) return null;
+      const loc = get(city?.reader, c.address);
+      const as = get(asn?.reader, c.address);
+      if (!loc && !as) return null;
+      const sub = loc?.subdivisions?.[0];
+      const continentCode = loc?.continent?.code ?? null;
+      return {
+        ip: c.address,
+        ipType: c.version === 4 ? 'IPV4' : 'IPV6',
+        countryCode: loc?.country?.iso_code ?? null,
+        countryName: en(loc?.country?.names),
+        regionName: en(sub?.names),
+        regionCode: sub?.iso_code ?? null,
+        cityName: en(loc?.city?.names),
+        continentCode,
+        continentName: en(loc?.continent?.names) ?? (continentCode ? CONTINENT_NAMES[continentCode] ?? null : null),
+        lat: loc?.location?.latitude ?? null,
+        lng: loc?.location?.longitude ?? null,
+        zipCode: loc?.postal?.code ?? null,
+        timezone: loc?.location?.time_zone ?? null,
+        isEU: loc?.country?.is_in_european_union === true,
+        asn: as?.autonomous_system_number ?? null,
+        asnOrganization: as?.autonomous_system_organization ?? null,
+      };
+    },
+  };
+}

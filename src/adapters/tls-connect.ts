@@ -1,0 +1,102 @@
+// TLS client side of an inspection: handshake with a time budget, the presented chain, and an HSTS probe (RFC 6797).
+import { X509Certificate } from 'node:crypto';
+import { connect, type DetailedPeerCertificate, type TLSSocket } from 'node:tls';
+
+/** Cipher list offered: everything OpenSSL 3 still builds, at security level 0, so weak servers get graded. */
+export const OFFERED_CIPHERS = 'DEFAULT:@SECLEVEL=0';
+
+/** The presented certificates, leaf first, as Node reports them (issuer links until a self-reference). */
+export function presentedChain(socket: TLSSocket): X509Certificate[] {
+  const out: X509Certificate[] = [];
+  const seen = new Set<string>();
+  let c: DetailedPeerCertificate | undefined = socket.getPeerCertificate(true);
+  while (c && c.raw && !seen.has(c.fingerprint256)) {
+    seen.add(c.fingerprint256);
+    out.push(new X509Certificate(c.raw));
+    c = c.issuerCertificate;
+  }
+  return out;
+}
+
+function describeConnectError(err: NodeJS.ErrnoException, where: string): string {
+  switch (err.code) {
+    case 'ECONNREFUSED':
+      return `connection refused by ${where}`;
+    case 'ECONNRESET':
+      return `connection reset by ${where} during the TLS handshake`;
+    case 'EHOSTUNREACH':
+    case 'ENETUNREACH':
+      return `${where} is unreachable`;
+    default:
+      return `TLS handshake with ${where} failed: ${err.message}`;
+  }
+}
+
+/** HEAD / over the established connection; true/false when a response head arrives, null otherwise. */
+export function probeHsts(socket: TLSSocket, host: string, timeoutMs: number): Promise<boolean | null> {
+  return new Promise((resolve) => {
+    let buf = '';
+    const done = (v: boolean | null): void => {
+      clearTimeout(timer);
+      socket.removeAllListeners('data');
+      resolve(v);
+    };
+    const timer = setTimeout(() => done(null), timeoutMs);
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => {
+      buf += chunk;
+      const end = buf.indexOf('\r\n\r\n');
+      if (end < 0) {
+        if (buf.length > 32_768) done(null);
+        return;
+      }
+      const head = buf.slice(0, end).split('\r\n');
+      if (!/^HTTP\/\d(\.\d)? \d{3}/.test(head[0])) return done(null);
+      done(head.slice(1).some((l) => /^strict-transport-security\s*:/i.test(l)));
+    });
+    socket.once('end', () => done(null));
+    socket.once('close', () => done(null));
+    socket.once('error', () => done(null));
+    socket.write(`HEAD / HTTP/1.1\r\nHost: ${host}\r\nUser-Agent: tls-inspector\r\nAccept: */*\r\nConnection: close\r\n\r\n`);
+  });
+}
+
+/**
+ * Connect to one address and complete a TLS handshake without verification (judged afterwards), offering
+ * TLS 1.0-1.3 and OpenSSL's DEFAULT ciphers at security level 0 so that weak servers get graded.
+ * Rejects with a client-presentable message when connect plus handshake fail or exceed timeoutMs.
+ */
+export function tlsHandshake(o: { address: string; port: number; servername?: string; timeoutMs: number }): Promise<TLSSocket> {
+  const { address, servername } = o;
+  return new Promise((resolve, reject) => {
+    const where = `${address.includes(':') ? `[${address}]` : address}:${o.port}`;
+    const socket = connect({
+      host: address,
+      port: o.port,
+      servername,
+      rejectUnauthorized: false,
+      minVersion: 'TLSv1',
+      ciphers: OFFERED_CIPHERS,
+    });
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`no TLS handshake with ${where} within ${o.timeoutMs} ms`));
+    }, o.timeoutMs);
+    socket.once('secureConnect', () => {
+      clearTimeout(timer);
+      socket.removeAllListeners('error');
+      socket.on('error', () => undefined);
+      resolve(socket);
+    });
+    socket.once('error', (err: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      socket.destroy();
+      reject(new Error(describeConnectError(err, where)));
+    });
+    socket.once('close', () => {
+      clearTimeout(timer);
+      reject(new Error(`${where} closed the connection during the TLS handshake`));
+    });
+  });
+}
+

@@ -1,0 +1,229 @@
+// TLS certificate inspection of a remote host: resolve, refuse non-public targets, handshake, verify, grade (RFC 5280, RFC 6797 HSTS).
+import type { TLSSocket } from 'node:tls';
+import { LRUCache } from 'lru-cache';
+import { ApiError, invalidFormat, notFound } from '../http/errors.js';
+import { classifyIp, type IpClass } from '../domain/ip-ranges.js';
+import { gradeTls, type TlsGrade } from '../domain/tls-grade.js';
+import { parseTlsTarget } from '../domain/tls-target.js';
+import { createTrustStore, matchesHost, readCertificate, verifyChain } from './tls-cert.js';
+import { presentedChain, probeHsts, tlsHandshake } from './tls-connect.js';
+
+export interface TlsResult {
+  domain: string;
+  valid: boolean;
+  issuer: string | null;
+  subject: string | null;
+  serialNumber: string | null;
+  validFrom: string | null;
+  validTo: string | null;
+  daysUntilExpiry: number | null;
+  signatureAlgorithm: string | null;
+  subjectAlternativeNames: string[] | null;
+  protocol: string | null;
+  cipherSuite: string | null;
+  chainLength: number | null;
+  errorMessage: string | null;
+  grade: TlsGrade;
+  warnings: string[];
+  keyAlgorithm: string | null;
+  keySize: number | null;
+  hsts: boolean | null;
+}
+
+export interface TlsProberStats {
+  cacheEntries: number;
+  cacheHits: number;
+  cacheMisses: number;
+  /** TLS connections attempted. */
+  connections: number;
+}
+
+export interface TlsProber {
+  /** Inspect a host name or IP literal. Throws ApiError: 400 INVALID_FORMAT, 400 VALIDATION_ERROR (non-public target), or what `resolve` throws other than 404. */
+  inspect(domain: string): Promise<TlsResult>;
+  stats(): TlsProberStats;
+}
+
+export interface TlsProberOptions {
+  /** Addresses of a name (A then AAAA). Rejects with an ApiError of status 404 for NXDOMAIN (reported as a failed inspection); any other rejection propagates. */
+  resolve: (name: string) => Promise<string[]>;
+  port: number;
+  /** Budget for TCP connect plus TLS handshake. */
+  timeoutMs: number;
+  /** Extra trust anchors (PEM bundle), e.g. the contents of TLS_EXTRA_CA_FILE. */
+  extraCaPem?: string;
+  allowPrivate: boolean;
+  /** Default 5 minutes. */
+  cacheTtlMs?: number;
+  /** Default 1000. */
+  cacheEntries?: number;
+  /** Budget for the HSTS probe (HEAD / on the inspected connection); default min(2000, timeoutMs); 0 turns it off. */
+  hstsTimeoutMs?: number;
+  now?: () => Date;
+}
+
+const DAY_MS = 86_400_000;
+
+function failure(domain: string, errorMessage: string): TlsResult {
+  return {
+    domain,
+    valid: false,
+    issuer: null,
+    subject: null,
+    serialNumber: null,
+    validFrom: null,
+    validTo: null,
+    daysUntilExpiry: null,
+    signatureAlgorithm: null,
+    subjectAlternativeNames: null,
+    protocol: null,
+    cipherSuite: null,
+    chainLength: null,
+    errorMessage,
+    grade: 'F',
+    warnings: [],
+    keyAlgorithm: null,
+    keySize: null,
+    hsts: null,
+  };
+}
+
+/** Minimal view of the DNS resolver (src/adapters/dns-resolver.ts) that `addressResolver` needs. */
+export interface AddressQuerier {
+  query(name: string, type: 'A' | 'AAAA'): Promise<{ rcode: string; records: Array<{ type: string; value: string }> }>;
+}
+
+/** A `resolve` for createTlsProber over the DNS resolver: A and AAAA addresses; NXDOMAIN → ApiError 404. */
+export function addressResolver(dns: AddressQuerier): (name: string) => Promise<string[]> {
+  return async (name) => {
+    const [a, aaaa] = await Promise.all([dns.query(name, 'A'), dns.query(name, 'AAAA')]);
+    if (a.rcode === 'NXDOMAIN' || aaaa.rcode === 'NXDOMAIN') throw notFound(`no such domain: ${name}`);
+    return [...a.records, ...aaaa.records].filter((r) => r.type === 'A' || r.type === 'AAAA').map((r) => r.value);
+  };
+}
+
+export function createTlsProber(opts: TlsProberOptions): TlsProber {
+  const now = opts.now ?? (() => new Date());
+  const store = createTrustStore(opts.extraCaPem);
+  const cache = new LRUCache<string, TlsResult>({ max: opts.cacheEntries ?? 1000, ttl: opts.cacheTtlMs ?? 300_000 });
+  const inflight = new Map<string, Promise<TlsResult>>();
+  const hstsTimeoutMs = opts.hstsTimeoutMs ?? Math.min(2000, opts.timeoutMs);
+  const counters = { hits: 0, misses: 0, connections: 0 };
+
+  async function addressesOf(target: ReturnType<typeof parseTlsTarget>, domain: string): Promise<string[] | string> {
+    if (target.kind === 'ip' || target.kind === 'numeric-ipv4') return [target.address];
+    if (target.kind !== 'hostname') return [];
+    try {
+      const found = await opts.resolve(target.name);
+      return found.length > 0 ? found : `${domain} has no A or AAAA records`;
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) return `no such domain: ${domain}`;
+      throw err;
+    }
+  }
+
+  async function inspectUncached(domain: string): Promise<TlsResult> {
+    const target = parseTlsTarget(domain);
+    if (target.kind === 'invalid') throw invalidFormat('domain', target.reason);
+    const addresses = await addressesOf(target, target.name);
+    if (typeof addresses === 'string') return failure(target.name, addresses);
+    // Non-IP strings (e.g. CNAME targets a resolver may list) are ignored.
+    const ips = addresses.map(classifyIp).filter((c): c is IpClass => c !== null);
+    const bad = ips.find((c) => !c.public);
+    if (bad && !opts.allowPrivate) {
+      throw new ApiError(400, 'VALIDATION_ERROR', `refusing to inspect ${target.name}: it resolves to a non-public address (${bad.range})`, {
+        details: [{ field: 'domain', message: `resolves to a non-public address (${bad.range})` }],
+      });
+    }
+    if (ips.length === 0) return failure(target.name, `${target.name} has no A or AAAA records`);
+    const address = ips[0].address;
+
+    let socket: TLSSocket;
+    try {
+      counters.connections++;
+      socket = await tlsHandshake({ address, port: opts.port, servername: target.kind === 'hostname' ? target.name : undefined, timeoutMs: opts.timeoutMs });
+    } catch (err) {
+      return failure(target.name, (err as Error).message);
+    }
+    try {
+      const at = now();
+      const cipher = socket.getCipher();
+      const protocol = socket.getProtocol();
+      const presented = presentedChain(socket);
+      if (presented.length === 0) return failure(target.name, 'the server presented no certificate');
+      const leaf = presented[0];
+      const fields = readCertificate(leaf);
+      const verdict = verifyChain(presented, store, at);
+      const hostOk = matchesHost(leaf, target.kind === 'hostname' ? { kind: 'hostname', value: target.name } : { kind: 'ip', value: address });
+      const problems: string[] = [];
+      if (at < fields.notBefore) problems.push(`certificate is not valid before ${fields.validFrom}`);
+      if (at > fields.notAfter) problems.push(`certificate expired on ${fields.validTo}`);
+      if (verdict.selfSigned) problems.push('certificate is self-signed');
+      else if (!verdict.trusted) problems.push(`certificate chain is not trusted: ${verdict.problem}`);
+      if (!hostOk) problems.push(`certificate does not match host name ${target.name}`);
+      const valid = problems.length === 0;
+      const daysUntilExpiry = Math.floor((fields.notAfter.getTime() - at.getTime()) / DAY_MS);
+      const cipherSuite = cipher?.standardName ?? cipher?.name ?? null;
+      const { grade, warnings } = gradeTls({
+        valid,
+        validityProblems: problems,
+        daysUntilExpiry,
+        protocol,
+        cipherSuite,
+        keyAlgorithm: fields.keyAlgorithm,
+        keySize: fields.keySize,
+        signatureAlgorithm: fields.signatureAlgorithm,
+      });
+      const hostHeader = `${target.kind === 'ip' && address.includes(':') ? `[${address}]` : target.name}${opts.port === 443 ? '' : `:${opts.port}`}`;
+      const hsts = hstsTimeoutMs > 0 ? await probeHsts(socket, hostHeader, hstsTimeoutMs) : null;
+      return {
+        domain: target.name,
+        valid,
+        issuer: fields.issuer,
+        subject: fields.subject,
+        serialNumber: fields.serialNumber,
+        validFrom: fields.validFrom,
+        validTo: fields.validTo,
+        daysUntilExpiry,
+        signatureAlgorithm: fields.signatureAlgorithm,
+        subjectAlternativeNames: fields.subjectAlternativeNames,
+        protocol,
+        cipherSuite,
+        chainLength: verdict.chain.length,
+        errorMessage: valid ? null : problems.join('; '),
+        grade,
+        warnings,
+        keyAlgorithm: fields.keyAlgorithm,
+        keySize: fields.keySize,
+        hsts,
+      };
+    } catch (err) {
+      return failure(target.name, `could not read the server certificate: ${(err as Error).message}`);
+    } finally {
+      socket.destroy();
+    }
+  }
+
+  return {
+    async inspect(domain: string): Promise<TlsResult> {
+      const target = parseTlsTarget(domain);
+      if (target.kind === 'invalid') throw invalidFormat('domain', target.reason);
+      const key = target.name;
+      const cached = cache.get(key);
+      if (cached) {
+        counters.hits++;
+        return cached;
+      }
+      counters.misses++;
+      let p = inflight.get(key);
+      if (!p) {
+        p = inspectUncached(key).finally(() => inflight.delete(key));
+        inflight.set(key, p);
+      }
+      const result = await p;
+      cache.set(key, result);
+      return result;
+    },
+    stats: () => ({ cacheEntries: cache.size, cacheHits: counters.hits, cacheMisses: counters.misses, connections: counters.connections }),
+  };
+}

@@ -1,0 +1,125 @@
+import { describe, expect, it } from 'vitest';
+import { cipherWeaknesses, gradeTls, isStrongAead, signatureAlgorithmName, type GradeInput } from '../../src/domain/tls-grade.js';
+
+const strong: GradeInput = {
+  valid: true,
+  validityProblems: [],
+  daysUntilExpiry: 200,
+  protocol: 'TLSv1.3',
+  cipherSuite: 'TLS_AES_256_GCM_SHA384',
+  keyAlgorithm: 'EC',
+  keySize: 256,
+  signatureAlgorithm: 'SHA256withECDSA',
+};
+
+describe('gradeTls', () => {
+  it('A+ for a valid certificate, TLS 1.3, AEAD and more than 90 days', () => {
+    expect(gradeTls(strong)).toEqual({ grade: 'A+', warnings: [] });
+  });
+
+  it.each([
+    ['exactly 90 days left', { daysUntilExpiry: 90 }],
+    ['TLS 1.2 with ECDHE and GCM', { protocol: 'TLSv1.2', cipherSuite: 'TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256' }],
+    ['TLS 1.2 with ECDHE and CBC', { protocol: 'TLSv1.2', cipherSuite: 'TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256' }],
+    ['TLS 1.3 with CCM_8', { cipherSuite: 'TLS_AES_128_CCM_8_SHA256' }],
+    ['31 days left', { daysUntilExpiry: 31 }],
+  ])('A without warnings: %s', (_name, change) => {
+    expect(gradeTls({ ...strong, ...change })).toEqual({ grade: 'A', warnings: [] });
+  });
+
+  it.each([
+    ['30 days left', { daysUntilExpiry: 30 }, 'certificate expires in 30 days'],
+    ['8 days left', { daysUntilExpiry: 8 }, 'certificate expires in 8 days'],
+    ['TLS 1.1 (suite itself strong)', { protocol: 'TLSv1.1', cipherSuite: 'TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256' }, 'protocol TLSv1.1 is older than TLSv1.2'],
+  ])('B: %s', (_name, change, warning) => {
+    expect(gradeTls({ ...strong, ...change })).toEqual({ grade: 'B', warnings: [warning] });
+  });
+
+  it.each([
+    ['7 days left', { daysUntilExpiry: 7 }, 'certificate expires in 7 days'],
+    ['1 day left', { daysUntilExpiry: 1 }, 'certificate expires in 1 day'],
+    ['less than a day left', { daysUntilExpiry: 0 }, 'certificate expires today'],
+    ['static RSA key exchange', { protocol: 'TLSv1.2', cipherSuite: 'TLS_RSA_WITH_AES_128_GCM_SHA256' }, 'weak cipher suite TLS_RSA_WITH_AES_128_GCM_SHA256: no forward secrecy'],
+    ['static ECDH key exchange', { protocol: 'TLSv1.2', cipherSuite: 'TLS_ECDH_ECDSA_WITH_AES_128_GCM_SHA256' }, 'weak cipher suite TLS_ECDH_ECDSA_WITH_AES_128_GCM_SHA256: no forward secrecy'],
+    ['RSA key of 1024 bits', { keyAlgorithm: 'RSA', keySize: 1024 }, 'RSA key of 1024 bits is under 2048 bits'],
+    ['SHA-1 signature', { signatureAlgorithm: 'SHA1withRSA' }, 'certificate signature uses a broken hash (SHA1withRSA)'],
+    ['MD5 signature', { signatureAlgorithm: 'MD5withRSA' }, 'certificate signature uses a broken hash (MD5withRSA)'],
+  ])('C: %s', (_name, change, warning) => {
+    expect(gradeTls({ ...strong, ...change })).toEqual({ grade: 'C', warnings: [warning] });
+  });
+
+  it('C with every reason listed when several apply', () => {
+    const r = gradeTls({ ...strong, protocol: 'TLSv1', cipherSuite: 'TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA', daysUntilExpiry: 20 });
+    expect(r.grade).toBe('C');
+    expect(r.warnings).toEqual([
+      'certificate expires in 20 days',
+      'weak cipher suite TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA: CBC mode below TLS 1.2',
+      'protocol TLSv1 is older than TLSv1.2',
+    ]);
+  });
+
+  it('an ECDSA key is not held to the RSA size rule', () => {
+    expect(gradeTls({ ...strong, keyAlgorithm: 'EC', keySize: 256 }).grade).toBe('A+');
+  });
+
+  it('F for an invalid certificate, its problems first, other weaknesses after', () => {
+    const r = gradeTls({ ...strong, valid: false, validityProblems: ['certificate is self-signed'], keyAlgorithm: 'RSA', keySize: 1024 });
+    expect(r).toEqual({ grade: 'F', warnings: ['certificate is self-signed', 'RSA key of 1024 bits is under 2048 bits'] });
+  });
+
+  it('F does not add expiry warnings for an expired certificate', () => {
+    const r = gradeTls({ ...strong, valid: false, validityProblems: ['certificate expired on 2020-01-01T00:00:00.000Z'], daysUntilExpiry: -30 });
+    expect(r).toEqual({ grade: 'F', warnings: ['certificate expired on 2020-01-01T00:00:00.000Z'] });
+  });
+});
+
+describe('cipherWeaknesses', () => {
+  it.each([
+    ['TLS_AES_128_GCM_SHA256', 'TLSv1.3', []],
+    ['TLS_CHACHA20_POLY1305_SHA256', 'TLSv1.3', []],
+    ['TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384', 'TLSv1.2', []],
+    ['TLS_DHE_RSA_WITH_AES_128_CBC_SHA', 'TLSv1.2', []],
+    ['TLS_DHE_RSA_WITH_AES_128_CBC_SHA', 'TLSv1.1', ['CBC mode below TLS 1.2']],
+    ['TLS_RSA_WITH_AES_256_CBC_SHA', 'TLSv1', ['no forward secrecy', 'CBC mode below TLS 1.2']],
+    ['TLS_RSA_WITH_3DES_EDE_CBC_SHA', 'TLSv1.2', ['3DES cipher', 'no forward secrecy']],
+    ['TLS_ECDHE_RSA_WITH_RC4_128_SHA', 'TLSv1.2', ['RC4 cipher']],
+    ['TLS_RSA_WITH_DES_CBC_SHA', 'TLSv1.2', ['DES cipher', 'no forward secrecy', 'key under 128 bits']],
+    ['TLS_RSA_EXPORT_WITH_RC4_40_MD5', 'TLSv1', ['export-grade cipher', 'RC4 cipher', 'no forward secrecy']],
+    ['TLS_RSA_WITH_NULL_SHA256', 'TLSv1.2', ['no encryption (NULL cipher)', 'no forward secrecy']],
+    ['TLS_DH_anon_WITH_AES_128_GCM_SHA256', 'TLSv1.2', ['anonymous key exchange (no authentication)', 'no forward secrecy']],
+    ['TLS_PSK_WITH_AES_128_GCM_SHA256', 'TLSv1.2', ['no forward secrecy']],
+    ['TLS_ECDHE_PSK_WITH_CHACHA20_POLY1305_SHA256', 'TLSv1.2', []],
+  ])('%s over %s → %j', (suite, protocol, expected) => {
+    expect(cipherWeaknesses(suite, protocol)).toEqual(expected);
+  });
+});
+
+describe('isStrongAead', () => {
+  it.each([
+    ['TLS_AES_256_GCM_SHA384', 'TLSv1.3', true],
+    ['TLS_CHACHA20_POLY1305_SHA256', 'TLSv1.3', true],
+    ['TLS_AES_128_CCM_SHA256', 'TLSv1.3', true],
+    ['TLS_AES_128_CCM_8_SHA256', 'TLSv1.3', false],
+    ['TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256', 'TLSv1.2', false],
+    ['TLS_RSA_WITH_AES_128_GCM_SHA256', 'TLSv1.2', false],
+  ])('%s over %s → %s', (suite, protocol, expected) => {
+    expect(isStrongAead(suite, protocol)).toBe(expected);
+  });
+});
+
+describe('signatureAlgorithmName', () => {
+  it.each([
+    ['1.2.840.113549.1.1.11', 'SHA256withRSA'],
+    ['1.2.840.113549.1.1.12', 'SHA384withRSA'],
+    ['1.2.840.113549.1.1.5', 'SHA1withRSA'],
+    ['1.2.840.113549.1.1.10', 'RSASSA-PSS'],
+    ['1.2.840.10045.4.3.2', 'SHA256withECDSA'],
+    ['1.2.840.10045.4.3.3', 'SHA384withECDSA'],
+    ['1.2.840.10045.4.1', 'SHA1withECDSA'],
+    ['1.3.101.112', 'Ed25519'],
+    ['1.3.101.113', 'Ed448'],
+    ['1.2.3.4.5', '1.2.3.4.5'],
+  ])('%s → %s', (oid, name) => {
+    expect(signatureAlgorithmName(oid)).toBe(name);
+  });
+});

@@ -1,0 +1,358 @@
+import { createServer, type Server } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDnsResolver } from '../../src/adapters/dns-resolver.js';
+import { addressResolver, createTlsProber, type TlsProberOptions, type TlsResult } from '../../src/adapters/tls-prober.js';
+import { ApiError } from '../../src/http/errors.js';
+import { startDnsServer, type TestDnsServer, type Zone } from '../support/dns-server.js';
+import {
+  DAY,
+  closedPort,
+  createTestPki,
+  issue,
+  startSilentServer,
+  startTlsServer,
+  type IssueOptions,
+  type TlsServerOptions,
+} from '../support/tls-fixtures.js';
+
+// Certificates are dated relative to T0 and the prober's clock is fixed at T0: day counts are exact.
+const T0 = Math.floor(Date.now() / 1000) * 1000;
+const at = (days: number, hours = 0): Date => new Date(T0 + days * DAY + hours * 3_600_000);
+const pki = createTestPki('Test');
+const foreign = createTestPki('Foreign');
+const HSTS = 'max-age=31536000';
+
+const names = [
+  'good.test', 'www.good.test', 'tls12.test', 'tls10.test', 'static-rsa.test', 'rsa1024.test', 'sha1.test', 'near.test',
+  'soon.test', 'sixty.test', 'nohsts.test', 'expired.test', 'future.test', 'selfsigned.test', 'wronghost.test',
+  'untrusted.test', 'incomplete.test', 'direct.test', 'pinned.test', 'any.test',
+];
+const zone: Zone = {
+  ...Object.fromEntries(names.map((n) => [n, [{ type: 'A' as const, data: '127.0.0.1' }]])),
+  'mapped.test': [{ type: 'AAAA', data: '::ffff:127.0.0.1' }],
+  'loop6.test': [{ type: 'AAAA', data: '::1' }],
+  'zero.test': [{ type: 'A', data: '0.0.0.0' }],
+  'mixed.test': [{ type: 'A', data: '127.0.0.1' }, { type: 'AAAA', data: '2001:4860:4860::8888' }],
+  'textonly.test': [{ type: 'TXT', data: 'no addresses here' }],
+};
+
+let dns: TestDnsServer;
+let resolve: (name: string) => Promise<string[]>;
+
+beforeAll(async () => {
+  dns = await startDnsServer(zone);
+  resolve = addressResolver(createDnsResolver({ servers: [{ host: '127.0.0.1', port: dns.port }], timeoutMs: 1000, cacheEntries: 0 }));
+});
+afterAll(async () => {
+  await dns.close();
+});
+
+function leafFor(host: string, o: Partial<IssueOptions> = {}) {
+  return pki.leaf({ subject: [['C', 'DE'], ['O', 'Good Org'], ['CN', host]], dnsNames: [host], notBefore: at(-1), notAfter: at(365), ...o });
+}
+
+function proberFor(port: number, extra: Partial<TlsProberOptions> = {}) {
+  return createTlsProber({ resolve, port, timeoutMs: 2000, allowPrivate: true, extraCaPem: pki.root.certPem, now: () => new Date(T0), ...extra });
+}
+
+/** Serve `server`, inspect `domain` through the test DNS server, stop the server. */
+async function inspectOn(server: TlsServerOptions, domain: string, extra: Partial<TlsProberOptions> = {}): Promise<TlsResult> {
+  const srv = await startTlsServer(server);
+  try {
+    return await proberFor(srv.port, extra).inspect(domain);
+  } finally {
+    await srv.close();
+  }
+}
+
+const serve = (l: { chainPem?: string; certPem: string; keyPem: string }, o: Partial<TlsServerOptions> = {}): TlsServerOptions => ({
+  cert: l.chainPem ?? l.certPem,
+  key: l.keyPem,
+  hsts: HSTS,
+  ...o,
+});
+
+const CERT_FIELDS = ['issuer', 'subject', 'serialNumber', 'validFrom', 'validTo', 'daysUntilExpiry', 'signatureAlgorithm', 'subjectAlternativeNames', 'protocol', 'cipherSuite', 'chainLength', 'keyAlgorithm', 'keySize', 'hsts'] as const;
+
+describe('TLS inspection of a valid certificate', () => {
+  const leaf = leafFor('good.test', { dnsNames: ['good.test', 'www.good.test'] });
+  let r: TlsResult;
+  beforeAll(async () => {
+    r = await inspectOn(serve(leaf), 'good.test');
+  });
+
+  it('is valid with grade A+ and no warnings', () => {
+    expect(r).toMatchObject({ domain: 'good.test', valid: true, grade: 'A+', warnings: [], errorMessage: null });
+  });
+
+  it('reports issuer and subject as RFC 4514 names', () => {
+    expect(r.issuer).toBe('CN=Test Intermediate CA, O=Test Trust, C=DE');
+    expect(r.subject).toBe('CN=good.test, O=Good Org, C=DE');
+  });
+
+  it('reports the serial number in upper-case hex', () => {
+    expect(r.serialNumber).toBe(leaf.cert.serialNumber.toUpperCase());
+    expect(r.serialNumber).toMatch(/^[0-9A-F]+$/);
+  });
+
+  it('reports ISO 8601 dates and whole days to expiry', () => {
+    expect(r.validFrom).toBe(at(-1).toISOString());
+    expect(r.validTo).toBe(at(365).toISOString());
+    expect(r.daysUntilExpiry).toBe(365);
+  });
+
+  it('reports SAN DNS names, signature and key algorithms', () => {
+    expect(r.subjectAlternativeNames).toEqual(['good.test', 'www.good.test']);
+    expect(r.signatureAlgorithm).toBe('SHA256withECDSA');
+    expect(r.keyAlgorithm).toBe('EC');
+    expect(r.keySize).toBe(256);
+  });
+
+  it('reports the negotiated protocol and the IANA cipher suite name', () => {
+    expect(r.protocol).toBe('TLSv1.3');
+    expect(r.cipherSuite).toBe('TLS_AES_256_GCM_SHA384');
+  });
+
+  it('counts the chain from leaf to root, the root included', () => {
+    expect(r.chainLength).toBe(3);
+  });
+
+  it('sees the Strict-Transport-Security header', () => {
+    expect(r.hsts).toBe(true);
+  });
+});
+
+describe('TLS inspection: each certificate and server case', () => {
+  const rsaLeaf = leafFor('static-rsa.test', { keyType: 'rsa2048' });
+  it.each([
+    ['TLS 1.2 only', 'tls12.test', serve(leafFor('tls12.test'), { maxVersion: 'TLSv1.2' }), { valid: true, grade: 'A', protocol: 'TLSv1.2', cipherSuite: 'TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384' }, []],
+    ['60 days left', 'sixty.test', serve(leafFor('sixty.test', { notAfter: at(60, 1) })), { valid: true, grade: 'A', daysUntilExpiry: 60 }, []],
+    ['20 days left', 'near.test', serve(leafFor('near.test', { notAfter: at(20, 1) })), { valid: true, grade: 'B', daysUntilExpiry: 20 }, ['certificate expires in 20 days']],
+    ['3 days left', 'soon.test', serve(leafFor('soon.test', { notAfter: at(3, 1) })), { valid: true, grade: 'C', daysUntilExpiry: 3 }, ['certificate expires in 3 days']],
+    [
+      'TLS 1.0 with a CBC suite',
+      'tls10.test',
+      serve(leafFor('tls10.test'), { minVersion: 'TLSv1', maxVersion: 'TLSv1' }),
+      { valid: true, grade: 'C', protocol: 'TLSv1', cipherSuite: 'TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA' },
+      ['weak cipher suite TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA: CBC mode below TLS 1.2', 'protocol TLSv1 is older than TLSv1.2'],
+    ],
+    [
+      'static RSA key exchange',
+      'static-rsa.test',
+      serve(rsaLeaf, { maxVersion: 'TLSv1.2', ciphers: 'AES128-GCM-SHA256:@SECLEVEL=0' }),
+      { valid: true, grade: 'C', cipherSuite: 'TLS_RSA_WITH_AES_128_GCM_SHA256', keyAlgorithm: 'RSA', keySize: 2048 },
+      ['weak cipher suite TLS_RSA_WITH_AES_128_GCM_SHA256: no forward secrecy'],
+    ],
+    ['RSA 1024 key', 'rsa1024.test', serve(leafFor('rsa1024.test', { keyType: 'rsa1024' })), { valid: true, grade: 'C', keyAlgorithm: 'RSA', keySize: 1024 }, ['RSA key of 1024 bits is under 2048 bits']],
+    ['SHA-1 signature', 'sha1.test', serve(leafFor('sha1.test', { hash: 'sha1' })), { valid: true, grade: 'C', signatureAlgorithm: 'SHA1withECDSA' }, ['certificate signature uses a broken hash (SHA1withECDSA)']],
+    ['no HTTP answer within the HSTS budget', 'nohsts.test', { ...serve(leafFor('nohsts.test')), http: false }, { valid: true, hsts: null }, []],
+    ['no HSTS header', 'nohsts.test', serve(leafFor('nohsts.test'), { hsts: undefined }), { valid: true, grade: 'A+', hsts: false }, []],
+    ['leaf signed by the root', 'direct.test', serve(issue({ subject: [['CN', 'direct.test']], dnsNames: ['direct.test'], issuer: pki.root, notBefore: at(-1), notAfter: at(365) })), { valid: true, chainLength: 2 }, []],
+  ])('%s', async (_name, domain, server, expected, warnings) => {
+    const r = await inspectOn(server, domain, { hstsTimeoutMs: 200 });
+    expect(r).toMatchObject({ ...expected, errorMessage: null });
+    expect(r.warnings).toEqual(warnings);
+  });
+
+  it.each([
+    ['expired', 'expired.test', serve(leafFor('expired.test', { notBefore: at(-100), notAfter: at(-2) })), { daysUntilExpiry: -2, chainLength: 3 }, `certificate expired on ${at(-2).toISOString()}`],
+    ['not yet valid', 'future.test', serve(leafFor('future.test', { notBefore: at(10), notAfter: at(400) })), { daysUntilExpiry: 400 }, `certificate is not valid before ${at(10).toISOString()}`],
+    [
+      'self-signed',
+      'selfsigned.test',
+      serve(issue({ subject: [['CN', 'selfsigned.test']], dnsNames: ['selfsigned.test'], notBefore: at(-1), notAfter: at(365) })),
+      { chainLength: 1, issuer: 'CN=selfsigned.test', subject: 'CN=selfsigned.test' },
+      'certificate is self-signed',
+    ],
+    ['wrong host', 'wronghost.test', serve(leafFor('other.test')), { subjectAlternativeNames: ['other.test'] }, 'certificate does not match host name wronghost.test'],
+    [
+      'an untrusted CA',
+      'untrusted.test',
+      serve(foreign.leaf({ subject: [['CN', 'untrusted.test']], dnsNames: ['untrusted.test'], notBefore: at(-1), notAfter: at(365) })),
+      { chainLength: 2, issuer: 'CN=Foreign Intermediate CA, O=Foreign Trust, C=DE' },
+      'certificate chain is not trusted: the issuer of Foreign Intermediate CA is unknown (incomplete or untrusted chain)',
+    ],
+    [
+      'a missing intermediate',
+      'incomplete.test',
+      { cert: leafFor('incomplete.test').certPem, key: leafFor('incomplete.test').keyPem, hsts: HSTS },
+      { chainLength: 1 },
+      'certificate chain is not trusted: the issuer of incomplete.test is unknown (incomplete or untrusted chain)',
+    ],
+  ])('%s → F with the reason, fields still reported', async (_name, domain, server, expected, problem) => {
+    const r = await inspectOn(server, domain);
+    expect(r).toMatchObject({ ...expected, valid: false, grade: 'F', errorMessage: problem });
+    expect(r.warnings).toEqual([problem]);
+    expect(r.serialNumber).toMatch(/^[0-9A-F]+$/);
+    expect(r.protocol).toBe('TLSv1.3');
+  });
+
+  it('trusts a certificate from the extra CA bundle (TLS_EXTRA_CA_FILE), here a pinned self-signed Ed25519 one', async () => {
+    const pinned = issue({ subject: [['CN', 'pinned.test']], dnsNames: ['pinned.test'], keyType: 'ed25519', notBefore: at(-1), notAfter: at(365) });
+    const r = await inspectOn(serve(pinned), 'pinned.test', { extraCaPem: pki.root.certPem + pinned.certPem });
+    expect(r).toMatchObject({ valid: true, chainLength: 1, signatureAlgorithm: 'Ed25519', keyAlgorithm: 'Ed25519', keySize: 256, grade: 'A+' });
+  });
+
+  it('does not trust the test CA without the extra CA bundle', async () => {
+    const r = await inspectOn(serve(leafFor('good.test')), 'good.test', { extraCaPem: undefined });
+    expect(r.valid).toBe(false);
+    expect(r.errorMessage).toMatch(/^certificate chain is not trusted/);
+  });
+
+  it('inspects an IP literal without DNS, matching the IP SAN', async () => {
+    const before = dns.queries.length;
+    const r = await inspectOn(serve(leafFor('ip', { dnsNames: [], ipAddresses: ['127.0.0.1'] })), '127.0.0.1');
+    expect(r).toMatchObject({ domain: '127.0.0.1', valid: true });
+    expect(dns.queries.length).toBe(before);
+  });
+});
+
+function expectFailure(r: TlsResult, message: RegExp): void {
+  expect(r).toMatchObject({ valid: false, grade: 'F', warnings: [] });
+  expect(r.errorMessage).toMatch(message);
+  for (const f of CERT_FIELDS) expect(r[f], f).toBeNull();
+}
+
+describe('TLS inspection: connection failures are F results', () => {
+  it('connection refused', async () => {
+    const port = await closedPort();
+    expectFailure(await proberFor(port).inspect('good.test'), /^connection refused by 127\.0\.0\.1:\d+$/);
+  });
+
+  it('a server that never completes the handshake: F after the timeout', async () => {
+    const silent = await startSilentServer();
+    try {
+      const r = await proberFor(silent.port, { timeoutMs: 300 }).inspect('good.test');
+      expectFailure(r, /^no TLS handshake with 127\.0\.0\.1:\d+ within 300 ms$/);
+      expect(silent.connections()).toBe(1);
+    } finally {
+      await silent.close();
+    }
+  });
+
+  it('a server that does not speak TLS', async () => {
+    const plain: Server = createServer((s) => {
+      s.on('error', () => undefined);
+      s.resume();
+      s.end('HTTP/1.1 400 Bad Request\r\n\r\n');
+    });
+    await new Promise<void>((r) => plain.listen(0, '127.0.0.1', () => r()));
+    try {
+      const port = (plain.address() as { port: number }).port;
+      expectFailure(await proberFor(port).inspect('good.test'), /TLS handshake|closed the connection|reset/);
+    } finally {
+      await new Promise<void>((r) => plain.close(() => r()));
+    }
+  });
+
+  it('no such domain', async () => {
+    const port = await closedPort();
+    expectFailure(await proberFor(port).inspect('missing.test'), /^no such domain: missing\.test$/);
+  });
+
+  it('a name without addresses', async () => {
+    const port = await closedPort();
+    expectFailure(await proberFor(port).inspect('textonly.test'), /^textonly\.test has no A or AAAA records$/);
+  });
+
+  it('a failing DNS server is an upstream error, not a result', async () => {
+    const broken = await startDnsServer(zone, { mode: 'servfail' });
+    try {
+      const prober = createTlsProber({
+        resolve: addressResolver(createDnsResolver({ servers: [{ host: '127.0.0.1', port: broken.port }], timeoutMs: 500 })),
+        port: 443,
+        timeoutMs: 500,
+        allowPrivate: true,
+      });
+      await expect(prober.inspect('good.test')).rejects.toMatchObject({ status: 502, code: 'UPSTREAM_UNAVAILABLE' });
+    } finally {
+      await broken.close();
+    }
+  });
+});
+
+describe('TLS inspection: non-public targets are refused without connecting', () => {
+  const leaf = leafFor('any.test');
+
+  it.each(['any.test', 'mapped.test', 'loop6.test', 'zero.test', 'mixed.test', '127.0.0.1', '[::1]', '::ffff:127.0.0.1', '2130706433', '0x7f.1', '0177.0.0.1', '127.1'])(
+    '%s → 400 VALIDATION_ERROR, no connection',
+    async (domain) => {
+      const srv = await startTlsServer(serve(leaf));
+      try {
+        const err = await proberFor(srv.port, { allowPrivate: false }).inspect(domain).catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(ApiError);
+        expect(err).toMatchObject({ status: 400, code: 'VALIDATION_ERROR' });
+        expect((err as ApiError).message).toMatch(/non-public address/);
+        expect(srv.connections()).toBe(0);
+      } finally {
+        await srv.close();
+      }
+    },
+  );
+
+  it('the same target is inspected when ALLOW_PRIVATE_TARGETS is on (one connection)', async () => {
+    const srv = await startTlsServer(serve(leaf));
+    try {
+      const r = await proberFor(srv.port, { allowPrivate: true }).inspect('any.test');
+      expect(r.valid).toBe(true);
+      expect(srv.connections()).toBe(1);
+    } finally {
+      await srv.close();
+    }
+  });
+
+  it.each(['not a domain', 'http://x.test/', 'single', 'a..test'])('%j → 400 INVALID_FORMAT before any DNS query', async (domain) => {
+    const before = dns.queries.length;
+    await expect(proberFor(1).inspect(domain)).rejects.toMatchObject({ status: 400, code: 'INVALID_FORMAT' });
+    expect(dns.queries.length).toBe(before);
+  });
+});
+
+describe('TLS inspection: result cache', () => {
+  const leaf = leafFor('good.test', { dnsNames: ['good.test', 'www.good.test'] });
+
+  it('answers a repeated domain from the cache without connecting', async () => {
+    const srv = await startTlsServer(serve(leaf));
+    try {
+      const prober = proberFor(srv.port);
+      const first = await prober.inspect('good.test');
+      const second = await prober.inspect('GOOD.test.');
+      expect(second).toEqual(first);
+      expect(srv.connections()).toBe(1);
+      expect(prober.stats()).toMatchObject({ cacheHits: 1, cacheMisses: 1, cacheEntries: 1, connections: 1 });
+    } finally {
+      await srv.close();
+    }
+  });
+
+  it('coalesces concurrent inspections of one domain', async () => {
+    const srv = await startTlsServer(serve(leaf));
+    try {
+      const prober = proberFor(srv.port);
+      const results = await Promise.all([prober.inspect('good.test'), prober.inspect('good.test'), prober.inspect('good.test')]);
+      expect(new Set(results.map((r) => r.serialNumber)).size).toBe(1);
+      expect(srv.connections()).toBe(1);
+    } finally {
+      await srv.close();
+    }
+  });
+
+  it('is bounded: with room for one entry, alternating domains reconnect', async () => {
+    const srv = await startTlsServer(serve(leaf));
+    try {
+      const prober = proberFor(srv.port, { cacheEntries: 1 });
+      for (const d of ['good.test', 'www.good.test', 'good.test']) await prober.inspect(d);
+      expect(srv.connections()).toBe(3);
+    } finally {
+      await srv.close();
+    }
+  });
+
+  it('caches connection failures too', async () => {
+    const port = await closedPort();
+    const prober = proberFor(port);
+    await prober.inspect('good.test');
+    await prober.inspect('good.test');
+    expect(prober.stats()).toMatchObject({ cacheHits: 1, connections: 1 });
+  });
+});
