@@ -260,10 +260,67 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Show the caller's limits, usage and reset times
+         * @description The calling key's per-minute rate limit, daily quota (UTC calendar day) and monthly quota (UTC calendar
+         *     month): for each window its limit, the requests counted so far, what is left, and when it resets.
+         *
+         *     This request is not counted against any window and is never refused for a limit: it can be asked while
+         *     a limit is exhausted. Its response carries the same `RateLimit-*` and `X-Quota-*` headers as a counted
+         *     request, computed without counting it.
+         *
+         *     When no request has been counted in the last minute, the per-minute window shows `used: 0` and the full
+         *     window length (60 s) as its reset time: the next counted request opens a new window.
+         *     While the counters' store is unreachable (Redis mode, `/readyz` reports `limits: false`), the numbers
+         *     are this server's local view. A server started with `RATE_LIMITS=off` has no limits and answers 404.
+         */
+        get: operations["getUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description The calling key's limits and usage per window. */
+        UsageResult: {
+            /** @description The id of the calling key (as shown by `npm run keys -- list`); never the key itself. */
+            keyId: string;
+            /** @description The per-minute rate limit window (a fixed 60 s window opened by the first counted request). */
+            minute: components["schemas"]["UsageWindow"];
+            /** @description The daily quota; resets at 00:00 UTC. */
+            day: components["schemas"]["UsageWindow"];
+            /** @description The monthly quota; resets on the first day of the month, 00:00 UTC. */
+            month: components["schemas"]["UsageWindow"];
+        };
+        /** @description One limit window. */
+        UsageWindow: {
+            /** @description Requests allowed in the window (the key's own limit, or the server default when it has none). */
+            limit: number;
+            /** @description Requests counted in the window so far (refused requests are not counted). */
+            used: number;
+            /** @description Requests left in the window, `max(0, limit - used)`. */
+            remaining: number;
+            /**
+             * Format: date-time
+             * @description When the window resets (UTC, ISO 8601).
+             */
+            resetAt: string;
+            /** @description Whole seconds until `resetAt`, rounded up. */
+            resetInSeconds: number;
+        };
         /** @description The one error body of every failure. */
         ErrorInfo: {
             /** @description Correlation id (also in `X-Request-Id`); null only for the missing-key 401. */
@@ -1021,6 +1078,37 @@ export interface operations {
             500: components["responses"]["InternalError"];
             502: components["responses"]["BadGateway"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getUsage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key's limits and usage. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Quota-Daily-Remaining": components["headers"]["X-Quota-Daily-Remaining"];
+                    "X-Quota-Monthly-Remaining": components["headers"]["X-Quota-Monthly-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageResult"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            500: components["responses"]["InternalError"];
         };
     };
 }

@@ -2,7 +2,13 @@
 import { access, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { KeyStore } from './adapters/key-store.js';
+import type { CounterStore } from './adapters/counter-store.js';
+import { createRedisCounters } from './adapters/redis-counters.js';
+import { createRedisKeyStore } from './adapters/redis-key-store.js';
+import { createSqliteCounters } from './adapters/sqlite-counters.js';
 import { createSqliteKeyStore, openDatabase } from './adapters/sqlite-key-store.js';
+import { createLimiter } from './http/rate-limiter.js';
+import { createUsageOperations } from './operations/usage.js';
 import type { AppDeps } from './app.js';
 import type { Config } from './config.js';
 import { KeyDirectory } from './http/auth.js';
@@ -55,12 +61,31 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
   const api = await compileApi(spec.document);
   const metrics = createMetrics({ defaults: opts.defaultMetrics });
 
-  const keyStore = createSqliteKeyStore(openDatabase(config.dataDir));
+  let keyStore: KeyStore;
+  let counters: CounterStore;
+  if (config.redisUrl) {
+    const onError = (err: Error) => logger.debug({ err: err.message }, 'redis connection error');
+    const redisKeys = createRedisKeyStore({ url: config.redisUrl, onError });
+    const redisCounters = createRedisCounters({ url: config.redisUrl, logger, onError });
+    await Promise.all([redisKeys.ready(5000), redisCounters.ready(5000)]).catch((err) =>
+      logger.warn({ err: String(err) }, 'redis not reachable at start: serving degraded until it is'),
+    );
+    keyStore = redisKeys;
+    counters = redisCounters;
+  } else {
+    const db = openDatabase(config.dataDir);
+    keyStore = createSqliteKeyStore(db);
+    counters = createSqliteCounters({ db, logger });
+  }
   const keys = new KeyDirectory({ store: keyStore, onError: (err) => logger.warn({ err: String(err) }, 'key store unreachable') });
   await keys.refresh();
   keys.start();
 
-  const limiter = opts.limiter ?? unlimited;
+  const limiter =
+    opts.limiter ??
+    (config.rateLimits
+      ? createLimiter({ defaults: { perMinute: config.rateLimitPerMinute, perDay: config.quotaPerDay, perMonth: config.quotaPerMonth }, counters })
+      : unlimited);
   const bin = await loadBinTable(config.binDataFile ?? projectPath('data/bin/ranges.csv'));
   logger.info({ entries: bin.size }, 'BIN table loaded');
   const resolver = createDnsResolver({
@@ -107,6 +132,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
     ...(createIbanCardOperations({ bin }) as HandlerMap),
     ...createDnsEmailOperations({ resolver }),
     ...createTlsIpOperations({ tls, geo: () => geo, trustProxy: config.trustProxy }),
+    ...createUsageOperations({ limiter }),
     ...opts.handlers,
   };
 
@@ -123,7 +149,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
     responseCheck: config.validateResponses ? createContractValidator(spec.document) : undefined,
     spec,
     docsHtml: () => docsHtml,
-    readiness: () => ({ keys: keys.loaded, limits: limiter.healthy(), geoip: geo !== null }),
+    readiness: () => ({ keys: keys.loaded && keys.healthy, limits: limiter.healthy(), geoip: geo !== null }),
   };
   return {
     deps,
@@ -135,7 +161,9 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
     },
     async close() {
       keys.stop();
-      await limiter.close();
+      // The limiter's last flush needs the database still open: limiter, counters, then the key store.
+      await limiter.close(); // closes the counters it was built on
+      if (limiter === unlimited || opts.limiter) await counters.close();
       await keyStore.close();
     },
   };

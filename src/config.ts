@@ -29,6 +29,7 @@ export interface Config {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   workers: number;
   validateResponses: boolean;
+  rateLimits: boolean;
   shutdownTimeoutMs: number;
 }
 
@@ -63,6 +64,13 @@ const bool: Parse<boolean> = (raw, name) => {
   if (v === 'true' || v === '1') return true;
   if (v === 'false' || v === '0') return false;
   throw new ConfigError(name, `must be true or false, got "${raw}"`);
+};
+
+const onOff: Parse<boolean> = (raw, name) => {
+  const v = raw.trim().toLowerCase();
+  if (v === 'on' || v === 'true') return true;
+  if (v === 'off' || v === 'false') return false;
+  throw new ConfigError(name, `must be on or off, got "${raw}"`);
 };
 
 const text: Parse<string> = (raw, name) => {
@@ -143,6 +151,7 @@ function settings(cpus: number): Setting<keyof Config>[] {
     s('trustProxy', 'TRUST_PROXY', false, bool, 'take the client address of GET /api/v1/ip from X-Forwarded-For'),
     s('logLevel', 'LOG_LEVEL', 'info', level, 'pino level'),
     s('workers', 'WORKERS', 1, workers(cpus), 'processes serving the port (auto = number of CPUs)'),
+    s('rateLimits', 'RATE_LIMITS', true, onOff, 'off disables rate limits and quotas (trusted deployments, benchmarks)'),
     s('validateResponses', 'VALIDATE_RESPONSES', false, bool, 'validate every response against openapi.yaml (slow; for debugging)'),
     s('shutdownTimeoutMs', 'SHUTDOWN_TIMEOUT_MS', 10000, int(0, 600000), 'how long in-flight requests may finish after SIGTERM'),
   ];

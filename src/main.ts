@@ -1,26 +1,37 @@
-// Entry point: config -> composition -> app -> listen; SIGTERM/SIGINT drain in-flight requests and exit 0.
+// Entry point: config -> composition -> app -> listen; WORKERS>1 forks node:cluster workers; SIGTERM/SIGINT drain, exit 0.
+import cluster from 'node:cluster';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app.js';
+import { openKeyStore } from './cli/key-store-factory.js';
 import { compose } from './compose.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger } from './http/logging.js';
 import { createHttpServer, drain, listen } from './server.js';
+import { availableParallelism } from 'node:os';
 
-async function ensureFirstKey(c: Awaited<ReturnType<typeof compose>>, config: Readonly<Config>): Promise<void> {
-  if ((await c.keyStore.list()).length > 0) return;
-  const { record, key } = await c.keyStore.create({ name: 'default' });
-  await c.keys.refresh();
-  const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
-  process.stdout.write(
-    `\nCreated the first API key (${record.id}); it is shown only this once:\n\n    ${key}\n\n` +
-      `Use it in the X-Api-Key header, e.g.:\n    curl -H 'X-Api-Key: ${key}' http://${host}:${config.port}/api/v1/bic/DEUTDEFF\n\n`,
-  );
+/** On first start with an empty key store, create one key and print it once. */
+async function ensureFirstKey(config: Readonly<Config>): Promise<void> {
+  const store = await openKeyStore(config);
+  try {
+    if ((await store.list()).length > 0) return;
+    const { record, key } = await store.create({ name: 'default' });
+    const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
+    process.stdout.write(
+      `\nCreated the first API key (${record.id}); it is shown only this once:\n\n    ${key}\n\n` +
+        `Use it in the X-Api-Key header, e.g.:\n    curl -H 'X-Api-Key: ${key}' http://${host}:${config.port}/api/v1/bic/DEUTDEFF\n\n`,
+    );
+  } finally {
+    await store.close();
+  }
 }
 
-async function main(): Promise<void> {
-  let config: Readonly<Config>;
+function readConfig(): Readonly<Config> {
   try {
-    config = loadConfig(process.env);
+    const config = loadConfig(process.env, availableParallelism());
+    if (config.workers > 1 && !config.redisUrl) {
+      throw new ConfigError('WORKERS', 'several workers need REDIS_URL: with the embedded store each process would count limits on its own');
+    }
+    return config;
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`configuration error: ${err.message}\n`);
@@ -28,14 +39,17 @@ async function main(): Promise<void> {
     }
     throw err;
   }
+}
+
+/** One serving process: compose, listen, drain on a signal. */
+async function serve(config: Readonly<Config>): Promise<void> {
   const logger = createLogger(config.logLevel);
   const composition = await compose(config, logger);
-  await ensureFirstKey(composition, config);
   const server = createHttpServer(createApp(composition.deps));
   await listen(server, config.port, config.host);
   const { port } = server.address() as AddressInfo;
-  logger.info({ port, host: config.host }, 'listening');
-  process.stdout.write(`listening on http://${config.host}:${port} (docs at /docs)\n`);
+  logger.info({ port, host: config.host, pid: process.pid }, 'listening');
+  if (cluster.isPrimary) process.stdout.write(`listening on http://${config.host}:${port} (docs at /docs)\n`);
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -51,6 +65,42 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+/** The primary of WORKERS>1: forks the workers (they share the port), replaces crashed ones, forwards signals. */
+function supervise(config: Readonly<Config>): void {
+  let stopping = false;
+  const fork = () => cluster.fork();
+  for (let i = 0; i < config.workers; i++) fork();
+  let announced = 0;
+  cluster.on('listening', (_worker, address) => {
+    if (++announced === config.workers) {
+      process.stdout.write(`listening on http://${config.host}:${address.port} with ${config.workers} workers (docs at /docs)\n`);
+    }
+  });
+  cluster.on('exit', (worker, code, signal) => {
+    if (stopping) {
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+      return;
+    }
+    process.stderr.write(`worker ${worker.process.pid} exited (${signal ?? code}); starting another\n`);
+    fork();
+  });
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill(signal);
+    if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGTERM'));
+}
+
+async function main(): Promise<void> {
+  const config = readConfig();
+  if (cluster.isPrimary) await ensureFirstKey(config);
+  if (cluster.isPrimary && config.workers > 1) return supervise(config);
+  await serve(config);
 }
 
 main().catch((err) => {

@@ -1,8 +1,11 @@
-// Opens the key store the server uses: SQLite under DATA_DIR (Redis when REDIS_URL is set, see issue 7).
+// Opens the key store the server and the keys CLI use: Redis when REDIS_URL is set, else SQLite under DATA_DIR.
 import type { KeyStore } from '../adapters/key-store.js';
+import { openRedisKeyStore } from '../adapters/redis-key-store.js';
 import { createSqliteKeyStore, openDatabase } from '../adapters/sqlite-key-store.js';
 import type { Config } from '../config.js';
 
-export async function openKeyStore(config: Pick<Config, 'dataDir' | 'redisUrl'>): Promise<KeyStore> {
+/** With REDIS_URL, waits until Redis answers (throws after readyTimeoutMs, default 5 s). */
+export async function openKeyStore(config: Pick<Config, 'dataDir' | 'redisUrl'>, opts: { readyTimeoutMs?: number } = {}): Promise<KeyStore> {
+  if (config.redisUrl) return openRedisKeyStore({ url: config.redisUrl, readyTimeoutMs: opts.readyTimeoutMs });
   return createSqliteKeyStore(openDatabase(config.dataDir));
 }

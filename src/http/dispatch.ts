@@ -10,6 +10,7 @@ import type { Metrics } from './metrics.js';
 import { validationError, type CompiledApi } from './request-validation.js';
 import { RouteTable } from './route-table.js';
 import type { ApiRequest, HandlerMap, Reply } from './types.js';
+import { UNCOUNTED_OPERATIONS } from '../operations/usage.js';
 
 export interface ResponseCheck {
   /** Returns a description of the mismatch, or null when the response honours the contract. */
@@ -71,7 +72,7 @@ export function createDispatch(deps: DispatchDeps) {
       keyId = key.id;
 
       phase = 'limits';
-      Object.assign(limitHeaders, (await limiter.consume(key)).headers);
+      if (!UNCOUNTED_OPERATIONS.has(operationId)) Object.assign(limitHeaders, (await limiter.consume(key)).headers);
 
       phase = 'request-validation';
       const query = op.queryParams.length ? readQuery(ctx.querystring, op.queryParams) : {};
@@ -81,7 +82,7 @@ export function createDispatch(deps: DispatchDeps) {
       if (!validators.params({ path: params, query, header: {}, cookie: {} })) throw validationError(validators.params.errors!);
 
       phase = 'handler';
-      const req: ApiRequest = { params, query, body, headers: ctx.req.headers, ip: ctx.req.socket.remoteAddress ?? '', requestId, path };
+      const req: ApiRequest = { params, query, body, headers: ctx.req.headers, ip: ctx.req.socket.remoteAddress ?? '', requestId, path, key };
       const reply: Reply = await handlers[operationId](req);
       outcome = { status: reply.status, body: reply.body, headers: reply.headers ?? {} };
 

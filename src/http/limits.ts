@@ -1,5 +1,6 @@
 // Per-key rate limit and quotas port (INTERFACE.md section 8): checked after authentication, before the handler.
 import type { KeyRecord } from '../adapters/key-store.js';
+import { notFound } from './errors.js';
 
 export interface LimitOutcome {
   /** RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, X-Quota-Daily-Remaining, X-Quota-Monthly-Remaining. */
@@ -13,14 +14,34 @@ export interface Limiter {
    * a refused request consumes none of the other windows.
    */
   consume(key: KeyRecord): Promise<LimitOutcome>;
+  /** The key's usage and limit headers, counting nothing (GET /api/v1/usage). */
+  peek(key: KeyRecord): Promise<LimitOutcome & { usage: UsageSnapshot }>;
   /** Whether the counters' store is reachable; false while degraded to in-memory limits. */
   healthy(): boolean;
   close(): Promise<void>;
 }
 
-/** No limits at all: for tests of other behaviour and for benchmarks of the bare path. */
+export interface WindowUsage {
+  limit: number;
+  used: number;
+  remaining: number;
+  /** When the window resets, ISO 8601 UTC. */
+  resetAt: string;
+  resetInSeconds: number;
+}
+
+export interface UsageSnapshot {
+  minute: WindowUsage;
+  day: WindowUsage;
+  month: WindowUsage;
+}
+
+/** RATE_LIMITS=off: no limits at all (trusted deployments, and benchmarks of the bare path). */
 export const unlimited: Limiter = {
   consume: async () => ({ headers: {} }),
+  peek: async () => {
+    throw notFound('rate limits and quotas are disabled on this server');
+  },
   healthy: () => true,
   close: async () => {},
 };

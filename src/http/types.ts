@@ -1,6 +1,7 @@
 // Handler contract: an operation receives a validated request and returns {status, body}; one step writes it.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { operations } from '../../generated/api.js';
+import type { KeyRecord } from '../adapters/key-store.js';
 
 export interface ApiRequest<P = Record<string, string>, Q = Record<string, string | undefined>, B = unknown> {
   params: P;
@@ -11,6 +12,8 @@ export interface ApiRequest<P = Record<string, string>, Q = Record<string, strin
   ip: string;
   requestId: string;
   path: string;
+  /** The authenticated key (its id and limits; never the key itself). */
+  key?: KeyRecord;
 }
 
 export interface Reply<S extends number = number, B = unknown> {

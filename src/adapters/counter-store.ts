@@ -1,0 +1,52 @@
+// Usage counters port for rate limits and quotas: a fixed per-minute window plus calendar (UTC day/month) counters.
+
+/** Length of the per-minute window: a fixed window opened by the first request counted in it. */
+export const MINUTE_MS = 60_000;
+
+/** One calendar counter: its key (unique per window, e.g. `{key_ab12}:d:2026-11-22`), limit and end. */
+export interface CalendarCounter {
+  key: string;
+  limit: number;
+  /** End of the window (epoch ms); the store may forget the counter after it. */
+  expiresAt: number;
+}
+
+export interface LimitWindows {
+  /** The per-minute window of one API key. */
+  minute: { key: string; limit: number };
+  /** Calendar counters, checked after the minute window, in order (day, month). */
+  calendar: readonly CalendarCounter[];
+}
+
+export interface MinuteState {
+  used: number;
+  /** ms until the window closes; MINUTE_MS when none is open (the next request opens a full one). */
+  resetMs: number;
+}
+
+export interface TakeResult {
+  /** -1: counted in every window; 0: refused by the minute window; i ≥ 1: refused by calendar[i - 1]. */
+  refused: number;
+  minute: MinuteState;
+  /** Calendar counters' values after the call. */
+  counts: number[];
+}
+
+export interface UsageCounts {
+  minute: MinuteState;
+  counts: number[];
+}
+
+export interface CounterStore {
+  /**
+   * Count one request in every window unless one of them is at its limit; then count nothing at all
+   * (a refused request consumes no window, the refusing one included). Never rejects: a store that cannot
+   * reach its backend counts locally and reports `healthy() === false`.
+   */
+  take(windows: LimitWindows): Promise<TakeResult>;
+  /** Current values, counting nothing. */
+  read(minuteKey: string, calendarKeys: readonly string[]): Promise<UsageCounts>;
+  /** False while the backing store is unreachable and counting is degraded to this process. */
+  healthy(): boolean;
+  close(): Promise<void>;
+}

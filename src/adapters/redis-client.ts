@@ -1,0 +1,64 @@
+// Redis connection for keys and counters (ioredis): fail fast instead of queueing, reconnect by itself.
+import { Redis } from 'ioredis';
+
+export interface RedisClientOptions {
+  /** TCP connect timeout; default 1000 ms. */
+  connectTimeoutMs?: number;
+  /** Per-command timeout; default 500 ms: a request never waits longer on Redis. */
+  commandTimeoutMs?: number;
+  /** Upper bound of the reconnect back-off; default 1000 ms (recovery is noticed within about that). */
+  reconnectMaxDelayMs?: number;
+  /** Connection errors (repeated while Redis is down); never carries a key. */
+  onError?: (err: Error) => void;
+}
+
+/**
+ * A client that never hangs a request: no offline queue (a command while disconnected fails at once),
+ * one retry per command, short timeouts; it keeps reconnecting in the background with capped back-off.
+ */
+export function createRedisClient(url: string, opts: RedisClientOptions = {}): Redis {
+  const maxDelay = opts.reconnectMaxDelayMs ?? 1000;
+  const client = new Redis(url, {
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    connectTimeout: opts.connectTimeoutMs ?? 1000,
+    commandTimeout: opts.commandTimeoutMs ?? 500,
+    retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times - 1, 10), maxDelay),
+  });
+  // Without a listener ioredis prints every failed reconnect attempt.
+  client.on('error', (err: Error) => opts.onError?.(err));
+  return client;
+}
+
+/** Resolves once the client is ready; rejects after timeoutMs (the client keeps trying). */
+export function waitForReady(client: Redis, timeoutMs = 5000): Promise<void> {
+  if (client.status === 'ready') return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const done = (err?: Error) => {
+      clearTimeout(timer);
+      client.off('ready', onReady);
+      client.off('end', onEnd);
+      if (err) reject(err);
+      else resolve();
+    };
+    const onReady = () => done();
+    const onEnd = () => done(new Error('redis connection closed'));
+    const timer = setTimeout(() => done(new Error(`redis not reachable within ${timeoutMs} ms`)), timeoutMs);
+    client.on('ready', onReady);
+    client.on('end', onEnd);
+  });
+}
+
+/** Close politely when connected, at once otherwise. */
+export async function closeClient(client: Redis): Promise<void> {
+  if (client.status === 'end') return;
+  if (client.status === 'ready') {
+    try {
+      await client.quit();
+      return;
+    } catch {
+      // fall through
+    }
+  }
+  client.disconnect();
+}

@@ -1,0 +1,159 @@
+// Per-key rate limit and quotas (INTERFACE.md section 8): minute, UTC day, UTC month; IETF RateLimit header fields.
+import type { CounterStore, TakeResult, UsageCounts } from '../adapters/counter-store.js';
+import type { KeyRecord } from '../adapters/key-store.js';
+import { secondsUntil, utcDay, utcMonth, type UtcWindow } from '../domain/utc-windows.js';
+import { ApiError } from './errors.js';
+import type { Limiter, LimitOutcome, UsageSnapshot, WindowUsage } from './limits.js';
+
+export interface LimitValues {
+  perMinute: number;
+  perDay: number;
+  perMonth: number;
+}
+
+export interface LimiterOptions {
+  /** RATE_LIMIT_PER_MINUTE, QUOTA_PER_DAY, QUOTA_PER_MONTH: used where a key's own limit is null. */
+  defaults: LimitValues;
+  counters: CounterStore;
+  /** Clock for the calendar windows (the per-minute window runs on the store's clock). */
+  now?: () => number;
+}
+
+export type { UsageSnapshot, WindowUsage };
+
+/** The limiter with usage reporting (peek is part of the Limiter port). */
+export type CountingLimiter = Limiter;
+
+/** The key's own limits, or the server defaults where it has none. */
+export function effectiveLimits(key: KeyRecord, defaults: LimitValues): LimitValues {
+  return {
+    perMinute: key.perMinute ?? defaults.perMinute,
+    perDay: key.perDay ?? defaults.perDay,
+    perMonth: key.perMonth ?? defaults.perMonth,
+  };
+}
+
+interface State {
+  limits: LimitValues;
+  minuteUsed: number;
+  /** ms until the per-minute window resets. */
+  minuteResetMs: number;
+  dayUsed: number;
+  monthUsed: number;
+  day: UtcWindow;
+  month: UtcWindow;
+  now: number;
+}
+
+const remaining = (limit: number, used: number): number => Math.max(0, limit - used);
+
+function headersOf(s: State): Record<string, string> {
+  return {
+    'RateLimit-Limit': String(s.limits.perMinute),
+    'RateLimit-Remaining': String(remaining(s.limits.perMinute, s.minuteUsed)),
+    'RateLimit-Reset': String(Math.max(0, Math.ceil(s.minuteResetMs / 1000))),
+    'X-Quota-Daily-Remaining': String(remaining(s.limits.perDay, s.dayUsed)),
+    'X-Quota-Monthly-Remaining': String(remaining(s.limits.perMonth, s.monthUsed)),
+  };
+}
+
+function refusal(s: State, window: 'minute' | 'day' | 'month'): ApiError {
+  const retryAfter =
+    window === 'minute'
+      ? Math.max(1, Math.ceil(s.minuteResetMs / 1000))
+      : secondsUntil(window === 'day' ? s.day.endsAt : s.month.endsAt, s.now, 1);
+  const headers = { ...headersOf(s), 'Retry-After': String(retryAfter) };
+  if (window === 'minute') {
+    return new ApiError(
+      429,
+      'RATE_LIMIT_EXCEEDED',
+      `rate limit of ${s.limits.perMinute} requests per minute exceeded; try again later (in ${retryAfter} s)`,
+      { retryAfter, headers },
+    );
+  }
+  if (window === 'day') {
+    return new ApiError(429, 'DAILY_QUOTA_EXCEEDED', `daily quota of ${s.limits.perDay} requests exhausted; it resets at 00:00 UTC`, {
+      retryAfter,
+      headers,
+    });
+  }
+  return new ApiError(
+    429,
+    'QUOTA_EXCEEDED',
+    `monthly quota of ${s.limits.perMonth} requests exhausted; it resets on the first day of next month, 00:00 UTC`,
+    { retryAfter, headers },
+  );
+}
+
+function windowUsage(limit: number, used: number, resetMs: number, now: number): WindowUsage {
+  return {
+    limit,
+    used,
+    remaining: remaining(limit, used),
+    resetAt: new Date(now + resetMs).toISOString(),
+    resetInSeconds: Math.max(0, Math.ceil(resetMs / 1000)),
+  };
+}
+
+const WINDOWS = ['minute', 'day', 'month'] as const;
+
+/**
+ * Checks minute, day, month in that order; the store counts all three or, when one is exhausted, none.
+ * Counter keys carry the key id in braces (a Redis Cluster hash tag) and the UTC date of their window,
+ * so a new day or month starts a new counter exactly at 00:00 UTC.
+ */
+export function createLimiter(opts: LimiterOptions): CountingLimiter {
+  const { counters, defaults } = opts;
+  const clock = opts.now ?? Date.now;
+
+  const prepare = (key: KeyRecord) => {
+    const limits = effectiveLimits(key, defaults);
+    const now = clock();
+    const day = utcDay(now);
+    const month = utcMonth(now);
+    const tag = `{${key.id}}`;
+    return { limits, now, day, month, minuteKey: `${tag}:m`, dayKey: `${tag}:${day.id}`, monthKey: `${tag}:${month.id}` };
+  };
+  const stateOf = (p: ReturnType<typeof prepare>, r: TakeResult | UsageCounts): State => ({
+    limits: p.limits,
+    minuteUsed: r.minute.used,
+    minuteResetMs: r.minute.resetMs,
+    dayUsed: r.counts[0],
+    monthUsed: r.counts[1],
+    day: p.day,
+    month: p.month,
+    now: p.now,
+  });
+
+  return {
+    async consume(key: KeyRecord): Promise<LimitOutcome> {
+      const p = prepare(key);
+      const r = await counters.take({
+        minute: { key: p.minuteKey, limit: p.limits.perMinute },
+        calendar: [
+          { key: p.dayKey, limit: p.limits.perDay, expiresAt: p.day.endsAt },
+          { key: p.monthKey, limit: p.limits.perMonth, expiresAt: p.month.endsAt },
+        ],
+      });
+      const s = stateOf(p, r);
+      if (r.refused >= 0) throw refusal(s, WINDOWS[r.refused]);
+      return { headers: headersOf(s) };
+    },
+
+    async peek(key: KeyRecord) {
+      const p = prepare(key);
+      const s = stateOf(p, await counters.read(p.minuteKey, [p.dayKey, p.monthKey]));
+      return {
+        headers: headersOf(s),
+        usage: {
+          minute: windowUsage(p.limits.perMinute, s.minuteUsed, s.minuteResetMs, p.now),
+          day: windowUsage(p.limits.perDay, s.dayUsed, p.day.endsAt - p.now, p.now),
+          month: windowUsage(p.limits.perMonth, s.monthUsed, p.month.endsAt - p.now, p.now),
+        },
+      };
+    },
+
+    healthy: () => counters.healthy(),
+    close: () => counters.close(),
+  };
+}

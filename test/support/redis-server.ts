@@ -1,0 +1,128 @@
+// A real redis-server for tests (RESP over TCP on 127.0.0.1, free port, no persistence), started and stopped per suite.
+//
+// Usage:
+//   const HAVE_REDIS = redisAvailable();           // false only when the binary is absent and CI is unset
+//   describe.skipIf(!HAVE_REDIS)('...', () => {
+//     let redis: TestRedis;
+//     beforeAll(async () => { redis = await startRedisServer(); });
+//     afterAll(() => redis?.stop());
+//     redis.url; await redis.kill(); await redis.start();   // kill -9 and start again on the same port
+//   });
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+
+const BINARY = process.env.REDIS_SERVER_BIN ?? 'redis-server';
+
+export interface TestRedis {
+  port: number;
+  url: string;
+  /** Start again on the same port (after kill or stop); resolves when it answers PING. */
+  start(): Promise<void>;
+  /** SIGKILL: the connections drop at once, like a crashed server. */
+  kill(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export function redisBinaryPresent(): boolean {
+  const r = spawnSync(BINARY, ['--version'], { stdio: 'ignore' });
+  return r.error === undefined && r.status === 0;
+}
+
+/**
+ * Whether Redis tests run here. Without the binary they are skipped with a message — except in CI
+ * (process.env.CI set), where they run and fail: CI must install redis-server.
+ */
+export function redisAvailable(): boolean {
+  if (redisBinaryPresent()) return true;
+  if (process.env.CI) return true;
+  process.stderr.write(`redis-server not found (${BINARY}): skipping Redis tests (install with: apt-get install -y redis-server)\n`);
+  return false;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function ping(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const sock = net.connect({ host: '127.0.0.1', port });
+    let data = '';
+    const finish = (ok: boolean) => {
+      sock.destroy();
+      resolve(ok);
+    };
+    sock.setTimeout(500, () => finish(false));
+    sock.once('error', () => finish(false));
+    sock.once('connect', () => sock.write('PING\r\n'));
+    sock.on('data', (chunk) => {
+      data += chunk.toString('latin1');
+      if (data.includes('\r\n')) finish(data.startsWith('+PONG'));
+    });
+  });
+}
+
+async function waitForPing(port: number, child: ChildProcess, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`redis-server exited (${child.exitCode ?? child.signalCode})`);
+    if (await ping(port)) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`redis-server did not answer PING on port ${port} within ${timeoutMs} ms`);
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
+export async function startRedisServer(): Promise<TestRedis> {
+  if (!redisBinaryPresent()) throw new Error(`redis-server not found (${BINARY}); install it: apt-get install -y redis-server`);
+  const port = await freePort();
+  let child: ChildProcess | null = null;
+  let log = '';
+
+  const start = async (): Promise<void> => {
+    if (child) throw new Error('redis-server already running');
+    const c = spawn(
+      BINARY,
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'yes', '--loglevel', 'warning'],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    child = c;
+    c.stdout!.on('data', (d) => (log += d));
+    c.stderr!.on('data', (d) => (log += d));
+    c.once('exit', () => {
+      if (child === c) child = null;
+    });
+    try {
+      await waitForPing(port, c);
+    } catch (err) {
+      c.kill('SIGKILL');
+      throw new Error(`${(err as Error).message}\n${log}`);
+    }
+  };
+  const signal = async (sig: NodeJS.Signals): Promise<void> => {
+    const c = child;
+    if (!c) return;
+    c.kill(sig);
+    await exited(c);
+    child = null;
+  };
+
+  await start();
+  return {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    start,
+    kill: () => signal('SIGKILL'),
+    stop: () => signal('SIGTERM'),
+  };
+}

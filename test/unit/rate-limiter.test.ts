@@ -1,0 +1,338 @@
+// Rate limits and quotas on the embedded store (SQLite under a temp DATA_DIR): 429s, headers, restarts, UTC boundaries.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { KeyRecord } from '../../src/adapters/key-store.js';
+import { createSqliteCounters, type SqliteCounterStore } from '../../src/adapters/sqlite-counters.js';
+import { openDatabase } from '../../src/adapters/sqlite-key-store.js';
+import { ApiError, toErrorInfo } from '../../src/http/errors.js';
+import { createLimiter, type CountingLimiter, type LimitValues } from '../../src/http/rate-limiter.js';
+import { UNCOUNTED_OPERATIONS, createUsageOperations } from '../../src/operations/usage.js';
+import type { ApiRequest } from '../../src/http/types.js';
+
+const NOON = Date.UTC(2026, 10, 22, 12, 0, 0); // 2026-11-22T12:00:00Z
+const DEFAULTS: LimitValues = { perMinute: 100, perDay: 100, perMonth: 1000 };
+
+let seq = 0;
+const keyRecord = (over: Partial<KeyRecord> = {}): KeyRecord => ({
+  id: `key_t${++seq}`,
+  name: 'test',
+  hash: `h${seq}`,
+  status: 'active',
+  perMinute: null,
+  perDay: null,
+  perMonth: null,
+  createdAt: '2026-01-01T00:00:00.000Z',
+  ...over,
+});
+
+interface Env {
+  dir: string;
+  clock: { t: number };
+  limiter: CountingLimiter;
+  counters: SqliteCounterStore;
+  /** Close everything (flushing) and open the same DATA_DIR again, as a restarted server would. */
+  restart(): Env;
+}
+const open: Array<{ limiter: CountingLimiter; db: ReturnType<typeof openDatabase> }> = [];
+const dirs: string[] = [];
+
+function embedded(defaults: LimitValues = DEFAULTS, dir = mkdtempSync(join(tmpdir(), 'vls-limits-')), clock = { t: NOON }): Env {
+  if (!dirs.includes(dir)) dirs.push(dir);
+  const db = openDatabase(dir);
+  const now = () => clock.t;
+  // A long flush interval: the tests flush explicitly (close() flushes too).
+  const counters = createSqliteCounters({ db, now, flushMs: 60_000, rereadMs: 60_000 });
+  const limiter = createLimiter({ defaults, counters, now });
+  const entry = { limiter, db };
+  open.push(entry);
+  return {
+    dir,
+    clock,
+    limiter,
+    counters,
+    restart() {
+      void limiter.close();
+      db.close();
+      open.splice(open.indexOf(entry), 1);
+      return embedded(defaults, dir, clock);
+    },
+  };
+}
+
+afterEach(async () => {
+  vi.useRealTimers();
+  for (const { limiter, db } of open.splice(0)) {
+    await limiter.close();
+    if (db.open) db.close();
+  }
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+async function refusal(p: Promise<unknown>): Promise<ApiError> {
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  if (!(err instanceof ApiError)) throw new Error(`expected an ApiError, got ${String(err)}`);
+  return err;
+}
+
+async function consumeTimes(limiter: CountingLimiter, key: KeyRecord, n: number): Promise<void> {
+  for (let i = 0; i < n; i++) await limiter.consume(key);
+}
+
+describe('429 refusals', () => {
+  it.each([
+    {
+      code: 'RATE_LIMIT_EXCEEDED',
+      limits: { perMinute: 2, perDay: 100, perMonth: 1000 },
+      message: /try again later/,
+      retryAfter: (r: number) => r >= 1 && r <= 60,
+      headers: { 'RateLimit-Limit': '2', 'RateLimit-Remaining': '0', 'X-Quota-Daily-Remaining': '98', 'X-Quota-Monthly-Remaining': '998' },
+    },
+    {
+      code: 'DAILY_QUOTA_EXCEEDED',
+      limits: { perMinute: 100, perDay: 2, perMonth: 1000 },
+      message: /daily quota of 2 requests/,
+      retryAfter: (r: number) => r === 12 * 3600, // noon to midnight UTC
+      headers: { 'RateLimit-Limit': '100', 'RateLimit-Remaining': '98', 'X-Quota-Daily-Remaining': '0', 'X-Quota-Monthly-Remaining': '998' },
+    },
+    {
+      code: 'QUOTA_EXCEEDED',
+      limits: { perMinute: 100, perDay: 100, perMonth: 2 },
+      message: /monthly quota of 2 requests/,
+      retryAfter: (r: number) => r === 8 * 86400 + 12 * 3600, // to 2026-12-01T00:00Z
+      headers: { 'RateLimit-Limit': '100', 'RateLimit-Remaining': '98', 'X-Quota-Daily-Remaining': '98', 'X-Quota-Monthly-Remaining': '0' },
+    },
+  ])('$code: 429 with Retry-After, limit headers and retryAfter in the body', async ({ code, limits, message, retryAfter, headers }) => {
+    const { limiter } = embedded(limits);
+    const key = keyRecord();
+    await consumeTimes(limiter, key, 2);
+    const err = await refusal(limiter.consume(key));
+
+    expect(err.status).toBe(429);
+    expect(err.code).toBe(code);
+    expect(err.message).toMatch(message);
+    expect(retryAfter(err.retryAfter!)).toBe(true);
+    expect(err.headers).toMatchObject({ ...headers, 'Retry-After': String(err.retryAfter) });
+    expect(Number(err.headers['RateLimit-Reset'])).toBeGreaterThan(0);
+    expect(toErrorInfo(err, '/api/v1/bic/DEUTDEFF', 'req-1')).toMatchObject({
+      status: 429,
+      code,
+      retryAfter: err.retryAfter,
+      message: err.message,
+      error: err.message,
+      details: [],
+    });
+  });
+});
+
+describe('headers on success', () => {
+  it('carry the per-minute window (IETF RateLimit fields) and both quotas', async () => {
+    const { limiter } = embedded({ perMinute: 10, perDay: 50, perMonth: 500 });
+    const key = keyRecord();
+    await limiter.consume(key);
+    const { headers } = await limiter.consume(key);
+    expect(headers).toEqual({
+      'RateLimit-Limit': '10',
+      'RateLimit-Remaining': '8',
+      'RateLimit-Reset': '60',
+      'X-Quota-Daily-Remaining': '48',
+      'X-Quota-Monthly-Remaining': '498',
+    });
+  });
+});
+
+describe('refused requests consume nothing', () => {
+  it.each([
+    { refusedBy: 'minute', limits: { perMinute: 2, perDay: 100, perMonth: 1000 } },
+    { refusedBy: 'day', limits: { perMinute: 100, perDay: 2, perMonth: 1000 } },
+    { refusedBy: 'month', limits: { perMinute: 100, perDay: 100, perMonth: 2 } },
+  ])('a request refused by the $refusedBy window leaves every window as it was', async ({ limits }) => {
+    const { limiter } = embedded(limits);
+    const key = keyRecord();
+    await consumeTimes(limiter, key, 2);
+    await refusal(limiter.consume(key));
+    await refusal(limiter.consume(key));
+    const { usage } = await limiter.peek(key);
+    expect([usage.minute.used, usage.day.used, usage.month.used]).toEqual([2, 2, 2]);
+  });
+});
+
+describe('per-key limits', () => {
+  it.each([
+    { field: 'perMinute', code: 'RATE_LIMIT_EXCEEDED' },
+    { field: 'perDay', code: 'DAILY_QUOTA_EXCEEDED' },
+    { field: 'perMonth', code: 'QUOTA_EXCEEDED' },
+  ] as const)("a key's own $field (lower than the default) is the one enforced", async ({ field, code }) => {
+    const { limiter } = embedded();
+    const key = keyRecord({ [field]: 1 });
+    await limiter.consume(key);
+    expect((await refusal(limiter.consume(key))).code).toBe(code);
+  });
+
+  it("a key's own limit above the default lets it go past the default", async () => {
+    const { limiter } = embedded({ perMinute: 1, perDay: 1, perMonth: 1 });
+    const key = keyRecord({ perMinute: 3, perDay: 3, perMonth: 3 });
+    await consumeTimes(limiter, key, 3);
+    expect((await refusal(limiter.consume(key))).code).toBe('RATE_LIMIT_EXCEEDED');
+  });
+
+  it('keys are counted separately', async () => {
+    const { limiter } = embedded({ perMinute: 100, perDay: 1, perMonth: 100 });
+    await limiter.consume(keyRecord());
+    await expect(limiter.consume(keyRecord())).resolves.toHaveProperty('headers');
+  });
+});
+
+describe('persistence (SQLite under DATA_DIR)', () => {
+  it('daily and monthly counts survive a restart: no fresh quota', async () => {
+    const env = embedded({ perMinute: 100, perDay: 3, perMonth: 1000 });
+    const key = keyRecord();
+    await consumeTimes(env.limiter, key, 3);
+    const restarted = env.restart();
+    expect((await refusal(restarted.limiter.consume(key))).code).toBe('DAILY_QUOTA_EXCEEDED');
+    const { usage } = await restarted.limiter.peek(key);
+    expect([usage.day.used, usage.month.used]).toEqual([3, 3]);
+  });
+
+  it('consume() writes nothing itself; flush() writes the batch', async () => {
+    const env = embedded();
+    const key = keyRecord();
+    await consumeTimes(env.limiter, key, 5);
+    const db = openDatabase(env.dir);
+    const row = db.prepare('SELECT count FROM usage_counters WHERE counter_key = ?');
+    try {
+      expect(row.get(`{${key.id}}:d:2026-11-22`)).toBeUndefined();
+      env.counters.flush();
+      expect(row.get(`{${key.id}}:d:2026-11-22`)).toEqual({ count: 5 });
+    } finally {
+      db.close();
+    }
+  });
+
+  it('flushes are additive: two processes on one file see the sum after re-reading', async () => {
+    const a = embedded({ perMinute: 100, perDay: 5, perMonth: 1000 });
+    const b = embedded({ perMinute: 100, perDay: 5, perMonth: 1000 }, a.dir, a.clock);
+    const key = keyRecord();
+    await consumeTimes(a.limiter, key, 2);
+    await consumeTimes(b.limiter, key, 2);
+    a.counters.flush();
+    b.counters.flush(true);
+    a.counters.flush(true);
+    expect((await a.limiter.peek(key)).usage.day.used).toBe(4);
+    expect((await b.limiter.peek(key)).usage.day.used).toBe(4);
+    await a.limiter.consume(key);
+    expect((await refusal(a.limiter.consume(key))).code).toBe('DAILY_QUOTA_EXCEEDED');
+  });
+
+  it('reports healthy', () => {
+    expect(embedded().limiter.healthy()).toBe(true);
+  });
+});
+
+describe('windows reset at the boundary (injected clock)', () => {
+  it.each([
+    {
+      window: 'day',
+      limits: { perMinute: 100, perDay: 1, perMonth: 1000 },
+      before: Date.UTC(2026, 10, 22, 23, 59, 59, 999),
+      after: Date.UTC(2026, 10, 23, 0, 0, 0, 0),
+      code: 'DAILY_QUOTA_EXCEEDED',
+    },
+    {
+      window: 'month',
+      limits: { perMinute: 100, perDay: 100, perMonth: 1 },
+      before: Date.UTC(2026, 10, 30, 23, 59, 59, 999),
+      after: Date.UTC(2026, 11, 1, 0, 0, 0, 0),
+      code: 'QUOTA_EXCEEDED',
+    },
+    {
+      window: 'month (December to January)',
+      limits: { perMinute: 100, perDay: 100, perMonth: 1 },
+      before: Date.UTC(2026, 11, 31, 23, 59, 59, 999),
+      after: Date.UTC(2027, 0, 1, 0, 0, 0, 0),
+      code: 'QUOTA_EXCEEDED',
+    },
+  ])('the $window quota refuses until 00:00 UTC, then counts afresh', async ({ limits, before, after, code }) => {
+    const env = embedded(limits, undefined, { t: before });
+    const key = keyRecord();
+    await env.limiter.consume(key);
+    const err = await refusal(env.limiter.consume(key));
+    expect([err.code, err.retryAfter]).toEqual([code, 1]);
+    env.clock.t = after;
+    await expect(env.limiter.consume(key)).resolves.toHaveProperty('headers');
+  });
+
+  it('the day quota does not reset at midnight of another time zone', async () => {
+    const env = embedded({ perMinute: 100, perDay: 1, perMonth: 1000 }, undefined, { t: Date.UTC(2026, 10, 22, 0, 30) });
+    const key = keyRecord();
+    await env.limiter.consume(key);
+    env.clock.t = Date.UTC(2026, 10, 22, 22, 30); // midnight in UTC+1:30 and beyond
+    expect((await refusal(env.limiter.consume(key))).code).toBe('DAILY_QUOTA_EXCEEDED');
+  });
+
+  it('the per-minute window reopens 60 s after it opened (fake timers)', async () => {
+    vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'] });
+    const { limiter } = embedded({ perMinute: 1, perDay: 100, perMonth: 1000 });
+    const key = keyRecord();
+    await limiter.consume(key);
+    vi.advanceTimersByTime(59_000);
+    const err = await refusal(limiter.consume(key));
+    expect([err.code, err.retryAfter]).toEqual(['RATE_LIMIT_EXCEEDED', 1]);
+    vi.advanceTimersByTime(1_000);
+    await expect(limiter.consume(key)).resolves.toHaveProperty('headers');
+  });
+});
+
+describe('GET /api/v1/usage', () => {
+  const request = (key?: KeyRecord): ApiRequest & { key?: KeyRecord } => ({
+    params: {},
+    query: {},
+    body: undefined,
+    headers: {},
+    ip: '127.0.0.1',
+    requestId: 'req-1',
+    path: '/api/v1/usage',
+    key,
+  });
+
+  it('returns limits, usage and reset times per window', async () => {
+    const { limiter } = embedded({ perMinute: 10, perDay: 50, perMonth: 500 });
+    const key = keyRecord({ perDay: 40 });
+    await consumeTimes(limiter, key, 3);
+    const reply = await createUsageOperations({ limiter }).getUsage(request(key));
+    expect(reply.status).toBe(200);
+    expect(reply.body).toEqual({
+      keyId: key.id,
+      minute: { limit: 10, used: 3, remaining: 7, resetAt: expect.any(String), resetInSeconds: 60 },
+      day: { limit: 40, used: 3, remaining: 37, resetAt: '2026-11-23T00:00:00.000Z', resetInSeconds: 12 * 3600 },
+      month: { limit: 500, used: 3, remaining: 497, resetAt: '2026-12-01T00:00:00.000Z', resetInSeconds: 8 * 86400 + 12 * 3600 },
+    });
+    expect(reply.headers).toMatchObject({ 'RateLimit-Remaining': '7', 'X-Quota-Daily-Remaining': '37' });
+  });
+
+  it('does not count, and answers while a quota is exhausted', async () => {
+    const { limiter } = embedded({ perMinute: 100, perDay: 1, perMonth: 1000 });
+    const { getUsage } = createUsageOperations({ limiter });
+    const key = keyRecord();
+    await limiter.consume(key);
+    await getUsage(request(key));
+    const reply = await getUsage(request(key));
+    expect([reply.body.minute.used, reply.body.day.used, reply.body.day.remaining]).toEqual([1, 1, 0]);
+    expect(UNCOUNTED_OPERATIONS.has('getUsage')).toBe(true);
+  });
+
+  it('a fresh key shows a full per-minute window', async () => {
+    const { limiter } = embedded();
+    const { body } = await createUsageOperations({ limiter }).getUsage(request(keyRecord()));
+    expect(body.minute).toMatchObject({ used: 0, remaining: 100, resetInSeconds: 60 });
+  });
+
+  it('refuses to run without the authenticated key on the request', async () => {
+    const { limiter } = embedded();
+    await expect(createUsageOperations({ limiter }).getUsage(request())).rejects.toThrow(/authenticated key/);
+  });
+});

@@ -1,0 +1,228 @@
+// Multi-instance mode against a real redis-server on 127.0.0.1: shared quotas, the Redis key store, outage and recovery.
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { KeyRecord, KeyStore } from '../../src/adapters/key-store.js';
+import { createRedisCounters, type RedisCounterStore } from '../../src/adapters/redis-counters.js';
+import { createRedisKeyStore } from '../../src/adapters/redis-key-store.js';
+import { openKeyStore } from '../../src/cli/key-store-factory.js';
+import { runKeys } from '../../src/cli/keys.js';
+import { KeyDirectory } from '../../src/http/auth.js';
+import { ApiError } from '../../src/http/errors.js';
+import { createLimiter, type CountingLimiter, type LimitValues } from '../../src/http/rate-limiter.js';
+import { redisAvailable, startRedisServer, type TestRedis } from '../support/redis-server.js';
+
+const HAVE_REDIS = redisAvailable();
+const CLI_DEFAULTS = { rateLimitPerMinute: 60, quotaPerDay: 5000, quotaPerMonth: 100000 };
+
+let seq = 0;
+const keyRecord = (over: Partial<KeyRecord> = {}): KeyRecord => ({
+  id: `key_r${process.pid}x${++seq}`,
+  name: 'test',
+  hash: `h${seq}`,
+  status: 'active',
+  perMinute: null,
+  perDay: null,
+  perMonth: null,
+  createdAt: '2026-01-01T00:00:00.000Z',
+  ...over,
+});
+
+async function code(p: Promise<unknown>): Promise<string> {
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  if (err === null) return 'ok';
+  if (err instanceof ApiError) return err.code;
+  throw err;
+}
+
+describe.skipIf(!HAVE_REDIS)('Redis mode (real redis-server)', () => {
+  let redis: TestRedis;
+  const closers: Array<() => Promise<void>> = [];
+
+  beforeAll(async () => {
+    redis = await startRedisServer();
+  });
+  afterEach(async () => {
+    for (const close of closers.splice(0).reverse()) await close();
+  });
+  afterAll(async () => {
+    await redis?.stop();
+  });
+
+  /** One "server": its own connection, counters and limiter, as a separate instance would have. */
+  async function instance(defaults: LimitValues, prefix: string): Promise<{ limiter: CountingLimiter; counters: RedisCounterStore }> {
+    const counters = createRedisCounters({ url: redis.url, keyPrefix: prefix, reconnectMaxDelayMs: 100 });
+    const limiter = createLimiter({ defaults, counters });
+    closers.push(() => limiter.close());
+    await counters.ready();
+    await vi.waitFor(() => expect(limiter.healthy()).toBe(true));
+    return { limiter, counters };
+  }
+
+  describe('two instances on one Redis', () => {
+    it.each([
+      { window: 'day', limits: { perMinute: 100, perDay: 4, perMonth: 1000 }, refusal: 'DAILY_QUOTA_EXCEEDED' },
+      { window: 'month', limits: { perMinute: 100, perDay: 100, perMonth: 4 }, refusal: 'QUOTA_EXCEEDED' },
+      { window: 'minute', limits: { perMinute: 4, perDay: 100, perMonth: 1000 }, refusal: 'RATE_LIMIT_EXCEEDED' },
+    ])('share one $window limit', async ({ window, limits, refusal }) => {
+      const prefix = `t-share-${window}:`;
+      const a = await instance(limits, prefix);
+      const b = await instance(limits, prefix);
+      const key = keyRecord();
+      const results = [];
+      for (const inst of [a, b, a, b, a, b]) results.push(await code(inst.limiter.consume(key)));
+      expect(results).toEqual(['ok', 'ok', 'ok', 'ok', refusal, refusal]);
+    });
+
+    it('a refused request consumes nothing in Redis either', async () => {
+      const a = await instance({ perMinute: 100, perDay: 2, perMonth: 1000 }, 't-refund:');
+      const b = await instance({ perMinute: 100, perDay: 2, perMonth: 1000 }, 't-refund:');
+      const key = keyRecord();
+      await a.limiter.consume(key);
+      await b.limiter.consume(key);
+      expect(await code(a.limiter.consume(key))).toBe('DAILY_QUOTA_EXCEEDED');
+      const { usage } = await b.limiter.peek(key);
+      expect([usage.minute.used, usage.day.used, usage.month.used]).toEqual([2, 2, 2]);
+    });
+
+    it('headers reflect the shared counts', async () => {
+      const a = await instance({ perMinute: 10, perDay: 20, perMonth: 30 }, 't-headers:');
+      const b = await instance({ perMinute: 10, perDay: 20, perMonth: 30 }, 't-headers:');
+      const key = keyRecord();
+      await a.limiter.consume(key);
+      const { headers } = await b.limiter.consume(key);
+      expect(headers).toMatchObject({
+        'RateLimit-Limit': '10',
+        'RateLimit-Remaining': '8',
+        'X-Quota-Daily-Remaining': '18',
+        'X-Quota-Monthly-Remaining': '28',
+      });
+    });
+  });
+
+  describe('key store on Redis', () => {
+    async function store(): Promise<KeyStore> {
+      const s = createRedisKeyStore({ url: redis.url, keyPrefix: 't-keys:' });
+      closers.push(() => s.close());
+      await s.ready();
+      return s;
+    }
+
+    it('create, get, list, update limits and status; revocation is final', async () => {
+      const s = await store();
+      const { record } = await s.create({ name: 'alpha', perDay: 10 });
+      expect(await s.get(record.id)).toEqual(record);
+      expect((await s.list()).map((k) => k.id)).toContain(record.id);
+      expect(await s.updateLimits(record.id, { perMinute: 5, perDay: null })).toBe(true);
+      expect(await s.get(record.id)).toMatchObject({ perMinute: 5, perDay: null, perMonth: null });
+      expect(await s.setStatus(record.id, 'revoked')).toBe(true);
+      expect(await s.setStatus(record.id, 'active')).toBe(false);
+      expect(await s.get(record.id)).toMatchObject({ status: 'revoked' });
+    });
+
+    it('unknown ids change nothing', async () => {
+      const s = await store();
+      const before = await s.version();
+      expect([await s.setStatus('key_nope', 'revoked'), await s.updateLimits('key_nope', { perDay: 1 }), await s.get('key_nope')]).toEqual([
+        false,
+        false,
+        null,
+      ]);
+      expect(await s.version()).toBe(before);
+    });
+
+    it('every change moves the version', async () => {
+      const s = await store();
+      const v0 = await s.version();
+      const { record } = await s.create({ name: 'beta' });
+      const v1 = await s.version();
+      await s.updateLimits(record.id, { perMonth: 7 });
+      const v2 = await s.version();
+      await s.setStatus(record.id, 'inactive');
+      const v3 = await s.version();
+      expect(new Set([v0, v1, v2, v3]).size).toBe(4);
+    });
+
+    it('a key revoked through the CLI is refused by two other instances within 1 s', async () => {
+      const config = { dataDir: '/nonexistent', redisUrl: redis.url, ...CLI_DEFAULTS };
+      const cli = await openKeyStore(config);
+      closers.push(() => cli.close());
+      const { record, key } = await cli.create({ name: 'to-revoke' });
+      const directories = await Promise.all(
+        [1, 2].map(async () => {
+          const s = createRedisKeyStore({ url: redis.url });
+          closers.push(() => s.close());
+          await s.ready();
+          const dir = new KeyDirectory({ store: s, refreshMs: 50 });
+          await dir.refresh();
+          dir.start();
+          closers.push(async () => dir.stop());
+          return dir;
+        }),
+      );
+      for (const dir of directories) expect(dir.authenticate(key).id).toBe(record.id);
+
+      const write = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
+      try {
+        expect(await runKeys(['revoke', record.id], cli, CLI_DEFAULTS)).toBe(0);
+      } finally {
+        write.mockRestore();
+      }
+      for (const dir of directories) {
+        await vi.waitFor(() => expect(() => dir.authenticate(key)).toThrow(/revoked/), { timeout: 1000, interval: 20 });
+      }
+    });
+  });
+
+  describe('Redis outage', () => {
+    it('killed: the key directory keeps serving the keys it has loaded and reports unhealthy', async () => {
+      const s = createRedisKeyStore({ url: redis.url, keyPrefix: 't-cache:', reconnectMaxDelayMs: 100 });
+      closers.push(() => s.close());
+      await s.ready();
+      const { record, key } = await s.create({ name: 'cached' });
+      const dir = new KeyDirectory({ store: s, refreshMs: 50 });
+      await dir.refresh();
+
+      await redis.kill();
+      try {
+        await dir.refresh();
+        expect([dir.healthy, dir.authenticate(key).id]).toEqual([false, record.id]);
+      } finally {
+        await redis.start();
+      }
+    });
+
+    it('killed: requests still answered (insurance), healthy() false; restarted: healthy and shared again', async () => {
+      const limits = { perMinute: 3, perDay: 100, perMonth: 1000 };
+      const a = await instance(limits, 't-outage:');
+      const b = await instance(limits, 't-outage:');
+      const before = keyRecord();
+      await a.limiter.consume(before);
+      await b.limiter.consume(before);
+
+      await redis.kill();
+      await vi.waitFor(() => expect([a.limiter.healthy(), b.limiter.healthy()]).toEqual([false, false]), { timeout: 3000 });
+
+      // Per-instance insurance: each instance enforces the per-minute limit on its own.
+      const during = keyRecord();
+      const answers = [];
+      for (let i = 0; i < 4; i++) answers.push(await code(a.limiter.consume(during)));
+      expect(answers).toEqual(['ok', 'ok', 'ok', 'RATE_LIMIT_EXCEEDED']);
+      expect(await code(b.limiter.consume(during))).toBe('ok');
+      // The daily count this instance had seen in Redis carries on locally.
+      expect((await a.limiter.consume(before)).headers['X-Quota-Daily-Remaining']).toBe('98');
+
+      await redis.start();
+      await vi.waitFor(() => expect([a.limiter.healthy(), b.limiter.healthy()]).toEqual([true, true]), { timeout: 5000, interval: 50 });
+
+      // Shared again: one minute limit across both instances.
+      const after = keyRecord();
+      const shared = [];
+      for (const inst of [a, b, a, b]) shared.push(await code(inst.limiter.consume(after)));
+      expect(shared).toEqual(['ok', 'ok', 'ok', 'RATE_LIMIT_EXCEEDED']);
+      // Increments counted locally during the outage were merged into Redis.
+      expect((await b.limiter.peek(during)).usage.day.used).toBe(4);
+    });
+  });
+});
