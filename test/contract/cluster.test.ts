@@ -1,0 +1,66 @@
+// WORKERS: several processes share the port and one Redis; the embedded store refuses the combination.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { redisAvailable, startRedisServer, type TestRedis } from '../support/redis-server.js';
+
+const HAVE_REDIS = redisAvailable();
+let dataDir: string;
+
+beforeAll(() => {
+  dataDir = mkdtempSync(join(tmpdir(), 'vls-cluster-'));
+});
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+describe('WORKERS', () => {
+  it('refuses several workers on the embedded store, pointing to REDIS_URL', () => {
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      env: { ...process.env, WORKERS: '2', DATA_DIR: dataDir, PORT: '0', REDIS_URL: '' },
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toMatch(/WORKERS: .*REDIS_URL/);
+  });
+
+  describe.skipIf(!HAVE_REDIS)('on Redis', () => {
+    let redis: TestRedis;
+    let child: ChildProcess;
+    let out = '';
+    beforeAll(async () => {
+      redis = await startRedisServer();
+      child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+        env: { ...process.env, WORKERS: '2', REDIS_URL: redis.url, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '5' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      child.stdout!.on('data', (d) => (out += d));
+      const deadline = Date.now() + 30_000;
+      while (!/with 2 workers/.test(out) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    }, 40_000);
+    afterAll(async () => {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      await redis?.stop();
+    });
+
+    it('serves from two processes, prints the first key once, shares one limit, and exits 0 on SIGTERM', async () => {
+      expect(out).toMatch(/with 2 workers/);
+      const key = /^\s+(vls_\S+)$/m.exec(out)?.[1];
+      expect(key).toBeDefined();
+      expect(out.match(/vls_/g)!.length).toBe(2); // the key line and the curl example: printed once
+      const url = /listening on (http:\/\/[^ ]+) with/.exec(out)![1];
+      const statuses: number[] = [];
+      for (let i = 0; i < 7; i++) {
+        // A fresh connection each time, so both workers are reached.
+        const res = await fetch(`${url}/api/v1/bic/DEUTDEFF`, { headers: { 'X-Api-Key': key!, Connection: 'close' } });
+        statuses.push(res.status);
+      }
+      expect(statuses.filter((s) => s === 200)).toHaveLength(5);
+      expect(statuses.filter((s) => s === 429)).toHaveLength(2);
+      const exit = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+      child.kill('SIGTERM');
+      expect(await exit).toBe(0);
+    });
+  });
+});
