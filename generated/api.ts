@@ -153,7 +153,10 @@ export interface paths {
          *     password never scores above 1 and its warning says it appeared in data breaches.
          *
          *     The password is never logged, stored or echoed, not even in error details. If the range service cannot be
-         *     reached the answer is 502 `UPSTREAM_UNAVAILABLE`, never a silent "not breached".
+         *     reached the answer is 502 `UPSTREAM_UNAVAILABLE`, never a silent "not breached". Range answers are cached
+         *     in memory for an hour (at most 10,000 prefixes and 500,000 rows); with a local mirror
+         *     (`PWNED_PASSWORDS_DIR`) nothing leaves the machine and a missing prefix file means "not found". Strength is
+         *     computed in worker threads off the event loop; when their queue is full the answer is 503 with `Retry-After`.
          */
         post: operations["checkPasswordStrength"];
         delete?: never;

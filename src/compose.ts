@@ -13,7 +13,6 @@ import type { AppDeps } from './app.js';
 import type { Config } from './config.js';
 import { KeyDirectory } from './http/auth.js';
 import { createContractValidator } from './http/contract-validator.js';
-import { ApiError } from './http/errors.js';
 import { unlimited, type Limiter } from './http/limits.js';
 import type { Logger } from './http/logging.js';
 import { createMetrics } from './http/metrics.js';
@@ -22,11 +21,14 @@ import { loadSpec, projectPath } from './http/spec.js';
 import type { HandlerMap } from './http/types.js';
 import { loadBinTable } from './adapters/bin-table.js';
 import { createDnsResolver, systemDnsServers } from './adapters/dns-resolver.js';
+import { createStrengthEstimator } from './adapters/password-pool.js';
+import { createRangeClient } from './adapters/range-client.js';
 import { openGeoIp, type GeoIp } from './adapters/geoip-reader.js';
 import { addressResolver, createTlsProber } from './adapters/tls-prober.js';
 import { createBicOperations } from './operations/bic.js';
 import { createDnsEmailOperations } from './operations/dns-email.js';
 import { createIbanCardOperations } from './operations/iban-card.js';
+import { createPasswordOperations } from './operations/password.js';
 import { createTlsIpOperations } from './operations/tls-ip.js';
 
 /** The configured GeoIP databases, or the bundled GeoLite2 ones under DATA_DIR/geoip (newest City first). */
@@ -105,6 +107,14 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
     const s = tls.stats();
     return { hits: s.cacheHits, misses: s.cacheMisses, size: s.cacheEntries };
   });
+  const estimator = createStrengthEstimator({ threads: config.passwordThreads });
+  const ranges = createRangeClient({
+    baseUrl: config.pwnedPasswordsUrl,
+    timeoutMs: config.pwnedTimeoutMs,
+    mirrorDir: config.pwnedPasswordsDir ?? undefined,
+    logger,
+  });
+  metrics.addCache('pwned_ranges', () => ranges.stats());
   // The GeoIP databases load in the background (~0.7 s for GeoLite2): /readyz and the IP endpoints answer 503 until then.
   let geo: GeoIp | null = null;
   const geoLoading = openGeoIp(await geoPaths(config)).then(
@@ -123,16 +133,13 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
     () => logger.warn('documentation page not built (make docs): /docs answers 503'),
   );
 
-  const notYet = (name: string) => () => {
-    throw new ApiError(503, 'SERVICE_UNAVAILABLE', `${name} is not available on this server yet`, { headers: { 'Retry-After': '60' } });
-  };
   const handlers: HandlerMap = {
-    checkPasswordStrength: notYet('password strength'),
     ...createBicOperations(),
     ...(createIbanCardOperations({ bin }) as HandlerMap),
     ...createDnsEmailOperations({ resolver }),
     ...createTlsIpOperations({ tls, geo: () => geo, trustProxy: config.trustProxy }),
     ...createUsageOperations({ limiter }),
+    ...createPasswordOperations({ estimator, ranges }),
     ...opts.handlers,
   };
 
@@ -162,6 +169,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
     async close() {
       keys.stop();
       // The limiter's last flush needs the database still open: limiter, counters, then the key store.
+      await estimator.close();
       await limiter.close(); // closes the counters it was built on
       if (limiter === unlimited || opts.limiter) await counters.close();
       await keyStore.close();

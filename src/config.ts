@@ -28,6 +28,7 @@ export interface Config {
   trustProxy: boolean;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   workers: number;
+  passwordThreads: number;
   validateResponses: boolean;
   rateLimits: boolean;
   shutdownTimeoutMs: number;
@@ -151,6 +152,7 @@ function settings(cpus: number): Setting<keyof Config>[] {
     s('trustProxy', 'TRUST_PROXY', false, bool, 'take the client address of GET /api/v1/ip from X-Forwarded-For'),
     s('logLevel', 'LOG_LEVEL', 'info', level, 'pino level'),
     s('workers', 'WORKERS', 1, workers(cpus), 'processes serving the port (auto = number of CPUs)'),
+    s('passwordThreads', 'PASSWORD_THREADS', cpus, workers(cpus), 'zxcvbn worker threads per process (auto = number of CPUs)'),
     s('rateLimits', 'RATE_LIMITS', true, onOff, 'off disables rate limits and quotas (trusted deployments, benchmarks)'),
     s('validateResponses', 'VALIDATE_RESPONSES', false, bool, 'validate every response against openapi.yaml (slow; for debugging)'),
     s('shutdownTimeoutMs', 'SHUTDOWN_TIMEOUT_MS', 10000, int(0, 600000), 'how long in-flight requests may finish after SIGTERM'),

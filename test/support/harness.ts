@@ -71,6 +71,7 @@ export async function startHarness(env: Record<string, string> = {}, opts: Compo
     LOG_LEVEL: 'trace',
     // Limits are on, but high: tests of limits set their own.
     RATE_LIMIT_PER_MINUTE: '100000',
+    PASSWORD_THREADS: '1',
     GEOIP_CITY_DB: join(GEOIP_TEST_DIR, 'GeoIP2-City-Test.mmdb'),
     GEOIP_ASN_DB: join(GEOIP_TEST_DIR, 'GeoLite2-ASN-Test.mmdb'),
     ...env,

@@ -1,0 +1,71 @@
+// Password strength estimation off the event loop: a piscina worker-thread pool running zxcvbn-ts.
+import { availableParallelism } from 'node:os';
+import { Piscina } from 'piscina';
+import { truncateForAnalysis, type Strength } from '../domain/password.js';
+import { serviceUnavailable } from '../http/errors.js';
+import type { ZxcvbnWorkerData } from './zxcvbn-worker.js';
+
+export type { Strength } from '../domain/password.js';
+
+export interface StrengthEstimator {
+  /** zxcvbn estimate of the first 128 code points of the password, computed in a worker thread. */
+  estimate(password: string): Promise<Strength>;
+  /** Stop the workers; pending estimates are rejected. */
+  close(): Promise<void>;
+}
+
+export interface StrengthEstimatorOptions {
+  /** Worker threads, all started (and warmed) at once; default: os.availableParallelism(). */
+  threads?: number;
+  /** Estimates allowed to wait for a free worker before new ones get 503; default 512. */
+  maxQueue?: number;
+  /** Nice increment for the workers (Linux) so the event loop wins CPU contention; default 5. */
+  niceIncrement?: number;
+  /** Also use the de, fr and es-es word lists (default true); false roughly halves the per-call cost. */
+  extraLanguages?: boolean;
+}
+
+/** The worker next to this module: .js when compiled, .ts under vitest/tsx. */
+function workerFile(): { filename: string; execArgv: string[] } {
+  const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+  const url = new URL(`./zxcvbn-worker${ext}`, import.meta.url);
+  // TypeScript sources need the tsx loader inside the worker too; compiled JS needs nothing.
+  return { filename: url.href, execArgv: ext === '.ts' ? ['--import', 'tsx'] : [] };
+}
+
+const isQueueFull = (err: unknown): boolean => err instanceof Error && /queue is at limit/i.test(err.message);
+
+export function createStrengthEstimator(opts: StrengthEstimatorOptions = {}): StrengthEstimator {
+  const threads = Math.max(1, Math.floor(opts.threads ?? availableParallelism()));
+  const { filename, execArgv } = workerFile();
+  const pool = new Piscina<string, Strength>({
+    filename,
+    execArgv,
+    minThreads: threads,
+    maxThreads: threads,
+    idleTimeout: Number.POSITIVE_INFINITY,
+    maxQueue: opts.maxQueue ?? 512,
+    niceIncrement: opts.niceIncrement ?? 5,
+    workerData: { extraLanguages: opts.extraLanguages ?? true } satisfies ZxcvbnWorkerData,
+  });
+  let closed = false;
+
+  return {
+    async estimate(password: string): Promise<Strength> {
+      if (closed) throw serviceUnavailable('password analysis is shutting down');
+      try {
+        // Only the analysed prefix is posted to the worker, in memory.
+        return await pool.run(truncateForAnalysis(password));
+      } catch (err) {
+        // Never rethrow the raw error: it carries no password, but keep client text generic anyway.
+        if (isQueueFull(err)) throw serviceUnavailable('password analysis is busy, retry shortly');
+        throw new Error('password strength worker failed');
+      }
+    },
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      await pool.destroy();
+    },
+  };
+}

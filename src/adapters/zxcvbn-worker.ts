@@ -1,0 +1,94 @@
+// Worker-thread task: zxcvbn-ts password strength estimate (common, en, de, fr, es-es dictionaries).
+import { isMainThread, workerData } from 'node:worker_threads';
+import { ZxcvbnFactory, type OptionsType } from '@zxcvbn-ts/core';
+import * as common from '@zxcvbn-ts/language-common';
+import * as en from '@zxcvbn-ts/language-en';
+import * as de from '@zxcvbn-ts/language-de';
+import * as fr from '@zxcvbn-ts/language-fr';
+import * as esEs from '@zxcvbn-ts/language-es-es';
+import { MAX_ANALYSED_CHARS, truncateForAnalysis, type Strength } from '../domain/password.js';
+
+/**
+ * Tuned for speed (figures: bench/zxcvbn-timing.ts): Levenshtein off (it multiplies the cost ~10x),
+ * few l33t variants per substring (the l33t matcher explodes on long inputs; on common l33t passwords
+ * 2 scores the same as the default 100) and a length cap.
+ */
+export const L33T_MAX_SUBSTITUTIONS = 2;
+
+/** Big word lists taken from the de, fr and es-es packages. */
+const EXTRA_LIST = /^(commonWords|firstnames|lastnames|wikipedia)-/;
+
+/**
+ * de, fr and es-es contribute their word lists but not their word-sequence lists (numbers, months,
+ * colours...): those run a second full dictionary + l33t + reverse pass and tripled the per-call cost.
+ * language-de 3.x names its lists without a language suffix; they get "-de" like the 4.x packages.
+ */
+function extraLists(dictionary: Record<string, string[]>, suffix: string): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const [name, words] of Object.entries(dictionary)) {
+    const key = name.endsWith(suffix) ? name : `${name}${suffix}`;
+    if (EXTRA_LIST.test(key)) out[key] = words;
+  }
+  return out;
+}
+
+/** Passed by the pool as piscina workerData. */
+export interface ZxcvbnWorkerData {
+  /** Add the de, fr and es-es word lists (default true); about doubles the per-call cost. */
+  extraLanguages?: boolean;
+}
+
+/** The zxcvbn options the service uses; exported for the timing bench. */
+export function zxcvbnOptions(extraLanguages = true): OptionsType {
+  const extra = extraLanguages
+    ? {
+        ...extraLists(de.dictionary, '-de'),
+        ...extraLists(fr.dictionary, '-fr'),
+        ...extraLists(esEs.dictionary, '-es-es'),
+      }
+    : {};
+  return {
+    translations: en.translations,
+    graphs: common.adjacencyGraphs,
+    dictionary: { ...common.dictionary, ...en.dictionary, ...extra },
+    useLevenshteinDistance: false,
+    l33tMaxSubstitutions: L33T_MAX_SUBSTITUTIONS,
+    // Backstop only: callers already cut to MAX_ANALYSED_CHARS code points (at most 2 UTF-16 units each).
+    maxLength: MAX_ANALYSED_CHARS * 2,
+  };
+}
+
+let factory: ZxcvbnFactory | undefined;
+
+function getFactory(): ZxcvbnFactory {
+  const data = (isMainThread ? undefined : workerData) as ZxcvbnWorkerData | undefined;
+  factory ??= new ZxcvbnFactory(zxcvbnOptions(data?.extraLanguages !== false));
+  return factory;
+}
+
+/** Estimate one password; only derived numbers and feedback text come back, never the password. */
+export function estimateStrength(password: string): Strength {
+  const result = getFactory().check(truncateForAnalysis(String(password)));
+  const fast = result.crackTimes.offlineFastHashingXPerSecond;
+  return {
+    score: result.score,
+    guesses: result.guesses,
+    crackTimeSeconds: fast.seconds,
+    crackTimeDisplay: fast.display,
+    warning: result.feedback.warning ?? '',
+    suggestions: [...result.feedback.suggestions],
+  };
+}
+
+/** Build the dictionaries and run one throw-away check so the first request pays no start-up cost. */
+export function warmUp(): void {
+  getFactory().check('warm-up Tr0ub4dor&3 correct horse');
+}
+
+// Warm once per worker at start-up, not on the first request.
+if (!isMainThread) warmUp();
+
+/** Piscina task entry point: the password arrives as an in-memory message. */
+export default function task(password: string): Strength {
+  return estimateStrength(password);
+}

@@ -1,0 +1,98 @@
+// Password strength result pieces: SHA-1 k-anonymity split (Pwned Passwords range API) and breach merge.
+import { createHash } from 'node:crypto';
+
+/** zxcvbn analyses at most this many characters (Unicode code points) of a password; the rest is ignored. */
+export const MAX_ANALYSED_CHARS = 128;
+
+/** What the strength estimator (zxcvbn, offline fast-hashing scenario: 1e10 guesses/s) reports. */
+export interface Strength {
+  /** 0 (weakest) to 4 (strongest). */
+  score: number;
+  guesses: number;
+  /** Seconds to crack in an offline unthrottled attack (1e10 guesses/s). */
+  crackTimeSeconds: number;
+  crackTimeDisplay: string;
+  /** "" when there is no warning. */
+  warning: string;
+  suggestions: string[];
+}
+
+/** INTERFACE.md 2.5 password strength result. */
+export interface PasswordResult {
+  score: number;
+  crackTimeDisplay: string;
+  crackTimeSeconds: number;
+  guesses: number;
+  warning: string;
+  suggestions: string[];
+  breached: boolean;
+  breachCount: number;
+}
+
+/** Highest score a password found in breaches may get ("weak"). */
+export const BREACHED_MAX_SCORE = 1;
+
+/**
+ * The first MAX_ANALYSED_CHARS code points of the password (never splits a surrogate pair).
+ * Stops scanning as soon as the limit is reached, so a long input costs only the prefix.
+ */
+export function truncateForAnalysis(password: string, max = MAX_ANALYSED_CHARS): string {
+  if (password.length <= max) return password;
+  let units = 0;
+  let points = 0;
+  while (units < password.length && points < max) {
+    const code = password.charCodeAt(units);
+    const isPair =
+      code >= 0xd800 && code <= 0xdbff && units + 1 < password.length && isLowSurrogate(password.charCodeAt(units + 1));
+    units += isPair ? 2 : 1;
+    points += 1;
+  }
+  return password.slice(0, units);
+}
+
+const isLowSurrogate = (code: number): boolean => code >= 0xdc00 && code <= 0xdfff;
+
+/**
+ * SHA-1 of the password's UTF-8 bytes as upper-case hex, split for the range API:
+ * only `prefix` (5 chars) may leave the service; `suffix` (35 chars) is matched locally.
+ */
+export function sha1Parts(password: string): { prefix: string; suffix: string } {
+  const hex = createHash('sha1').update(password, 'utf8').digest('hex').toUpperCase();
+  return { prefix: hex.slice(0, 5), suffix: hex.slice(5) };
+}
+
+/** Times the suffix appears in a range answer; 0 when absent (padding rows are dropped upstream). */
+export function breachCountFor(range: ReadonlyMap<string, number>, suffix: string): number {
+  const count = range.get(suffix.toUpperCase());
+  return typeof count === 'number' && Number.isFinite(count) && count > 0 ? Math.floor(count) : 0;
+}
+
+/** Warning text for a breached password. */
+export function breachWarning(count: number): string {
+  return count === 1
+    ? 'This password has appeared in a data breach once and should never be used.'
+    : `This password has appeared in data breaches ${count} times and should never be used.`;
+}
+
+const BREACH_SUGGESTION = 'Choose a password that has not appeared in a data breach.';
+
+/**
+ * Combine the strength estimate with the breach count. A breached password scores at most 1,
+ * its warning says it appeared in breaches and a suggestion to pick another is added first.
+ */
+export function mergeBreach(strength: Strength, breachCount: number): PasswordResult {
+  const count = Number.isFinite(breachCount) && breachCount > 0 ? Math.floor(breachCount) : 0;
+  const breached = count > 0;
+  const suggestions = strength.suggestions.slice();
+  if (breached && !suggestions.includes(BREACH_SUGGESTION)) suggestions.unshift(BREACH_SUGGESTION);
+  return {
+    score: breached ? Math.min(strength.score, BREACHED_MAX_SCORE) : strength.score,
+    crackTimeDisplay: strength.crackTimeDisplay,
+    crackTimeSeconds: strength.crackTimeSeconds,
+    guesses: strength.guesses,
+    warning: breached ? breachWarning(count) : strength.warning,
+    suggestions,
+    breached,
+    breachCount: count,
+  };
+}
