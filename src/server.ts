@@ -1,14 +1,27 @@
 // HTTP server lifecycle: listen with bounded timeouts and header sizes; drain on SIGTERM/SIGINT, then close stores.
-import { createServer, type Server } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type Koa from 'koa';
+import { ApiError, toErrorInfo } from './http/errors.js';
 
 export interface ServerLimits {
   /** Whole request (headers + body) must arrive within this. */
   requestTimeoutMs: number;
-  /** Headers must arrive within this (cuts slow-loris connections). */
+  /** Headers must arrive within this (cuts slow-loris connections, and connections that send nothing). */
   headersTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this (Node adds a 1 s grace). */
   keepAliveTimeoutMs: number;
+  /** Request line plus headers, in bytes; beyond it the answer is 431. */
   maxHeaderSize: number;
+  /** Header lines kept per request (the rest are dropped unread). */
+  maxHeadersCount: number;
+  /**
+   * How often Node checks requestTimeout and headersTimeout. Node's default is 30 s, which would let a
+   * slow-loris connection live up to 30 s past headersTimeout.
+   */
+  connectionsCheckingIntervalMs: number;
 }
 
 export const DEFAULT_LIMITS: ServerLimits = {
@@ -16,12 +29,95 @@ export const DEFAULT_LIMITS: ServerLimits = {
   headersTimeoutMs: 10_000,
   keepAliveTimeoutMs: 5_000,
   maxHeaderSize: 16 * 1024,
+  maxHeadersCount: 100,
+  connectionsCheckingIntervalMs: 1_000,
 };
 
-export function createHttpServer(app: Koa, limits: ServerLimits = DEFAULT_LIMITS): Server {
-  const server = createServer({ maxHeaderSize: limits.maxHeaderSize, requestTimeout: limits.requestTimeoutMs }, app.callback());
-  server.headersTimeout = limits.headersTimeoutMs;
+/**
+ * Requests Node rejects before the app sees them (malformed HTTP, headers over maxHeaderSize, timeouts)
+ * still answer ErrorInfo JSON; nothing of the request is echoed.
+ */
+function clientErrorReply(code: string | undefined): { status: number; reason: string; error: ApiError } {
+  if (code === 'HPE_HEADER_OVERFLOW') {
+    return { status: 431, reason: 'Request Header Fields Too Large', error: new ApiError(431, 'VALIDATION_ERROR', 'request line and headers are too large') };
+  }
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    return { status: 408, reason: 'Request Timeout', error: new ApiError(408, 'VALIDATION_ERROR', 'the request did not arrive in time') };
+  }
+  return { status: 400, reason: 'Bad Request', error: new ApiError(400, 'INVALID_FORMAT', 'malformed HTTP request') };
+}
+
+function onClientError(err: Error & { code?: string }, socket: Duplex & { bytesWritten?: number }): void {
+  // Like Node's default: answer only when nothing has been written on the connection yet, then close it.
+  if (err.code !== 'ECONNRESET' && socket.writable && !socket.bytesWritten) {
+    const { status, reason, error } = clientErrorReply(err.code);
+    const requestId = randomUUID();
+    const body = JSON.stringify(toErrorInfo(error, '', requestId));
+    socket.write(
+      `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `X-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
+}
+
+interface Tracking {
+  /** Per open connection: requests in progress, requests answered. */
+  conns: Map<Socket, { active: number; served: number }>;
+  inflight: Set<ServerResponse>;
+  draining: boolean;
+  /** Connections accepted since start. */
+  accepted: number;
+}
+
+const tracking = new WeakMap<Server, Tracking>();
+
+/** Close connections that have answered at least one request and have none in progress (flushing first). */
+function closeServedIdle(t: Tracking): void {
+  for (const [socket, c] of t.conns) {
+    if (c.active === 0 && c.served > 0 && !socket.writableEnded) socket.end(() => socket.destroy());
+  }
+}
+
+function trackConnections(server: Server): void {
+  const t: Tracking = { conns: new Map(), inflight: new Set(), draining: false, accepted: 0 };
+  tracking.set(server, t);
+  server.on('connection', (socket: Socket) => {
+    t.accepted++;
+    t.conns.set(socket, { active: 0, served: 0 });
+    socket.once('close', () => t.conns.delete(socket));
+  });
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const c = t.conns.get(req.socket);
+    if (c) c.active++;
+    t.inflight.add(res);
+    if (t.draining) res.setHeader('Connection', 'close');
+    res.once('close', () => {
+      t.inflight.delete(res);
+      if (c) {
+        c.active--;
+        c.served++;
+      }
+      if (t.draining) closeServedIdle(t);
+    });
+  });
+}
+
+export function createHttpServer(app: Koa, overrides: Partial<ServerLimits> = {}): Server {
+  const limits = { ...DEFAULT_LIMITS, ...overrides };
+  const server = createServer(
+    {
+      maxHeaderSize: limits.maxHeaderSize,
+      requestTimeout: limits.requestTimeoutMs,
+      headersTimeout: limits.headersTimeoutMs,
+      connectionsCheckingInterval: limits.connectionsCheckingIntervalMs,
+    },
+    app.callback(),
+  );
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
+  server.maxHeadersCount = limits.maxHeadersCount;
+  server.on('clientError', onClientError);
+  trackConnections(server);
   return server;
 }
 
@@ -36,10 +132,16 @@ export function listen(server: Server, port: number, host: string): Promise<void
 }
 
 /**
- * Stop accepting, let in-flight requests finish (idle keep-alive connections are closed as they
- * become idle), and give up on stragglers after timeoutMs.
+ * Stop accepting and let every request the server has received finish, then resolve; after timeoutMs the
+ * stragglers are cut. Shutdown must not reset a connection whose request was already sent:
+ * - connections the kernel completed before the signal are still accepted (one full poll phase runs before
+ *   the listener closes), and answered (503 once the app drains) instead of being reset with the listener;
+ * - a connection is closed only once idle after a response: one that has not yet carried a request may
+ *   hold an unread one (Node's closeIdleConnections() would destroy it);
+ * - answers written from now on carry `Connection: close`.
  */
 export function drain(server: Server, timeoutMs: number): Promise<'drained' | 'timeout'> {
+  const t = tracking.get(server);
   return new Promise((resolve) => {
     let settled = false;
     const finish = (how: 'drained' | 'timeout') => {
@@ -49,9 +151,24 @@ export function drain(server: Server, timeoutMs: number): Promise<'drained' | 't
       clearTimeout(limit);
       resolve(how);
     };
-    server.close(() => finish('drained'));
-    server.closeIdleConnections();
-    const idle = setInterval(() => server.closeIdleConnections(), 50);
+    const closeIdle = () => (t ? closeServedIdle(t) : server.closeIdleConnections());
+    if (t) {
+      t.draining = true;
+      for (const res of t.inflight) if (!res.headersSent) res.setHeader('Connection', 'close');
+    }
+    // Accept until a loop iteration accepts nothing more (bounded), then close the listener.
+    const quietBy = Date.now() + 1000;
+    let seen = -1;
+    const closeWhenQuiet = () => {
+      if (t && t.accepted !== seen && Date.now() < quietBy) {
+        seen = t.accepted;
+        return void setImmediate(closeWhenQuiet);
+      }
+      server.close(() => finish('drained'));
+      closeIdle();
+    };
+    setImmediate(closeWhenQuiet);
+    const idle = setInterval(closeIdle, 50);
     const limit = setTimeout(() => {
       server.closeAllConnections();
       finish('timeout');

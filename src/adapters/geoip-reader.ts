@@ -5,6 +5,7 @@ import { createGunzip } from 'node:zlib';
 import { LRUCache } from 'lru-cache';
 import { Reader, type AsnResponse, type CityResponse } from 'maxmind';
 import { classifyIp } from '../domain/ip-ranges.js';
+import type { components } from '../../generated/api.js';
 
 const CHUNK = 1 << 20;
 
@@ -34,25 +35,8 @@ async function inflateFile(path: string): Promise<Buffer> {
   return out.subarray(0, off);
 }
 
-/** INTERFACE.md 2.7. Fields the data lacks are null; isEU is false when the data does not say. */
-export interface GeoResult {
-  ip: string;
-  ipType: 'IPV4' | 'IPV6';
-  countryCode: string | null;
-  countryName: string | null;
-  regionName: string | null;
-  regionCode: string | null;
-  cityName: string | null;
-  continentCode: string | null;
-  continentName: string | null;
-  lat: number | null;
-  lng: number | null;
-  zipCode: string | null;
-  timezone: string | null;
-  isEU: boolean;
-  asn: number | null;
-  asnOrganization: string | null;
-}
+/** The contract's IpGeolocationResult (openapi.yaml is the source of truth). */
+export type GeoResult = components['schemas']['IpGeolocationResult'];
 
 export interface GeoDatabaseInfo {
   kind: 'city' | 'asn';

@@ -48,3 +48,19 @@ export function generateKey(): string {
 export function generateKeyId(): string {
   return `key_${randomBytes(6).toString('hex')}`;
 }
+
+/** A fresh active key and the record every store keeps of it (the key itself is returned, never kept). */
+export function newKeyRecord(input: NewKey): { record: KeyRecord; key: string } {
+  const key = generateKey();
+  const record: KeyRecord = {
+    id: generateKeyId(),
+    name: input.name,
+    hash: hashKey(key),
+    status: 'active',
+    perMinute: input.perMinute ?? null,
+    perDay: input.perDay ?? null,
+    perMonth: input.perMonth ?? null,
+    createdAt: new Date().toISOString(),
+  };
+  return { record, key };
+}

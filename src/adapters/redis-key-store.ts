@@ -6,9 +6,7 @@
 // Redis must persist its data (RDB or AOF) in production: a Redis that restarts empty forgets every key.
 import type { Redis } from 'ioredis';
 import {
-  generateKey,
-  generateKeyId,
-  hashKey,
+  newKeyRecord,
   type KeyLimits,
   type KeyRecord,
   type KeyStatus,
@@ -94,17 +92,7 @@ export function createRedisKeyStore(opts: RedisKeyStoreOptions): KeyStore & { re
 
   return {
     async create(input: NewKey) {
-      const key = generateKey();
-      const record: KeyRecord = {
-        id: generateKeyId(),
-        name: input.name,
-        hash: hashKey(key),
-        status: 'active',
-        perMinute: input.perMinute ?? null,
-        perDay: input.perDay ?? null,
-        perMonth: input.perMonth ?? null,
-        createdAt: new Date().toISOString(),
-      };
+      const { record, key } = newKeyRecord(input);
       const json = JSON.stringify({ ...record, updatedAt: record.createdAt });
       if ((await createScript(2, hashName, versionName, record.id, json)) !== 1) throw new Error(`key id ${record.id} already exists`);
       return { record, key };

@@ -3,9 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import {
-  generateKey,
-  generateKeyId,
-  hashKey,
+  newKeyRecord,
   type KeyLimits,
   type KeyRecord,
   type KeyStatus,
@@ -99,17 +97,7 @@ export function createSqliteKeyStore(db: Database.Database): KeyStore {
 
   return {
     async create(input: NewKey) {
-      const key = generateKey();
-      const record: KeyRecord = {
-        id: generateKeyId(),
-        name: input.name,
-        hash: hashKey(key),
-        status: 'active',
-        perMinute: input.perMinute ?? null,
-        perDay: input.perDay ?? null,
-        perMonth: input.perMonth ?? null,
-        createdAt: new Date().toISOString(),
-      };
+      const { record, key } = newKeyRecord(input);
       doCreate(record);
       return { record, key };
     },

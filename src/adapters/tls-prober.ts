@@ -7,28 +7,10 @@ import { gradeTls, type TlsGrade } from '../domain/tls-grade.js';
 import { parseTlsTarget } from '../domain/tls-target.js';
 import { createTrustStore, matchesHost, readCertificate, verifyChain } from './tls-cert.js';
 import { presentedChain, probeHsts, tlsHandshake } from './tls-connect.js';
+import type { components } from '../../generated/api.js';
 
-export interface TlsResult {
-  domain: string;
-  valid: boolean;
-  issuer: string | null;
-  subject: string | null;
-  serialNumber: string | null;
-  validFrom: string | null;
-  validTo: string | null;
-  daysUntilExpiry: number | null;
-  signatureAlgorithm: string | null;
-  subjectAlternativeNames: string[] | null;
-  protocol: string | null;
-  cipherSuite: string | null;
-  chainLength: number | null;
-  errorMessage: string | null;
-  grade: TlsGrade;
-  warnings: string[];
-  keyAlgorithm: string | null;
-  keySize: number | null;
-  hsts: boolean | null;
-}
+/** The contract's TlsResult (openapi.yaml is the source of truth). */
+export type TlsResult = components['schemas']['TlsResult'];
 
 export interface TlsProberStats {
   cacheEntries: number;

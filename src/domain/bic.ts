@@ -1,14 +1,9 @@
 // BIC structure (ISO 9362): 4-letter institution, ISO 3166-1 country, 2-character location, optional 3-character branch.
 import { isCountryCode } from './iso-countries.js';
+import type { components } from '../../generated/api.js';
 
-export interface BicResult {
-  bic: string;
-  valid: boolean;
-  bankCode: string;
-  countryCode: string;
-  locationCode: string;
-  branchCode: string;
-}
+/** The contract's BicResult (openapi.yaml is the source of truth). */
+export type BicResult = components['schemas']['BicResult'];
 
 /** What a client may plausibly have meant as a BIC: letters, digits, spaces, dashes; 64 characters at most. */
 const PLAUSIBLE = /^[A-Za-z0-9 -]{1,64}$/;

@@ -1,4 +1,5 @@
 // Card numbers (ISO/IEC 7812): Luhn checksum, brand by issuer prefix and length, issuer data by BIN.
+import type { components } from '../../generated/api.js';
 
 export type CardBrand = 'Visa' | 'Mastercard' | 'AmericanExpress' | 'Discover' | 'DinersClub' | 'JCB' | 'Unknown';
 export type CardType = 'CREDIT' | 'DEBIT' | 'PREPAID';
@@ -16,17 +17,8 @@ export interface BinLookup {
   lookup(digits: string): BinEntry | null;
 }
 
-export interface CardResult {
-  valid: boolean;
-  luhnValid: boolean;
-  cardBrand: CardBrand;
-  /** The last four digits only (fewer when the number is shorter); never the whole number. */
-  lastFourDigits: string;
-  cardType: CardType | null;
-  issuingBank: string | null;
-  cardCountry: string | null;
-  cardCategory: null;
-}
+/** The contract's CardValidationResult (openapi.yaml is the source of truth). */
+export type CardResult = components['schemas']['CardValidationResult'];
 
 /** Lengths each brand issues. */
 export const BRAND_LENGTHS: Readonly<Record<Exclude<CardBrand, 'Unknown'>, readonly number[]>> = {

@@ -1,20 +1,10 @@
 // DMARC policy record parsing (RFC 7489 §6.3 tags, §6.6.3 record discovery rules).
+import type { components } from '../../generated/api.js';
 
 export type DmarcPolicy = 'none' | 'quarantine' | 'reject';
 
-export interface DmarcResult {
-  /** One or more `v=DMARC1` records were found at _dmarc.DOMAIN (see warnings when more than one). */
-  present: boolean;
-  /** The DMARC record (the first when there are several); "" when absent. */
-  rawRecord: string;
-  /** p=; "" when absent or invalid. */
-  policy: DmarcPolicy | '';
-  /** sp=; "" when absent or invalid (receivers then apply p to subdomains). */
-  subdomainPolicy: DmarcPolicy | '';
-  /** First mailto: URI of rua=, without the scheme and any `!size` limit; "" when absent. */
-  reportingEmail: string;
-  warnings: string[];
-}
+/** The contract's DmarcResult (openapi.yaml is the source of truth). */
+export type DmarcResult = components['schemas']['DmarcResult'];
 
 const POLICIES: ReadonlySet<string> = new Set(['none', 'quarantine', 'reject']);
 

@@ -3,24 +3,10 @@ import { validateIBAN } from 'ibantools';
 import { resolveBic } from './bank-bic.js';
 import { validateBic } from './bic.js';
 import { splitBban } from './iban-bban.js';
+import type { components } from '../../generated/api.js';
 
-export interface IbanResult {
-  /** Normalised: upper-case, no spaces or dashes. */
-  iban: string;
-  valid: boolean;
-  /** Characters 1-2 when they are letters, else "". */
-  countryCode: string;
-  /** Characters 3-4 when they are digits, else "". */
-  checkDigit: string;
-  /** "" when it cannot be extracted. */
-  bankCode: string;
-  /** null where the country's BBAN has no branch code; "" when it has one that cannot be extracted. */
-  branchCode: string | null;
-  /** The account part of the BBAN (no bank/branch codes, no national check digits); "" when not extractable. */
-  accountNumber: string;
-  bic: string | null;
-  bicValid: boolean;
-}
+/** The contract's IbanResult (openapi.yaml is the source of truth). */
+export type IbanResult = components['schemas']['IbanResult'];
 
 const MAX_INPUT = 64;
 /** A plausible attempt: ASCII letters, digits, spaces and dashes only. */

@@ -1,5 +1,6 @@
 // Password strength result pieces: SHA-1 k-anonymity split (Pwned Passwords range API) and breach merge.
 import { createHash } from 'node:crypto';
+import type { components } from '../../generated/api.js';
 
 /** zxcvbn analyses at most this many characters (Unicode code points) of a password; the rest is ignored. */
 export const MAX_ANALYSED_CHARS = 128;
@@ -17,17 +18,8 @@ export interface Strength {
   suggestions: string[];
 }
 
-/** INTERFACE.md 2.5 password strength result. */
-export interface PasswordResult {
-  score: number;
-  crackTimeDisplay: string;
-  crackTimeSeconds: number;
-  guesses: number;
-  warning: string;
-  suggestions: string[];
-  breached: boolean;
-  breachCount: number;
-}
+/** The contract's PasswordStrengthResult (openapi.yaml is the source of truth). */
+export type PasswordResult = components['schemas']['PasswordStrengthResult'];
 
 /** Highest score a password found in breaches may get ("weak"). */
 export const BREACHED_MAX_SCORE = 1;

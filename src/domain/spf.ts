@@ -1,26 +1,11 @@
 // SPF record selection and parsing (RFC 7208 §4.5 record selection, §4.6 terms, §5 mechanisms, §6 modifiers).
 import net from 'node:net';
+import type { components } from '../../generated/api.js';
 
 export type SpfQualifier = '+all' | '-all' | '~all' | '?all';
 
-export interface SpfResult {
-  /** Exactly one or more `v=spf1` records were found (see warnings when more than one). */
-  present: boolean;
-  /** The SPF record (the first one when there are several); "" when absent. */
-  rawRecord: string;
-  /**
-   * The record's default result, written as its `all` term: a bare `all` is `+all`. Without `all`:
-   * the redirect target's qualifier when the record has `redirect=` (only analyseSpf follows it;
-   * parseSpf alone says `?all`), otherwise `?all` since RFC 7208 §4.7 makes the default result neutral.
-   * "" when there is no SPF record.
-   */
-  qualifier: SpfQualifier | '';
-  /** Every term except `all`, in order, as written (e.g. `include:_spf.example.net`, `-ip4:192.0.2.0/24`, `redirect=x`). */
-  mechanisms: string[];
-  /** DNS-querying terms (include, a, mx, ptr, exists, redirect); analyseSpf counts them through includes. */
-  dnsLookups: number;
-  warnings: string[];
-}
+/** The contract's SpfResult (openapi.yaml is the source of truth). */
+export type SpfResult = components['schemas']['SpfResult'];
 
 export interface SpfTerm {
   kind: 'mechanism' | 'modifier';

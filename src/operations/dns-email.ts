@@ -9,30 +9,17 @@ import type { DmarcResult } from '../domain/dmarc.js';
 import { classifyEmail, parseEmailAddress, toAsciiDomain } from '../domain/email.js';
 import { analyseSpf } from '../domain/spf-analysis.js';
 import type { SpfResult } from '../domain/spf.js';
+import type { components } from '../../generated/api.js';
 
 export interface DnsEmailDeps {
   resolver: DnsResolver;
 }
 
-export interface DnsLookupResult {
-  domain: string;
-  records: DnsRecord[];
-  queryTimeMs: number;
-  security: { spf: SpfResult; dkimFound: boolean; dmarc: DmarcResult };
-}
+/** The contract's DnsResult (openapi.yaml is the source of truth). */
+export type DnsLookupResult = components['schemas']['DnsResult'];
 
-export interface EmailValidationResult {
-  email: string;
-  user: string;
-  domain: string;
-  validFormat: boolean;
-  mxRecord: boolean;
-  aRecord: boolean;
-  roleAddress: boolean;
-  disposableEmail: boolean;
-  freeEmailProvider: boolean;
-  didYouMean: string | null;
-}
+/** The contract's EmailValidationResult (openapi.yaml is the source of truth). */
+export type EmailValidationResult = components['schemas']['EmailValidationResult'];
 
 const MAX_EMAIL_INPUT = 320;
 const MAX_DNS_NAME = 253;

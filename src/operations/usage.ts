@@ -2,16 +2,13 @@
 import type { KeyRecord } from '../adapters/key-store.js';
 import type { CountingLimiter, WindowUsage } from '../http/rate-limiter.js';
 import type { ApiRequest, Reply } from '../http/types.js';
+import type { components } from '../../generated/api.js';
 
 /** Operations the dispatcher must not count: it skips `limiter.consume` for them (the handler sends the headers). */
 export const UNCOUNTED_OPERATIONS: ReadonlySet<string> = new Set(['getUsage']);
 
-export interface UsageResult {
-  keyId: string;
-  minute: WindowUsage;
-  day: WindowUsage;
-  month: WindowUsage;
-}
+/** The contract's UsageResult (openapi.yaml is the source of truth). */
+export type UsageResult = components['schemas']['UsageResult'];
 
 export interface UsageDeps {
   limiter: Pick<CountingLimiter, 'peek'>;

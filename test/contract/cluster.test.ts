@@ -15,11 +15,11 @@ beforeAll(() => {
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 describe('WORKERS', () => {
-  it('refuses several workers on the embedded store, pointing to REDIS_URL', () => {
+  it('refuses several workers on the embedded store, pointing to REDIS_URL', { timeout: 60_000 }, () => {
     const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
       env: { ...process.env, WORKERS: '2', DATA_DIR: dataDir, PORT: '0', REDIS_URL: '' },
       encoding: 'utf8',
-      timeout: 20_000,
+      timeout: 50_000,
     });
     expect(run.status).toBe(1);
     expect(run.stderr).toMatch(/WORKERS: .*REDIS_URL/);
@@ -36,9 +36,9 @@ describe('WORKERS', () => {
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       child.stdout!.on('data', (d) => (out += d));
-      const deadline = Date.now() + 30_000;
+      const deadline = Date.now() + 80_000;
       while (!/with 2 workers/.test(out) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    }, 40_000);
+    }, 90_000);
     afterAll(async () => {
       if (child.exitCode === null) child.kill('SIGKILL');
       await redis?.stop();

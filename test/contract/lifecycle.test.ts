@@ -34,7 +34,7 @@ function startServer(): Promise<{ child: ChildProcess; url: string; stdout: () =
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start: ${out}`)), 20_000);
+    const timer = setTimeout(() => reject(new Error(`server did not start: ${out}`)), 45_000);
     child.stdout!.on('data', () => {
       const m = /listening on (http:\/\/[^ ]+)/.exec(out);
       if (m) {
@@ -49,7 +49,8 @@ function startServer(): Promise<{ child: ChildProcess; url: string; stdout: () =
 const exited = (child: ChildProcess) => new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
 
 describe('server process', () => {
-  it('prints one key on first start, and none on the next', async () => {
+  // Each test starts real server processes: generous timeouts for a loaded 2-core machine.
+  it('prints one key on first start, and none on the next', { timeout: 120_000 }, async () => {
     const first = await startServer();
     const key = /^\s+(vls_\S+)$/m.exec(first.stdout())?.[1];
     expect(key).toBeDefined();
@@ -67,7 +68,7 @@ describe('server process', () => {
     expect(await exited(second.child)).toBe(0);
   });
 
-  it('on SIGTERM finishes the request in flight, refuses new connections, and exits 0', async () => {
+  it('on SIGTERM finishes the request in flight, refuses new connections, and exits 0', { timeout: 90_000 }, async () => {
     const server = await startServer();
     const { key } = await (async () => {
       const { createSqliteKeyStore, openDatabase } = await import('../../src/adapters/sqlite-key-store.js');

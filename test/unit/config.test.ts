@@ -60,11 +60,11 @@ describe('loadConfig', () => {
     expect(loadConfig({ WORKERS: 'auto' }, 6).workers).toBe(6);
   });
 
-  it('makes the server exit 1 with a message naming the variable', () => {
+  it('makes the server exit 1 with a message naming the variable', { timeout: 60_000 }, () => {
     const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
       env: { ...process.env, PORT: 'not-a-port' },
       encoding: 'utf8',
-      timeout: 20_000,
+      timeout: 50_000,
     });
     expect(run.status).toBe(1);
     expect(run.stderr).toMatch(/PORT: must be a whole number/);

@@ -60,8 +60,9 @@ afterEach(async () => {
 });
 
 const at = (s: TestDnsServer) => ({ host: '127.0.0.1', port: s.port });
+/** Generous: a loaded 2-core CI box can be slow to answer even on loopback; timeouts are tested with their own short ones. */
 const resolverFor = (...servers: TestDnsServer[]): DnsResolver =>
-  createDnsResolver({ servers: servers.map(at), timeoutMs: 400 });
+  createDnsResolver({ servers: servers.map(at), timeoutMs: 2000 });
 const withMode = async (mode: DnsServerMode): Promise<TestDnsServer> => {
   const s = await startDnsServer(zone, { mode });
   extra.push(s);
@@ -224,7 +225,7 @@ describe('cache and coalescing', () => {
   });
 
   it('keeps at most cacheEntries answers, evicting the least recently used', async () => {
-    const r = createDnsResolver({ servers: [at(server)], timeoutMs: 400, cacheEntries: 2 });
+    const r = createDnsResolver({ servers: [at(server)], timeoutMs: 2000, cacheEntries: 2 });
     await r.query('example.test', 'A');
     await r.query('example.test', 'AAAA');
     await r.query('example.test', 'MX');

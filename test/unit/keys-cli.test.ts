@@ -42,7 +42,8 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-describe('npm run keys', () => {
+// Every case spawns the CLI (tsx start-up included): generous timeouts for a loaded 2-core machine.
+describe('npm run keys', { timeout: 60_000 }, () => {
   it('creates a key that the running server accepts within a second, and prints only the key', async () => {
     const { stdout, code } = await keys('create', '--name', 'alice');
     expect(code).toBe(0);
