@@ -18,6 +18,7 @@ install: $(STAMP)
 ## generate: rewrite generated/ from openapi.yaml
 generate: $(STAMP)
 	$(NPX) openapi-typescript openapi.yaml -o generated/api.ts
+	$(NPX) openapi-typescript openapi.yaml -o clients/typescript/src/schema.ts
 
 ## check-generated: fail when generated/ is stale against openapi.yaml
 check-generated: $(STAMP)
@@ -25,7 +26,10 @@ check-generated: $(STAMP)
 	$(NPX) openapi-typescript openapi.yaml -o $$tmp/api.ts >/dev/null 2>&1; \
 	if ! diff -q $$tmp/api.ts generated/api.ts >/dev/null; then \
 	  echo "generated/api.ts is stale against openapi.yaml: run 'make generate' and commit it"; rm -rf $$tmp; exit 1; \
-	fi; rm -rf $$tmp; echo "generated/ is up to date"
+	fi; \
+	if ! diff -q $$tmp/api.ts clients/typescript/src/schema.ts >/dev/null; then \
+	  echo "clients/typescript/src/schema.ts is stale against openapi.yaml: run 'make generate' and commit it"; rm -rf $$tmp; exit 1; \
+	fi; rm -rf $$tmp; echo "generated/ and the SDK types are up to date"
 
 ## lint: the contract (redocly, examples checked) and the types
 lint: $(STAMP)
@@ -36,7 +40,7 @@ lint: $(STAMP)
 docs: dist/docs/index.html
 dist/docs/index.html: openapi.yaml redocly.yaml $(STAMP)
 	@mkdir -p dist/docs
-	$(NPX) redocly build-docs openapi.yaml -o $@
+	$(NPX) redocly build-docs openapi.yaml --inlineBundle -o $@
 
 ## build: generated types, compiled TypeScript, docs page
 build: generate docs

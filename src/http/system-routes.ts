@@ -12,6 +12,19 @@ export interface SystemRoutesDeps {
   readiness: () => Record<string, boolean>;
 }
 
+const DOCS_CSP = [
+  "default-src 'self'",
+  "img-src 'self' data: blob:",
+  "style-src 'self' 'unsafe-inline'",
+  "script-src 'self' 'unsafe-inline'",
+  "connect-src 'self'",
+  "font-src 'self' data:",
+  "worker-src 'self' blob:",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
 export function createSystemRoutes(deps: SystemRoutesDeps): Router {
   const router = new Router();
   router.get('/openapi.json', (ctx) => {
@@ -31,6 +44,8 @@ export function createSystemRoutes(deps: SystemRoutesDeps): Router {
       return;
     }
     ctx.type = 'text/html; charset=utf-8';
+    // The page is self-contained: nothing may load from elsewhere (Redoc would fetch a logo from its CDN).
+    ctx.set('Content-Security-Policy', DOCS_CSP);
     ctx.body = html;
   });
   router.get('/healthz', (ctx) => {

@@ -1,0 +1,21 @@
+// Public entry of the Validation and Lookup API client: the client class, its error class and the result types.
+export { ApiError, ValidationClient, toApiError } from './client.js';
+export type {
+  BicResult,
+  CardValidationResult,
+  ClientOptions,
+  DnsRecord,
+  DnsRecordType,
+  DnsResult,
+  EmailValidationResult,
+  ErrorCode,
+  ErrorInfo,
+  FieldError,
+  IbanResult,
+  IpGeolocationResult,
+  PasswordStrengthResult,
+  TlsResult,
+  UsageResult,
+  UsageWindow,
+} from './client.js';
+export type { components, operations, paths } from './schema.js';
