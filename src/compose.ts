@@ -35,7 +35,8 @@ import { createTlsIpOperations } from './operations/tls-ip.js';
 async function geoPaths(config: Readonly<Config>): Promise<{ cityDb: string; asnDb: string }> {
   const dir = join(config.dataDir, 'geoip');
   const exists = (p: string) => access(p).then(() => true, () => false);
-  const bundledCity = (await exists(join(dir, 'GeoLite2-City.mmdb.gz'))) ? join(dir, 'GeoLite2-City.mmdb.gz') : join(dir, 'GeoLite2-City.mmdb');
+  const latest = join(dir, 'GeoLite2-City.latest.mmdb');
+  const bundledCity = (await exists(latest)) ? latest : join(dir, 'GeoLite2-City.mmdb');
   return { cityDb: config.geoipCityDb ?? bundledCity, asnDb: config.geoipAsnDb ?? join(dir, 'GeoLite2-ASN.mmdb') };
 }
 
@@ -107,7 +108,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
     const s = tls.stats();
     return { hits: s.cacheHits, misses: s.cacheMisses, size: s.cacheEntries };
   });
-  const estimator = createStrengthEstimator({ threads: config.passwordThreads });
+  const estimator = createStrengthEstimator({ threads: config.passwordThreads, minThreads: config.passwordMinThreads });
   const ranges = createRangeClient({
     baseUrl: config.pwnedPasswordsUrl,
     timeoutMs: config.pwnedTimeoutMs,

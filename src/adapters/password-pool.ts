@@ -15,8 +15,15 @@ export interface StrengthEstimator {
 }
 
 export interface StrengthEstimatorOptions {
-  /** Worker threads, all started (and warmed) at once; default: os.availableParallelism(). */
+  /** Most worker threads; default: os.availableParallelism(). Each holds the dictionaries (~100 MB RSS). */
   threads?: number;
+  /**
+   * Threads kept even when idle (started and warmed at once); default: all of them. With fewer, threads
+   * start on demand (~0.3 s cold) and leave after idleTimeoutMs, so an idle server does not hold their memory.
+   */
+  minThreads?: number;
+  /** How long an idle thread above minThreads stays; default 10 minutes. */
+  idleTimeoutMs?: number;
   /** Estimates allowed to wait for a free worker before new ones get 503; default 512. */
   maxQueue?: number;
   /** Nice increment for the workers (Linux) so the event loop wins CPU contention; default 5. */
@@ -41,9 +48,9 @@ export function createStrengthEstimator(opts: StrengthEstimatorOptions = {}): St
   const pool = new Piscina<string, Strength>({
     filename,
     execArgv,
-    minThreads: threads,
+    minThreads: Math.min(threads, Math.max(0, Math.floor(opts.minThreads ?? threads))),
     maxThreads: threads,
-    idleTimeout: Number.POSITIVE_INFINITY,
+    idleTimeout: opts.idleTimeoutMs ?? 10 * 60_000,
     maxQueue: opts.maxQueue ?? 512,
     niceIncrement: opts.niceIncrement ?? 5,
     workerData: { extraLanguages: opts.extraLanguages ?? true } satisfies ZxcvbnWorkerData,
