@@ -118,6 +118,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
   metrics.addCache('pwned_ranges', () => ranges.stats());
   // The GeoIP databases load in the background (~0.7 s for GeoLite2): /readyz and the IP endpoints answer 503 until then.
   let geo: GeoIp | null = null;
+  metrics.addCache('geoip', () => geo?.stats() ?? { hits: 0, misses: 0, size: 0 });
   const geoLoading = openGeoIp(await geoPaths(config)).then(
     (g) => {
       geo = g;

@@ -47,9 +47,10 @@ function clientErrorReply(code: string | undefined): { status: number; reason: s
   return { status: 400, reason: 'Bad Request', error: new ApiError(400, 'INVALID_FORMAT', 'malformed HTTP request') };
 }
 
-function onClientError(err: Error & { code?: string }, socket: Duplex & { bytesWritten?: number }): void {
-  // Like Node's default: answer only when nothing has been written on the connection yet, then close it.
-  if (err.code !== 'ECONNRESET' && socket.writable && !socket.bytesWritten) {
+function onClientError(err: Error & { code?: string }, socket: Duplex & { _httpMessage?: ServerResponse | null }): void {
+  // Like Node's default: answer unless a response on this connection has started (its bytes would be corrupted), then close.
+  const inFlight = socket._httpMessage;
+  if (err.code !== 'ECONNRESET' && socket.writable && (!inFlight || !inFlight.headersSent)) {
     const { status, reason, error } = clientErrorReply(err.code);
     const requestId = randomUUID();
     const body = JSON.stringify(toErrorInfo(error, '', requestId));

@@ -53,6 +53,27 @@ export interface GeoIp {
   /** True once the databases are open (always true for an object returned by openGeoIp). */
   ready: boolean;
   databases: GeoDatabaseInfo[];
+  /** The decoded-record caches of both databases together, for /metrics. */
+  stats(): { hits: number; misses: number; size: number };
+}
+
+/** maxmind's cache port ({get, set}) over a bounded LRU, counting hits and misses. */
+function countingCache(max: number) {
+  const lru = new LRUCache<number, object>({ max: Math.max(1, max) });
+  const counts = { hits: 0, misses: 0 };
+  return {
+    counts,
+    lru,
+    get(key: number) {
+      const v = lru.get(key);
+      if (v === undefined) counts.misses++;
+      else counts.hits++;
+      return v;
+    },
+    set(key: number, value: object) {
+      lru.set(key, value);
+    },
+  };
 }
 
 export interface GeoIpOptions {
@@ -79,15 +100,15 @@ async function loadReader<T extends CityResponse | AsnResponse>(
   path: string,
   kind: 'city' | 'asn',
   cacheEntries: number,
-): Promise<{ reader: Reader<T>; info: GeoDatabaseInfo }> {
+): Promise<{ reader: Reader<T>; info: GeoDatabaseInfo; cache: ReturnType<typeof countingCache> }> {
   let buf = path.endsWith('.gz') ? await inflateFile(path) : await readFile(path);
   if (buf.length >= 2 && buf[0] === 0x1f && buf[1] === 0x8b) buf = await inflateFile(path);
-  const cache = new LRUCache<number, object>({ max: Math.max(1, cacheEntries) });
+  const cache = countingCache(cacheEntries);
   const reader = new Reader<T>(buf, { cache });
   const type = reader.metadata.databaseType;
   const fits = kind === 'city' ? /City|Country|Enterprise/i.test(type) : /ASN|ISP/i.test(type);
   if (!fits) throw new Error(`${path}: database type ${type} is not a${kind === 'city' ? ' City' : 'n ASN'} database`);
-  return { reader, info: { kind, path, databaseType: type, buildDate: reader.metadata.buildEpoch.toISOString() } };
+  return { reader, cache, info: { kind, path, databaseType: type, buildDate: reader.metadata.buildEpoch.toISOString() } };
 }
 
 const en = (names?: { en?: string }): string | null => names?.en ?? null;
@@ -112,6 +133,14 @@ export async function openGeoIp(opts: GeoIpOptions): Promise<GeoIp> {
   return {
     ready: true,
     databases: [city?.info, asn?.info].filter((i): i is GeoDatabaseInfo => i !== undefined),
+    stats() {
+      const caches = [city?.cache, asn?.cache].filter((c) => c !== undefined);
+      return {
+        hits: caches.reduce((n, c) => n + c.counts.hits, 0),
+        misses: caches.reduce((n, c) => n + c.counts.misses, 0),
+        size: caches.reduce((n, c) => n + c.lru.size, 0),
+      };
+    },
     lookup(ip: string): GeoResult | null {
       const c = classifyIp(ip);
       if (!c) return null;

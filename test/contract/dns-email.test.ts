@@ -120,6 +120,12 @@ describe('GET /api/v1/dns/{domain}', () => {
     expect(dns.queries.length).toBe(before);
   });
 
+  it('exposes the DNS cache in /metrics', async () => {
+    const text = await (await fetch(`${h.url}/metrics`)).text();
+    expect(Number(/cache_hits_total\{cache="dns"\} (\d+)/.exec(text)?.[1])).toBeGreaterThan(0);
+    expect(Number(/cache_entries\{cache="dns"\} (\d+)/.exec(text)?.[1])).toBeGreaterThan(0);
+  });
+
   it('answers 502 UPSTREAM_UNAVAILABLE when the DNS server never answers', async () => {
     const res = await down.call('/api/v1/dns/mail.test');
     expect(res.status).toBe(502);

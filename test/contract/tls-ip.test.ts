@@ -152,6 +152,18 @@ describe('GET /api/v1/ip', () => {
   });
 });
 
+describe('caches in /metrics', () => {
+  it('exposes the GeoIP and TLS caches', async () => {
+    await h.call('/api/v1/ip/81.2.69.142');
+    await h.call('/api/v1/ip/81.2.69.142');
+    await h.call('/api/v1/ssl/good.test');
+    const text = await (await fetch(`${h.url}/metrics`)).text();
+    expect(Number(/cache_entries\{cache="geoip"\} (\d+)/.exec(text)?.[1])).toBeGreaterThan(0);
+    expect(Number(/cache_hits_total\{cache="geoip"\} (\d+)/.exec(text)?.[1])).toBeGreaterThan(0);
+    expect(Number(/cache_hits_total\{cache="tls"\} (\d+)/.exec(text)?.[1])).toBeGreaterThan(0);
+  });
+});
+
 describe('readiness', () => {
   it('is ready once the GeoIP databases are open', async () => {
     const res = await fetch(`${h.url}/readyz`);
