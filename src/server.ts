@@ -66,22 +66,32 @@ interface Tracking {
   /** Per open connection: requests in progress, requests answered. */
   conns: Map<Socket, { active: number; served: number }>;
   inflight: Set<ServerResponse>;
-  draining: boolean;
+  /** When draining began (Date.now()), or null. */
+  drainingSince: number | null;
   /** Connections accepted since start. */
   accepted: number;
 }
 
 const tracking = new WeakMap<Server, Tracking>();
 
-/** Close connections that have answered at least one request and have none in progress (flushing first). */
-function closeServedIdle(t: Tracking): void {
+/** How long a connection that has not sent a request yet may stay open once draining (its request may be on the way). */
+const FRESH_GRACE_MS = 1000;
+
+/**
+ * Close idle connections: those that have answered a request and have none in progress (flushing first), and,
+ * after FRESH_GRACE_MS of draining, those that never sent one (a preconnect would otherwise hold the drain open).
+ */
+function closeIdleConnections(t: Tracking): void {
+  const freshExpired = t.drainingSince !== null && Date.now() - t.drainingSince >= FRESH_GRACE_MS;
   for (const [socket, c] of t.conns) {
-    if (c.active === 0 && c.served > 0 && !socket.writableEnded) socket.end(() => socket.destroy());
+    if (c.active > 0 || socket.writableEnded) continue;
+    if (c.served > 0) socket.end(() => socket.destroy());
+    else if (freshExpired) socket.destroy();
   }
 }
 
 function trackConnections(server: Server): void {
-  const t: Tracking = { conns: new Map(), inflight: new Set(), draining: false, accepted: 0 };
+  const t: Tracking = { conns: new Map(), inflight: new Set(), drainingSince: null, accepted: 0 };
   tracking.set(server, t);
   server.on('connection', (socket: Socket) => {
     t.accepted++;
@@ -92,14 +102,14 @@ function trackConnections(server: Server): void {
     const c = t.conns.get(req.socket);
     if (c) c.active++;
     t.inflight.add(res);
-    if (t.draining) res.setHeader('Connection', 'close');
+    if (t.drainingSince !== null && !res.headersSent) res.setHeader('Connection', 'close');
     res.once('close', () => {
       t.inflight.delete(res);
       if (c) {
         c.active--;
         c.served++;
       }
-      if (t.draining) closeServedIdle(t);
+      if (t.drainingSince !== null) closeIdleConnections(t);
     });
   });
 }
@@ -137,8 +147,8 @@ export function listen(server: Server, port: number, host: string): Promise<void
  * stragglers are cut. Shutdown must not reset a connection whose request was already sent:
  * - connections the kernel completed before the signal are still accepted (one full poll phase runs before
  *   the listener closes), and answered (503 once the app drains) instead of being reset with the listener;
- * - a connection is closed only once idle after a response: one that has not yet carried a request may
- *   hold an unread one (Node's closeIdleConnections() would destroy it);
+ * - a connection is closed once idle after a response; one that has not yet carried a request may hold an
+ *   unread one (Node's closeIdleConnections() would destroy it), so it gets FRESH_GRACE_MS first;
  * - answers written from now on carry `Connection: close`.
  */
 export function drain(server: Server, timeoutMs: number): Promise<'drained' | 'timeout'> {
@@ -152,9 +162,9 @@ export function drain(server: Server, timeoutMs: number): Promise<'drained' | 't
       clearTimeout(limit);
       resolve(how);
     };
-    const closeIdle = () => (t ? closeServedIdle(t) : server.closeIdleConnections());
+    const closeIdle = () => (t ? closeIdleConnections(t) : server.closeIdleConnections());
     if (t) {
-      t.draining = true;
+      t.drainingSince = Date.now();
       for (const res of t.inflight) if (!res.headersSent) res.setHeader('Connection', 'close');
     }
     // Accept until a loop iteration accepts nothing more (bounded), then close the listener.

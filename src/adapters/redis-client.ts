@@ -20,6 +20,8 @@ export function createRedisClient(url: string, opts: RedisClientOptions = {}): R
   const maxDelay = opts.reconnectMaxDelayMs ?? 1000;
   const client = new Redis(url, {
     enableOfflineQueue: false,
+    // Commands issued in the same tick go out as one pipeline: one write per batch of requests, not per request.
+    enableAutoPipelining: true,
     maxRetriesPerRequest: 1,
     connectTimeout: opts.connectTimeoutMs ?? 1000,
     commandTimeout: opts.commandTimeoutMs ?? 500,

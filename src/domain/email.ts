@@ -96,19 +96,30 @@ export function isDisposableDomain(domain: string): boolean {
 export const isFreeEmailDomain = (domain: string): boolean => FREE_EMAIL_DOMAINS.has(domain.toLowerCase());
 
 /** Optimal-string-alignment distance: insertions, deletions, substitutions and adjacent transpositions cost 1. */
-export function editDistance(a: string, b: string): number {
-  const rows: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i]);
-  for (let j = 1; j <= b.length; j++) rows[0][j] = j;
+export function editDistance(a: string, b: string, max = Number.POSITIVE_INFINITY): number {
+  // Three rolling rows (the transposition needs two back); stop once a whole row exceeds max.
+  let prev2 = new Array<number>(b.length + 1).fill(0);
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  let row = new Array<number>(b.length + 1).fill(0);
   for (let i = 1; i <= a.length; i++) {
+    row[0] = i;
+    let rowMin = i;
     for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let d = Math.min(rows[i - 1][j] + 1, rows[i][j - 1] + 1, rows[i - 1][j - 1] + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, rows[i - 2][j - 2] + 1);
-      rows[i][j] = d;
+      const cost = a.charCodeAt(i - 1) === b.charCodeAt(j - 1) ? 0 : 1;
+      let d = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, prev2[j - 2] + 1);
+      row[j] = d;
+      if (d < rowMin) rowMin = d;
     }
+    if (rowMin > max) return max + 1;
+    [prev2, prev, row] = [prev, row, prev2];
   }
-  return rows[a.length][b.length];
+  return prev[b.length];
 }
+
+/** Suggestions already computed, per domain (bounded; the answer for a domain never changes). */
+const suggestions = new Map<string, string | null>();
+const MAX_REMEMBERED = 10_000;
 
 /**
  * The popular domain `domain` is most likely a typo of, or null. Known domains (popular or free
@@ -117,13 +128,22 @@ export function editDistance(a: string, b: string): number {
  */
 export function suggestDomain(domain: string): string | null {
   const d = domain.toLowerCase();
+  const known = suggestions.get(d);
+  if (known !== undefined) return known;
+  const found = findSuggestion(d);
+  if (suggestions.size >= MAX_REMEMBERED) suggestions.delete(suggestions.keys().next().value!);
+  suggestions.set(d, found);
+  return found;
+}
+
+function findSuggestion(d: string): string | null {
   if (!d || POPULAR_EMAIL_DOMAINS.includes(d) || FREE_EMAIL_DOMAINS.has(d)) return null;
   const allowed = d.length >= 10 ? 2 : d.length >= 6 ? 1 : 0;
   let best: string | null = null;
   let bestDistance = allowed + 1;
   for (const candidate of POPULAR_EMAIL_DOMAINS) {
     if (Math.abs(candidate.length - d.length) >= bestDistance) continue;
-    const dist = editDistance(d, candidate);
+    const dist = editDistance(d, candidate, bestDistance - 1);
     if (dist < bestDistance) {
       best = candidate;
       bestDistance = dist;

@@ -5,7 +5,7 @@ import type { KeyDirectory } from './auth.js';
 import { readJsonBody } from './body.js';
 import { ApiError, toErrorInfo, type ErrorPhase } from './errors.js';
 import type { Limiter } from './limits.js';
-import type { Logger } from './logging.js';
+import { accessLogger, type Logger } from './logging.js';
 import type { Metrics } from './metrics.js';
 import { validationError, type CompiledApi } from './request-validation.js';
 import { RouteTable } from './route-table.js';
@@ -43,6 +43,7 @@ export function createDispatch(deps: DispatchDeps) {
     if (!deps.handlers[op.operationId]) throw new Error(`no handler for operation ${op.operationId}`);
   }
   const { logger, metrics, keys, limiter, handlers, responseCheck } = deps;
+  const access = accessLogger(logger);
 
   return async function dispatch(ctx: Context): Promise<void> {
     const started = process.hrtime.bigint();
@@ -108,7 +109,7 @@ export function createDispatch(deps: DispatchDeps) {
 
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     metrics.observe(operationId, outcome.status, seconds);
-    logger.info({
+    access.info({
       requestId,
       method: ctx.method,
       route,

@@ -23,10 +23,18 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
       level,
       base: { service: 'validation-lookup' },
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
-      timestamp: pino.stdTimeFunctions.isoTime,
     },
-    destination ?? pino.destination({ dest: 1, sync: false, minLength: 4096 }),
+    destination ?? pino.destination({ dest: 1, sync: false }),
   );
+}
+
+/**
+ * The one-line-per-request logger. Its fields are fixed and safe by construction (ids, method, route
+ * template, status, duration: never a path, query, header or body), so it skips redaction, which
+ * measured at half the cost of a line. Everything else logs through the redacting root.
+ */
+export function accessLogger(root: Logger): Logger {
+  return root.child({}, { redact: { paths: [] } } as object);
 }
 
 export type { Logger };

@@ -191,6 +191,25 @@ describe('unexpected errors', () => {
   });
 });
 
+describe('access log', () => {
+  it('writes one line per request with only fixed, safe fields: never the key, path, query or body', async () => {
+    // A malformed address: no DNS query leaves the machine.
+    const res = await h.call('/api/v1/email?address=someone.private@nodots');
+    h.composition.deps.logger.flush();
+    await new Promise((r) => setTimeout(r, 20));
+    const lines = h.logs.map((l) => JSON.parse(l)).filter((l) => l.requestId === res.headers.get('x-request-id'));
+    expect(lines).toHaveLength(1);
+    expect(Object.keys(lines[0]).sort()).toEqual(
+      ['durationMs', 'keyId', 'level', 'method', 'operationId', 'requestId', 'route', 'service', 'status', 'time'].sort(),
+    );
+    expect(lines[0]).toMatchObject({ method: 'GET', route: '/api/v1/email', operationId: 'validateEmail', status: 200 });
+    expect(lines[0].keyId).toMatch(/^key_/);
+    const all = h.logs.join('\n');
+    expect(all).not.toContain(h.key);
+    expect(all).not.toContain('someone.private');
+  });
+});
+
 describe('request ids', () => {
   it('returns a UUID in X-Request-Id and in ErrorInfo, the same one', async () => {
     const res = await h.call('/api/v1/bic/D$');

@@ -72,6 +72,9 @@ export async function startHarness(env: Record<string, string> = {}, opts: Compo
     // Limits are on, but high: tests of limits set their own.
     RATE_LIMIT_PER_MINUTE: '100000',
     PASSWORD_THREADS: '1',
+    // Nothing leaves the machine: upstreams default to a closed loopback port unless a test starts its own.
+    DNS_SERVERS: '127.0.0.1:9',
+    PWNED_PASSWORDS_URL: 'http://127.0.0.1:9',
     GEOIP_CITY_DB: join(GEOIP_TEST_DIR, 'GeoIP2-City-Test.mmdb'),
     GEOIP_ASN_DB: join(GEOIP_TEST_DIR, 'GeoLite2-ASN-Test.mmdb'),
     ...env,
