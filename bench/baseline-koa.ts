@@ -1,0 +1,20 @@
+// Baseline: bare Koa answering one fixed small JSON body (the framework baseline for the bench); prints {"port":N}.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Koa from 'koa';
+
+const BODY = { bic: 'DEUTDEFFXXX', valid: true, bankCode: 'DEUT', countryCode: 'DE', locationCode: 'FF', branchCode: 'XXX' };
+
+const app = new Koa();
+app.use((ctx) => {
+  ctx.body = BODY;
+});
+const server = createServer(app.callback());
+server.keepAliveTimeout = 5_000;
+server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
+  process.stdout.write(`${JSON.stringify({ port: (server.address() as AddressInfo).port })}\n`);
+});
+process.on('SIGTERM', () => {
+  server.closeAllConnections();
+  server.close(() => process.exit(0));
+});

@@ -1,0 +1,34 @@
+// Child processes of a bench run: every one is killed when the bench exits, even on a crash or Ctrl-C.
+import type { ChildProcess } from 'node:child_process';
+import net, { type AddressInfo } from 'node:net';
+
+const live = new Set<ChildProcess>();
+
+process.on('exit', () => {
+  for (const c of live) c.kill('SIGKILL');
+});
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    process.stderr.write(`\nbench: ${signal}, stopping ${live.size} child process(es)\n`);
+    process.exit(130);
+  });
+}
+
+/** Register a child so that it does not outlive the bench. */
+export function track(child: ChildProcess): ChildProcess {
+  live.add(child);
+  child.once('exit', () => live.delete(child));
+  return child;
+}
+
+/** A TCP port that was free a moment ago on 127.0.0.1. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}

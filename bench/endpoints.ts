@@ -1,0 +1,129 @@
+// The requests the bench sends per endpoint (INTERFACE.md section 4), and a sanity check of each 200 body.
+import { BENCH_DOMAIN } from './fixtures.js';
+
+export interface Endpoint {
+  id: string;
+  label: string;
+  method: 'GET' | 'POST';
+  path: string;
+  /** POST bodies, cycled per connection; one request per body. */
+  bodies?: string[];
+  /** Send the X-Api-Key header. */
+  auth: boolean;
+  /** What a right answer looks like (a failed check is reported, the fixtures may be mis-wired). */
+  check(body: any): string | null;
+}
+
+/** 12-character passwords, a small fixed set so the range cache is warm after the first round. */
+export const PASSWORDS = ['Tr0ub4dor&3x', 'correcthorse', 'kX9#mP2$vL5q', 'summer2024!!', 'P@ssw0rd1234', 'qwertyuiop12', 'Zebra-Lamp-7', 'n7Vc!r2Wq&8e'];
+/** Of which these appear in the range server's answers (breached), with their counts. */
+export const BREACHED: Record<string, number> = { 'P@ssw0rd1234': 4312, 'summer2024!!': 87, qwertyuiop12: 152_004 };
+
+for (const p of PASSWORDS) if ([...p].length !== 12) throw new Error(`bench password ${p} is not 12 characters`);
+
+const expect = (ok: boolean, what: string): string | null => (ok ? null : what);
+
+export const ENDPOINTS: Endpoint[] = [
+  { id: 'bic', label: 'BIC', method: 'GET', path: '/api/v1/bic/DEUTDEFF', auth: true, check: (b) => expect(b?.valid === true, 'valid true') },
+  { id: 'iban', label: 'IBAN', method: 'GET', path: '/api/v1/iban/DE89370400440532013000', auth: true, check: (b) => expect(b?.valid === true, 'valid true') },
+  {
+    id: 'card',
+    label: 'card (POST)',
+    method: 'POST',
+    path: '/api/v1/creditcard/validate',
+    bodies: [JSON.stringify({ cardNumber: '4571 0800 1234 5677' }), JSON.stringify({ cardNumber: '5555-5555-5555-4444' })],
+    auth: true,
+    check: (b) => expect(b?.luhnValid === true && typeof b?.lastFourDigits === 'string', 'luhnValid true'),
+  },
+  {
+    id: 'password',
+    label: 'password (POST, 12 ch)',
+    method: 'POST',
+    path: '/api/v1/password/strength',
+    bodies: PASSWORDS.map((password) => JSON.stringify({ password })),
+    auth: true,
+    check: (b) => expect(Number.isInteger(b?.score) && typeof b?.breached === 'boolean', 'score and breached'),
+  },
+  {
+    id: 'dns',
+    label: 'DNS A,MX,TXT (warm)',
+    method: 'GET',
+    path: `/api/v1/dns/${BENCH_DOMAIN}?type=A,MX,TXT`,
+    auth: true,
+    check: (b) => expect(b?.records?.length >= 3 && b?.security?.spf?.present && b?.security?.dmarc?.present && b?.security?.dkimFound, 'records, SPF, DMARC, DKIM'),
+  },
+  {
+    id: 'email',
+    label: 'email (warm)',
+    method: 'GET',
+    path: `/api/v1/email?address=info@${BENCH_DOMAIN}`,
+    auth: true,
+    check: (b) => expect(b?.validFormat === true && b?.mxRecord === true, 'validFormat and mxRecord'),
+  },
+  {
+    id: 'ip',
+    label: 'IP',
+    method: 'GET',
+    path: '/api/v1/ip/81.2.69.142',
+    auth: true,
+    check: (b) => expect(typeof b?.countryCode === 'string' && b.countryCode.length === 2, 'countryCode'),
+  },
+  {
+    id: 'tls',
+    label: 'TLS (warm)',
+    method: 'GET',
+    path: `/api/v1/ssl/${BENCH_DOMAIN}`,
+    auth: true,
+    check: (b) => expect(b?.valid === true && b?.errorMessage === null, `valid certificate (got valid ${b?.valid}, ${b?.errorMessage})`),
+  },
+  { id: 'healthz', label: '/healthz', method: 'GET', path: '/healthz', auth: false, check: (b) => expect(b?.status === 'ok', 'status ok') },
+];
+
+export const endpoint = (id: string): Endpoint => {
+  const e = ENDPOINTS.find((x) => x.id === id);
+  if (!e) throw new Error(`no endpoint ${id} (have ${ENDPOINTS.map((x) => x.id).join(', ')})`);
+  return e;
+};
+
+export interface RequestSpec {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+/** The autocannon request list of an endpoint: one entry, or one per POST body. */
+export function requestsFor(e: Endpoint, key: string): RequestSpec[] {
+  const headers: Record<string, string> = e.auth ? { 'x-api-key': key } : {};
+  if (!e.bodies) return [{ method: e.method, path: e.path, headers }];
+  return e.bodies.map((body) => ({ method: e.method, path: e.path, headers: { ...headers, 'content-type': 'application/json' }, body }));
+}
+
+export interface Probe {
+  status: number;
+  ok: boolean;
+  /** Why the answer is not usable for the bench (non-200, or a failed sanity check). */
+  problem: string | null;
+  headers: Headers;
+}
+
+/** Send every request of an endpoint once (this also warms the service's caches). */
+export async function probe(baseUrl: string, e: Endpoint, key: string): Promise<Probe> {
+  let last: Probe | null = null;
+  for (const r of requestsFor(e, key)) {
+    const res = await fetch(baseUrl + r.path, { method: r.method, headers: r.headers, body: r.body, signal: AbortSignal.timeout(10_000) });
+    const text = await res.text();
+    let body: unknown = null;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      // reported below
+    }
+    const err = body as { code?: string; message?: string } | null;
+    const failure = err?.code ? `${res.status} ${err.code}: ${err.message}` : `${res.status} ${text.slice(0, 160)}`;
+    const problem = res.status !== 200 ? failure : e.check(body) && `sanity check failed: expected ${e.check(body)}`;
+    last = { status: res.status, ok: res.status === 200, problem: problem || null, headers: res.headers };
+    if (last.problem) return last;
+  }
+  return last!;
+}

@@ -1,0 +1,239 @@
+// Child processes of the bench: the baselines and the service (built dist/), readiness, API key, peak RSS from /proc.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort, track } from './children.js';
+
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+/** Every variable src/config.ts reads (from the built config, else this list): none leaks from the caller's environment. */
+const KNOWN_VARS = [
+  'PORT', 'HOST', 'DATA_DIR', 'REDIS_URL', 'RATE_LIMIT_PER_MINUTE', 'QUOTA_PER_DAY', 'QUOTA_PER_MONTH', 'DNS_SERVERS',
+  'DNS_TIMEOUT_MS', 'TLS_INSPECT_PORT', 'TLS_TIMEOUT_MS', 'TLS_EXTRA_CA_FILE', 'ALLOW_PRIVATE_TARGETS', 'PWNED_PASSWORDS_URL',
+  'PWNED_PASSWORDS_DIR', 'PWNED_TIMEOUT_MS', 'GEOIP_CITY_DB', 'GEOIP_ASN_DB', 'BIN_DATA_FILE', 'TRUST_PROXY', 'LOG_LEVEL',
+  'WORKERS', 'PASSWORD_THREADS', 'VALIDATE_RESPONSES', 'SHUTDOWN_TIMEOUT_MS',
+];
+const SERVICE_VARS = await import(new URL('../dist/src/config.js', import.meta.url).href).then(
+  (m: { describeSettings?: () => Array<{ env: string }> }) => [...new Set([...KNOWN_VARS, ...(m.describeSettings?.().map((s) => s.env) ?? []), 'NODE_OPTIONS'])],
+  () => [...KNOWN_VARS, 'NODE_OPTIONS'],
+);
+
+function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const v of SERVICE_VARS) delete env[v];
+  return { ...env, ...extra };
+}
+
+export interface Proc {
+  name: string;
+  /** Seconds from spawn until ready. */
+  readyAfterS: number;
+  pid: number;
+  url: string;
+  logFile: string;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+function exited(child: ChildProcess): boolean {
+  return child.exitCode !== null || child.signalCode !== null;
+}
+
+function logTail(file: string, lines = 20): string {
+  try {
+    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '';
+  }
+}
+
+async function stopChild(child: ChildProcess, graceMs = 10_000): Promise<void> {
+  if (exited(child)) return;
+  const done = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await done;
+  clearTimeout(timer);
+}
+
+/** Poll `url` until it answers 200 (or the child exits, or the deadline passes). */
+async function waitFor(url: string, child: ChildProcess, logFile: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = 'no answer';
+  while (Date.now() < deadline) {
+    if (exited(child)) throw new Error(`exited (${child.exitCode ?? child.signalCode}) before ${url} answered 200:\n${logTail(logFile)}`);
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(2_000) });
+      last = `${res.status} ${(await res.text()).slice(0, 200)}`;
+      if (res.status === 200) return;
+    } catch (err) {
+      last = (err as Error).message;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await stopChild(child);
+  throw new Error(`${url} did not answer 200 within ${timeoutMs} ms (last: ${last}):\n${logTail(logFile)}`);
+}
+
+function spawnLogged(name: string, args: string[], env: NodeJS.ProcessEnv, dir: string): { child: ChildProcess; logFile: string } {
+  const logFile = join(dir, `${name.replace(/[^a-z0-9]+/gi, '-')}.log`);
+  const fd = openSync(logFile, 'a');
+  const child = track(spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', fd, fd] }));
+  closeSync(fd);
+  return { child, logFile };
+}
+
+/** A baseline server (bench/baseline-*.ts) on a free port, ready when `/` answers 200. */
+export async function startBaseline(name: string, script: string, dir: string, nodeArgs: string[] = []): Promise<Proc> {
+  const port = await freePort();
+  const t0 = Date.now();
+  const { child, logFile } = spawnLogged(name, [...nodeArgs, '--import', 'tsx', join(ROOT, 'bench', script)], cleanEnv({ PORT: String(port) }), dir);
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(`${url}/`, child, logFile);
+  return { name, readyAfterS: (Date.now() - t0) / 1000, pid: child.pid!, url, logFile, child, stop: () => stopChild(child) };
+}
+
+/** `keys create --json` through the built CLI against the store the service will use; returns the key. */
+export async function createKey(name: string, env: Record<string, string>, dir: string): Promise<string> {
+  const limit = '1000000000';
+  const args = [join(ROOT, 'dist/src/cli/keys.js'), 'create', '--name', 'bench', '--per-minute', limit, '--per-day', limit, '--per-month', limit, '--json'];
+  const { child, logFile } = spawnLogged(`keys-${name}`, args, cleanEnv(env), dir);
+  const code = await new Promise<number>((resolve) => child.once('exit', (c) => resolve(c ?? 1)));
+  const lines = logTail(logFile, 5).split('\n').reverse();
+  const json = lines.find((l) => l.startsWith('{') && l.includes('"key"'));
+  if (code !== 0 || !json) throw new Error(`keys create failed (exit ${code}):\n${logTail(logFile)}`);
+  return (JSON.parse(json) as { key: string }).key;
+}
+
+export interface ServiceOptions {
+  name: string;
+  env: Record<string, string>;
+  dir: string;
+  nodeArgs?: string[];
+  /** Processes that must exist (primary + workers) before the service counts as ready. */
+  processes?: number;
+}
+
+/** The service on a free port with its env; ready when /readyz answers 200 (and all workers run). */
+export async function startService(o: ServiceOptions): Promise<Proc> {
+  const port = await freePort();
+  const env = cleanEnv({ ...o.env, PORT: String(port), HOST: '127.0.0.1' });
+  const entry = [join(ROOT, 'dist/src/main.js')];
+  const t0 = Date.now();
+  const { child, logFile } = spawnLogged(o.name, [...(o.nodeArgs ?? []), ...entry], env, o.dir);
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(`${url}/readyz`, child, logFile);
+  const deadline = Date.now() + 30_000;
+  while (processTree(child.pid!).length < (o.processes ?? 1)) {
+    if (Date.now() > deadline || exited(child)) throw new Error(`${o.name}: expected ${o.processes} processes, saw ${processTree(child.pid!).length}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  if ((o.processes ?? 1) > 1) await waitFor(`${url}/readyz`, child, logFile);
+  return { name: o.name, readyAfterS: (Date.now() - t0) / 1000, pid: child.pid!, url, logFile, child, stop: () => stopChild(child, 15_000) };
+}
+
+const comm = (pid: number): string => {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return '';
+  }
+};
+
+/** pid and its descendant node processes (cluster workers; not tsx's esbuild helper), from /proc/PID/stat. */
+export function processTree(pid: number): number[] {
+  const parent = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      parent.set(Number(entry), ppid);
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  const out = [pid];
+  for (let i = 0; i < out.length; i++) for (const [p, pp] of parent) if (pp === out[i]) out.push(p);
+  return out.filter((p) => existsSync(`/proc/${p}`) && (p === pid || comm(p).startsWith('node')));
+}
+
+function statusKb(pid: number, field: 'VmHWM' | 'VmRSS'): number {
+  try {
+    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Peak resident memory of a process tree during a window: the kernel's high-water mark (VmHWM, reset at the
+ * start through /proc/PID/clear_refs), summed over the tree; where that reset fails, VmRSS sampled every 250 ms.
+ * The tree is listed once at start (scanning /proc while measuring would cost the load generator throughput).
+ */
+export class PeakRss {
+  private sampled = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private tree: number[] = [];
+
+  constructor(private readonly pid: number) {}
+
+  start(): void {
+    this.tree = processTree(this.pid);
+    let reset = true;
+    for (const p of this.tree) {
+      try {
+        writeFileSync(`/proc/${p}/clear_refs`, '5');
+      } catch {
+        reset = false;
+      }
+    }
+    if (reset) return;
+    const sample = (): void => {
+      this.sampled = Math.max(this.sampled, this.tree.reduce((sum, p) => sum + statusKb(p, 'VmRSS'), 0));
+    };
+    sample();
+    this.timer = setInterval(sample, 250);
+  }
+
+  /** Peak in MB since start(). */
+  stop(): number {
+    const kb = this.timer ? this.sampled : this.tree.reduce((sum, p) => sum + statusKb(p, 'VmHWM'), 0);
+    if (this.timer) clearInterval(this.timer);
+    return Math.round(kb / 102.4) / 10;
+  }
+}
+
+/** CPU seconds (user + system, all threads) used so far by a process tree. */
+export function cpuSeconds(pid: number): number {
+  let ticks = 0;
+  for (const p of processTree(pid)) {
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(f[11]) + Number(f[12]);
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return ticks / 100; // USER_HZ is 100 on Linux
+}
+
+/**
+ * Wait until the process tree is idle (under 10% of one core over 250 ms), at most maxS seconds: a service may
+ * answer /readyz while worker threads still build their data. Returns the wait and the CPU it burnt meanwhile.
+ */
+export async function waitIdle(pid: number, maxS: number): Promise<{ waitedS: number; cpuS: number }> {
+  const t0 = Date.now();
+  const c0 = cpuSeconds(pid);
+  let last = c0;
+  while ((Date.now() - t0) / 1000 < maxS) {
+    await new Promise((r) => setTimeout(r, 250));
+    const now = cpuSeconds(pid);
+    if (now - last < 0.025) break;
+    last = now;
+  }
+  return { waitedS: (Date.now() - t0) / 1000, cpuS: cpuSeconds(pid) - c0 };
+}

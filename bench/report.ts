@@ -1,0 +1,131 @@
+// The bench's one table (rows, ratios to the baselines, footnotes) and the speed targets of issues 3, 4, 6, 7 and 8.
+
+export interface Row {
+  id: string;
+  label: string;
+  status: 'ok' | 'failed' | 'skipped';
+  rps: number | null;
+  p50: number | null;
+  p99: number | null;
+  non2xx: number;
+  errors: number;
+  vsKoa: number | null;
+  vsHttp: number | null;
+  /** Peak RSS of the measured process (tree) during the run, MB. */
+  peakRssMb: number | null;
+  note: string | null;
+}
+
+export interface Target {
+  issue: number;
+  what: string;
+  goal: string;
+  value: string;
+  /** null: could not be measured in this run. */
+  met: boolean | null;
+}
+
+export function emptyRow(id: string, label: string, status: Row['status'], note: string): Row {
+  return { id, label, status, rps: null, p50: null, p99: null, non2xx: 0, errors: 0, vsKoa: null, vsHttp: null, peakRssMb: null, note };
+}
+
+/** Fill in the ratios once both baselines are known. */
+export function addRatios(rows: Row[]): void {
+  const koa = rows.find((r) => r.id === 'koa')?.rps ?? null;
+  const http = rows.find((r) => r.id === 'http')?.rps ?? null;
+  for (const r of rows) {
+    r.vsKoa = r.rps !== null && koa ? r.rps / koa : null;
+    r.vsHttp = r.rps !== null && http ? r.rps / http : null;
+  }
+}
+
+const num = (v: number | null, digits = 0): string => (v === null || Number.isNaN(v) ? '-' : v.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }));
+const ratio = (v: number | null): string => (v === null ? '-' : `${v.toFixed(2)}x`);
+
+export function formatTable(rows: Row[]): string {
+  const notes: string[] = [];
+  const head = ['endpoint', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx/err', 'vs Koa', 'vs node:http', 'peak RSS MB', ''];
+  const body = rows.map((r) => {
+    let mark = '';
+    if (r.note) {
+      notes.push(r.note);
+      mark = `[${notes.length}]`;
+    }
+    const state = r.status === 'ok' ? `${r.non2xx}/${r.errors}` : r.status.toUpperCase();
+    return [r.label, num(r.rps), num(r.p50, 2), num(r.p99, 2), state, ratio(r.vsKoa), ratio(r.vsHttp), num(r.peakRssMb, 1), mark];
+  });
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ').trimEnd();
+  const out = [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)];
+  if (notes.length) out.push('', ...notes.map((n, i) => `[${i + 1}] ${n}`));
+  return out.join('\n');
+}
+
+export function formatTargets(targets: Target[]): string {
+  return targets
+    .map((t) => `${t.met === null ? 'n/a ' : t.met ? 'MET ' : 'MISS'}  #${t.issue} ${t.what}: ${t.value} (target ${t.goal})`)
+    .join('\n');
+}
+
+/** Every speed target from the issues, judged on this run's rows and alternated pairs (`ratio` = row / versus). */
+export function evaluateTargets(rows: Row[], pairs: Array<{ id: string; ratio: number }>, opts: { realGeoDbs: boolean }): Target[] {
+  const get = (id: string): Row | null => {
+    const r = rows.find((x) => x.id === id);
+    return r && r.status === 'ok' ? r : null;
+  };
+  const out: Target[] = [];
+  const add = (issue: number, what: string, goal: string, value: number | null, met: (v: number) => boolean, fmt: (v: number) => string) =>
+    out.push({ issue, what, goal, value: value === null ? 'not measured' : fmt(value), met: value === null ? null : met(value) });
+  const x = (v: number) => `${v.toFixed(2)}x`;
+  const ms = (v: number) => `${v.toFixed(2)} ms`;
+  const div = (a: number | null | undefined, b: number | null | undefined) => (a != null && b ? a / b : null);
+
+  const bic = get('bic');
+  for (const id of ['bic', 'iban', 'card', 'ip']) {
+    const r = get(id);
+    add(8, `${id} req/s vs bare Koa`, '>= 0.5x', r?.vsKoa ?? null, (v) => v >= 0.5, x);
+    add(8, `${id} p99 at 32 connections`, '< 15 ms', r?.p99 ?? null, (v) => v < 15, ms);
+  }
+  for (const id of ['iban', 'card']) add(3, `${id} req/s vs BIC`, '>= 0.7x', div(get(id)?.rps, bic?.rps), (v) => v >= 0.7, x);
+  add(4, 'password (12 chars, warm range cache) req/s', '>= 150/s', get('password')?.rps ?? null, (v) => v >= 150, (v) => `${v.toFixed(0)}/s`);
+  add(4, 'BIC p99 while the password endpoint is saturated', '< 25 ms', get('bic-under-password')?.p99 ?? null, (v) => v < 25, ms);
+  add(6, 'IP req/s vs BIC', '>= 0.7x', div(get('ip')?.rps, bic?.rps), (v) => v >= 0.7, x);
+  const ipRss = get('ip')?.peakRssMb ?? null;
+  out.push({
+    issue: 6,
+    what: `peak RSS with both GeoIP databases open${opts.realGeoDbs ? ' (GeoLite2 City + ASN)' : ' (MaxMind TEST databases: not representative)'}`,
+    goal: '< 250 MB',
+    value: ipRss === null ? 'not measured' : `${ipRss.toFixed(1)} MB`,
+    met: ipRss === null || !opts.realGeoDbs ? null : ipRss < 250,
+  });
+  const pair = (id: string): number | null => (get(id) ? (pairs.find((p) => p.id === id)?.ratio ?? null) : null);
+  const offRatio = pair('bic-limits-off');
+  add(7, 'BIC limits on (embedded) vs limits off, alternated', '>= 0.85x', offRatio ? 1 / offRatio : null, (v) => v >= 0.85, x);
+  add(7, 'BIC limits on (Redis) vs limits off, alternated', '>= 0.7x', pair('bic-redis'), (v) => v >= 0.7, x);
+  add(8, 'BIC WORKERS=2 vs WORKERS=1 (both on Redis), alternated', '>= 1.6x', pair('bic-workers-2'), (v) => v >= 1.6, x);
+  for (const id of ['dns', 'email', 'tls']) {
+    add(8, `${id} (warm cache) p50 vs BIC p50`, '<= 2x', div(get(id)?.p50, bic?.p50), (v) => v <= 2, x);
+  }
+  return out;
+}
+
+/** The same table and targets as Markdown (bench/results/latest.md), for BENCHMARKS.md. */
+export function formatMarkdown(header: string, rows: Row[], targets: Target[]): string {
+  const notes: string[] = [];
+  const out = [
+    header,
+    '',
+    '| endpoint | req/s | p50 ms | p99 ms | non-2xx/err | vs Koa | vs node:http | peak RSS MB | note |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---|',
+  ];
+  for (const r of rows) {
+    if (r.note) notes.push(r.note);
+    const state = r.status === 'ok' ? `${r.non2xx}/${r.errors}` : `**${r.status.toUpperCase()}**`;
+    const cells = [r.label, num(r.rps), num(r.p50, 2), num(r.p99, 2), state, ratio(r.vsKoa), ratio(r.vsHttp), num(r.peakRssMb, 1), r.note ? `[${notes.length}]` : ''];
+    out.push(`| ${cells.join(' | ')} |`);
+  }
+  if (notes.length) out.push('', ...notes.map((n, i) => `${i + 1}. ${n.replace(/\|/g, '\\|')}`));
+  out.push('', '| issue | target | goal | this run | met |', '|---|---|---|---|---|');
+  for (const t of targets) out.push(`| #${t.issue} | ${t.what} | ${t.goal} | ${t.value} | ${t.met === null ? 'n/a' : t.met ? 'yes' : '**no**'} |`);
+  return `${out.join('\n')}\n`;
+}

@@ -1,0 +1,168 @@
+// `make bench`: bare Koa and node:http baselines, then the service per endpoint and in its variants; one table + JSON.
+// Env: BENCH_DURATION (s per row, 5), BENCH_WARMUP (s per row, 0.5), BENCH_SERVICE_WARMUP (max s of load after a service
+// start and idle, until BIC req/s is steady, 4), BENCH_BIC_RATE (BIC req/s beside the saturated password endpoint, 500),
+// BENCH_CONNECTIONS (32), BENCH_ONLY (row ids, comma-separated, for short development runs).
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { BREACHED, ENDPOINTS, PASSWORDS, endpoint, probe, requestsFor } from './endpoints.js';
+import { redisBinaryPresent, startFixtures, startRedis, type BenchRedis } from './fixtures.js';
+import { runLoad } from './measure.js';
+import { PeakRss, ROOT, startBaseline, waitIdle, type Proc } from './processes.js';
+import { addRatios, evaluateTargets, formatMarkdown, formatTable, formatTargets } from './report.js';
+import { geoDatabases, serviceEnv } from './service-env.js';
+import { Session, settings, type Launched } from './session.js';
+import { zxcvbnPerCallMs } from './zxcvbn-per-call.js';
+
+if (!existsSync(join(ROOT, 'dist/src/main.js'))) {
+  process.stderr.write('dist/src/main.js is missing: build first (npx tsc -p tsconfig.build.json, or make bench)\n');
+  process.exit(2);
+}
+const { connections, durationS, bicRate } = settings;
+const run = new Session(mkdtempSync(join(tmpdir(), 'vls-bench-')));
+const { rows, dir } = run;
+
+// ---- 1. baselines, each a child process
+for (const [id, label, script] of [['koa', 'bare Koa (baseline)', 'baseline-koa.ts'], ['http', 'bare node:http (baseline)', 'baseline-http.ts']]) {
+  if (!run.wanted(id)) continue;
+  let proc: Proc | null = null;
+  try {
+    proc = await startBaseline(id, script, dir);
+    rows.push(await run.measure(id, label, proc.url, [{ method: 'GET', path: '/', headers: {} }], proc.pid));
+  } catch (err) {
+    run.mark(id, label, 'failed', `could not run: ${(err as Error).message}`);
+  } finally {
+    await proc?.stop();
+  }
+}
+
+// ---- 2. local upstreams: DNS, range API, TLS
+const fixtures = await startFixtures(dir, BREACHED);
+const geo = geoDatabases();
+const env = (name: string, extra: Record<string, string> = {}) => ({ ...serviceEnv(fixtures, run.freshDir(name), geo), ...extra });
+/** Requests the fixtures received during a row: a warm cache keeps this at 0. */
+const upstream = (id: string): (() => string) | null => {
+  const count = id === 'dns' || id === 'email' ? () => fixtures.dns.queries.length : id === 'password' ? fixtures.range.requests : id === 'tls' ? fixtures.tls.server.connections : null;
+  if (!count) return null;
+  const before = count();
+  const what = id === 'password' ? 'range requests' : id === 'tls' ? 'TLS connections' : 'DNS queries';
+  return () => `${count() - before} upstream ${what} during warm-up + run`;
+};
+
+// ---- 3. the service (embedded store, limits on): every endpoint, then the password endpoint saturated beside BIC
+const state = { limitsOn: null as boolean | null };
+const mainIds = ENDPOINTS.map((e): [string, string] => [e.id, e.label]).filter(([id]) => run.wanted(id));
+const concurrent: Array<[string, string]> = [['password-concurrent', 'password, concurrent with ↓'], ['bic-under-password', 'BIC while password saturated']];
+// The password endpoint goes last (and out of the first warm-up): its worker threads start on demand, so the memory of
+// the rows before it is the service's own (the GeoIP target), and their CPU is not shared with a starting pool.
+const measureOrder = [...mainIds.filter(([id]) => id !== 'password'), ...mainIds.filter(([id]) => id === 'password')];
+const main = await run.launch({ name: 'service', env: env('main'), dir }, 'BIC, limits on (embedded)', [...mainIds, ...concurrent], mainIds.map(([id]) => id).filter((id) => id !== 'password'));
+if (main) {
+  const { svc, key } = main;
+  const bicProbe = await probe(svc.url, endpoint('bic'), key);
+  state.limitsOn = bicProbe.headers.has('ratelimit-limit');
+  for (const [id, label] of measureOrder) {
+    const note: string[] = id === 'bic' && !state.limitsOn ? ['no RateLimit-* headers: limits are not active'] : [];
+    const p = await probe(svc.url, endpoint(id), key);
+    if (!p.ok) {
+      run.mark(id, label, 'failed', `probe answered ${p.problem}`);
+      continue;
+    }
+    if (p.problem) note.push(`WARNING ${p.problem}`);
+    if (id === 'password') await waitIdle(svc.pid, 15); // the pool started on the probe
+    const upstreamNote = upstream(id);
+    const row = await run.measure(id, label, svc.url, requestsFor(endpoint(id), key), svc.pid, note, id === 'password' ? Math.max(2, settings.warmupS) : settings.warmupS);
+    if (upstreamNote) row.note = [row.note, upstreamNote()].filter(Boolean).join('; ');
+    rows.push(row);
+  }
+  if (run.wanted('bic-under-password')) {
+    if (!(await probe(svc.url, endpoint('password'), key)).ok) {
+      for (const [id, label] of concurrent) run.mark(id, label, 'failed', 'the password endpoint does not answer 200');
+    } else {
+      run.log(`password saturated (${connections} connections) + BIC at ${bicRate}/s (${connections} connections), ${durationS} s`);
+      const rss = new PeakRss(svc.pid);
+      rss.start();
+      const [pw, bic] = await Promise.all([
+        runLoad({ url: svc.url, requests: requestsFor(endpoint('password'), key), connections, durationS }),
+        runLoad({ url: svc.url, requests: requestsFor(endpoint('bic'), key), connections, durationS, overallRate: bicRate }),
+      ]);
+      const peak = rss.stop();
+      rows.push(run.toRow(concurrent[0][0], concurrent[0][1], pw, peak, []));
+      rows.push(run.toRow(concurrent[1][0], concurrent[1][1], bic, peak, [`open loop at ${bicRate} req/s: event-loop latency, not a CPU fight; target p99 < 25 ms`]));
+    }
+  }
+}
+
+// ---- 4. BIC variants, each measured alternately with the service it is compared to
+const OFF: [string, string] = ['bic-limits-off', 'BIC, limits off'];
+const REDIS: [string, string] = ['bic-redis', 'BIC, limits on, Redis'];
+const redisOk = redisBinaryPresent();
+const clusterMode = readFileSync(join(ROOT, 'dist/src/main.js'), 'utf8').includes('node:cluster');
+const W2: [string, string] = ['bic-workers-2', `BIC, WORKERS=2${redisOk ? ', Redis' : ''}`];
+let redis: BenchRedis | null = null;
+let off: Launched | null = null;
+let red: Launched | null = null;
+if (run.wanted(OFF[0]) || run.wanted(REDIS[0])) {
+  off = await run.launch({ name: 'service-limits-off', env: env('off', { RATE_LIMITS: 'off' }), dir }, OFF[1], [OFF]);
+}
+if (off && main && run.wanted(OFF[0])) await run.pair(OFF[0], off, main, ['RATE_LIMITS=off: the same service with no limiter']);
+else if (off && run.wanted(OFF[0])) run.mark(OFF[0], OFF[1], 'failed', 'no limits-on service to compare with');
+await main?.svc.stop();
+if (run.wanted(REDIS[0]) || run.wanted(W2[0])) {
+  if (!redisOk) run.mark(REDIS[0], REDIS[1], 'skipped', 'redis-server not installed (apt-get install -y redis-server)');
+  else {
+    redis = await startRedis();
+    red = await run.launch({ name: 'service-redis', env: env('redis', { REDIS_URL: redis.url }), dir }, REDIS[1], [REDIS]);
+    if (red && off && run.wanted(REDIS[0])) await run.pair(REDIS[0], red, off);
+    else if (red && run.wanted(REDIS[0])) run.mark(REDIS[0], REDIS[1], 'failed', 'no limits-off service to compare with');
+  }
+}
+await off?.svc.stop();
+if (run.wanted(W2[0])) {
+  if (!clusterMode) run.mark(W2[0], W2[1], 'skipped', 'no cluster mode: dist/src/main.js does not use node:cluster');
+  else {
+    // The service refuses several workers on the embedded store: without Redis that is a skip, not a failure.
+    const extra = { WORKERS: '2', ...(redis ? { REDIS_URL: redis.url } : {}) };
+    const w2 = await run.launch({ name: 'service-workers-2', env: env('workers', extra), dir, processes: 3 }, W2[1], [W2], [], redis ? 'failed' : 'skipped');
+    const base = red ?? null;
+    if (w2 && base) await run.pair(W2[0], w2, base, ['RSS = primary + 2 workers']);
+    else if (w2) run.mark(W2[0], W2[1], 'skipped', 'no WORKERS=1 service on the same store to compare with');
+    await w2?.svc.stop();
+  }
+}
+await red?.svc.stop();
+await redis?.stop();
+await fixtures.close();
+
+// ---- 5. report
+run.log("zxcvbn per-call time (in this process, the service's options)");
+const zx = await zxcvbnPerCallMs(PASSWORDS);
+const pwRow = rows.find((r) => r.id === 'password');
+if (pwRow) pwRow.note = [pwRow.note, `zxcvbn per call: ${zx}`].filter(Boolean).join('; ');
+addRatios(rows);
+const openLoop = rows.find((r) => r.id === 'bic-under-password');
+if (openLoop) openLoop.vsKoa = openLoop.vsHttp = null; // a fixed request rate, not a throughput
+const order = ['koa', 'http', ...ENDPOINTS.map((e) => e.id), ...concurrent.map(([id]) => id), OFF[0], REDIS[0], W2[0]];
+rows.sort((a, b) => order.indexOf(a.id) - order.indexOf(b.id));
+const targets = evaluateTargets(rows, run.pairs, { realGeoDbs: geo.real });
+const failed = rows.some((r) => r.status === 'failed');
+const machine = {
+  nproc: cpus().length,
+  cpuModel: /^model name\s*:\s*(.*)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? cpus()[0]?.model ?? 'unknown',
+  memoryGb: Math.round((totalmem() / 2 ** 30) * 10) / 10,
+  node: process.version,
+};
+const header =
+  `${machine.nproc} CPU (${machine.cpuModel}), ${machine.memoryGb} GB, node ${machine.node}; ${connections} connections; ` +
+  `after each service start: idle, then warm-up until BIC req/s is steady (max ${settings.serviceWarmupMaxS} s); ` +
+  `${settings.warmupS} s warm-up + ${durationS} s per row; GeoIP: ${geo.real ? 'GeoLite2 (var/geoip)' : 'MaxMind test databases'}; ` +
+  `limits on main rows: ${state.limitsOn === null ? 'unknown' : state.limitsOn ? 'yes' : 'NO'}; total ${run.elapsedS().toFixed(0)} s`;
+process.stdout.write(`\n${header}\n\n${formatTable(rows)}\n\nTargets:\n${formatTargets(targets)}\n`);
+mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
+const json = { date: new Date().toISOString(), machine, settings, services: run.services, pairs: run.pairs, realGeoDbs: geo.real, limitsOn: state.limitsOn, zxcvbnPerCall: zx, rows, targets, failed };
+writeFileSync(join(ROOT, 'bench/results/latest.json'), `${JSON.stringify(json, null, 2)}\n`);
+writeFileSync(join(ROOT, 'bench/results/latest.md'), formatMarkdown(`${json.date}: ${header}`, rows, targets));
+process.stdout.write(`\nwritten: bench/results/latest.json, bench/results/latest.md${failed ? '\nFAILED: a row had non-2xx answers, errors, or could not run' : ''}\n`);
+if (failed) process.stdout.write(`service logs kept in ${dir}\n`);
+else rmSync(dir, { recursive: true, force: true });
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,42 @@
+// The service's environment in the bench: local fixtures as upstreams, GeoLite2 (or MaxMind test) databases, high limits.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Fixtures } from './fixtures.js';
+import { ROOT } from './processes.js';
+
+export interface GeoDatabases {
+  city: string;
+  asn: string;
+  /** GeoLite2 from var/geoip (make geoip), or false: MaxMind's test databases from ../shared/testdata/geoip. */
+  real: boolean;
+}
+
+export function geoDatabases(): GeoDatabases {
+  const dir = join(ROOT, 'var/geoip');
+  const city = ['GeoLite2-City.mmdb', 'GeoLite2-City.mmdb.gz'].map((f) => join(dir, f)).find(existsSync);
+  const asn = join(dir, 'GeoLite2-ASN.mmdb');
+  if (city && existsSync(asn)) return { city, asn, real: true };
+  const test = join(ROOT, '../shared/testdata/geoip');
+  return { city: join(test, 'GeoIP2-City-Test.mmdb'), asn: join(test, 'GeoLite2-ASN-Test.mmdb'), real: false };
+}
+
+/** Limits far above what a bench run can use: they are counted, never hit. */
+const HIGH = '1000000000';
+
+export function serviceEnv(fixtures: Fixtures, dataDir: string, geo: GeoDatabases = geoDatabases()): Record<string, string> {
+  return {
+    DATA_DIR: dataDir,
+    DNS_SERVERS: `127.0.0.1:${fixtures.dns.port}`,
+    TLS_INSPECT_PORT: String(fixtures.tls.server.port),
+    TLS_EXTRA_CA_FILE: fixtures.tls.caFile,
+    ALLOW_PRIVATE_TARGETS: 'true',
+    PWNED_PASSWORDS_URL: fixtures.range.baseUrl,
+    GEOIP_CITY_DB: geo.city,
+    GEOIP_ASN_DB: geo.asn,
+    RATE_LIMIT_PER_MINUTE: HIGH,
+    QUOTA_PER_DAY: HIGH,
+    QUOTA_PER_MONTH: HIGH,
+    LOG_LEVEL: 'info',
+    WORKERS: '1',
+  };
+}

@@ -1,0 +1,155 @@
+// One bench run's state and steps: settings, rows, service launches with warm-up, single and alternated measurements.
+import { mkdtempSync } from 'node:fs';
+import { join } from 'node:path';
+import { endpoint, probe, requestsFor, type RequestSpec } from './endpoints.js';
+import { merge, runLoad, warmUntilSteady, type Measured } from './measure.js';
+import { createKey, PeakRss, startService, waitIdle, type Proc, type ServiceOptions } from './processes.js';
+import { emptyRow, type Row } from './report.js';
+
+const num = (name: string, def: number): number => {
+  const v = Number(process.env[name] ?? def);
+  if (!Number.isFinite(v) || v < 0) throw new Error(`${name} must be a number >= 0`);
+  return v;
+};
+
+export const settings = {
+  connections: num('BENCH_CONNECTIONS', 32),
+  durationS: num('BENCH_DURATION', 5),
+  warmupS: num('BENCH_WARMUP', 0.5),
+  serviceWarmupMaxS: num('BENCH_SERVICE_WARMUP', 4),
+  bicRate: num('BENCH_BIC_RATE', 500),
+};
+
+/** A BIC measurement of one service alternated with another's: the ratio the limit and worker targets use. */
+export interface Pair {
+  id: string;
+  versus: string;
+  rps: number;
+  versusRps: number;
+  ratio: number;
+}
+
+export interface ServiceStart {
+  name: string;
+  readyAfterS: number;
+  busyAfterReadyS: number;
+  cpuAfterReadyS: number;
+  warmupS: number;
+  warmupRps: number[];
+}
+
+export interface Launched {
+  svc: Proc;
+  key: string;
+  label: string;
+}
+
+export class Session {
+  readonly rows: Row[] = [];
+  readonly pairs: Pair[] = [];
+  readonly services: ServiceStart[] = [];
+  private readonly started = Date.now();
+  private readonly only: Set<string> | null;
+
+  constructor(readonly dir: string) {
+    this.only = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((s) => s.trim())) : null;
+  }
+
+  wanted(id: string): boolean {
+    return !this.only || this.only.has(id);
+  }
+
+  elapsedS(): number {
+    return (Date.now() - this.started) / 1000;
+  }
+
+  log(s: string): void {
+    process.stderr.write(`[bench ${this.elapsedS().toFixed(0).padStart(3)} s] ${s}\n`);
+  }
+
+  freshDir(name: string): string {
+    return mkdtempSync(join(this.dir, `${name}-`));
+  }
+
+  /** Warm up, then measure with the peak RSS of `pid`'s tree; any non-2xx or error marks the row failed. */
+  async measure(id: string, label: string, url: string, requests: RequestSpec[], pid: number | null, note: string[] = [], warmupS = settings.warmupS): Promise<Row> {
+    const { connections, durationS } = settings;
+    this.log(`${label}: warm-up ${warmupS} s, measure ${durationS} s`);
+    if (warmupS > 0) {
+      const w = await runLoad({ url, requests, connections, durationS: warmupS });
+      if (w.non2xx + w.errors > 0) note.push(`warm-up saw ${w.non2xx} non-2xx, ${w.errors} errors`);
+    }
+    const rss = pid ? new PeakRss(pid) : null;
+    rss?.start();
+    const m = await runLoad({ url, requests, connections, durationS });
+    return this.toRow(id, label, m, rss?.stop() ?? null, note);
+  }
+
+  toRow(id: string, label: string, m: Measured, peakRssMb: number | null, note: string[]): Row {
+    const bad = m.non2xx + m.errors > 0;
+    if (bad) note.unshift(`FAILED: ${m.non2xx} non-2xx ${JSON.stringify(m.statusCodes)}, ${m.errors} connection errors/timeouts`);
+    return { ...emptyRow(id, label, bad ? 'failed' : 'ok', ''), note: note.join('; ') || null, rps: m.rps, p50: m.p50, p99: m.p99, non2xx: m.non2xx, errors: m.errors, peakRssMb };
+  }
+
+  /** A row that could not be measured (unless one with that id exists already). */
+  mark(id: string, label: string, status: Row['status'], note: string): void {
+    if (!this.rows.some((r) => r.id === id)) this.rows.push(emptyRow(id, label, status, note));
+  }
+
+  /**
+   * Start a service with a fresh key, check BIC answers 200, wait until it is idle and warm it up (every endpoint in
+   * `mixed` once, then BIC until steady). A failure marks `ids` with `onFail` and returns null.
+   */
+  async launch(o: ServiceOptions, label: string, ids: Array<[string, string]>, mixed: string[] = [], onFail: Row['status'] = 'failed'): Promise<Launched | null> {
+    let svc: Proc | null = null;
+    try {
+      this.log(`starting ${o.name}`);
+      const key = await createKey(o.name, o.env, o.dir);
+      svc = await startService(o);
+      const p = await probe(svc.url, endpoint('bic'), key);
+      if (!p.ok) throw new Error(`BIC probe answered ${p.problem}`);
+      const idle = await waitIdle(svc.pid, 15);
+      const ok: string[] = [];
+      for (const id of mixed) if ((await probe(svc.url, endpoint(id), key)).ok) ok.push(id);
+      const bic = requestsFor(endpoint('bic'), key);
+      const w = await warmUntilSteady(svc.url, ok.flatMap((id) => requestsFor(endpoint(id), key)), bic, settings.connections, settings.serviceWarmupMaxS);
+      this.services.push({ name: o.name, readyAfterS: svc.readyAfterS, busyAfterReadyS: idle.waitedS, cpuAfterReadyS: idle.cpuS, warmupS: w.seconds, warmupRps: w.rounds });
+      this.log(
+        `${o.name}: /readyz after ${svc.readyAfterS.toFixed(1)} s, then ${idle.cpuS.toFixed(1)} s CPU in ${idle.waitedS.toFixed(1)} s until idle; ` +
+          `warm-up ${w.seconds.toFixed(1)} s (BIC req/s per second: ${w.rounds.join(', ')})`,
+      );
+      return { svc, key, label };
+    } catch (err) {
+      await svc?.stop();
+      const msg = (err as Error).message.split('\n').slice(0, 6).join(' | ');
+      for (const [id, l] of ids) this.mark(id, l, onFail, `${o.name}: ${msg}`);
+      return null;
+    }
+  }
+
+  /**
+   * BIC on `x` and on `y` alternately (x y x y, each half the duration), so drift in the machine's load hits both:
+   * the row is x's, with the ratio x / y in its note and in `pairs`.
+   */
+  async pair(id: string, x: Launched, y: Launched, note: string[] = []): Promise<void> {
+    const { connections, durationS } = settings;
+    this.log(`${x.label} alternated with ${y.label}: 2 x ${durationS / 2} s each`);
+    const runs: Record<'x' | 'y', Measured[]> = { x: [], y: [] };
+    const rss = new PeakRss(x.svc.pid);
+    rss.start();
+    for (let round = 0; round < 2; round++) {
+      for (const side of ['x', 'y'] as const) {
+        const s = side === 'x' ? x : y;
+        const m = await runLoad({ url: s.svc.url, requests: requestsFor(endpoint('bic'), s.key), connections, durationS: durationS / 2 });
+        runs[side].push(m);
+      }
+    }
+    const mx = merge(runs.x);
+    const my = merge(runs.y);
+    const ratio = mx.rps / my.rps;
+    this.pairs.push({ id, versus: y.label, rps: mx.rps, versusRps: my.rps, ratio });
+    const yBad = my.non2xx + my.errors > 0 ? [`FAILED on ${y.label}: ${my.non2xx} non-2xx, ${my.errors} errors`] : [];
+    this.rows.push(this.toRow(id, x.label, mx, rss.stop(), [...yBad, `alternated with ${y.label} (${Math.round(my.rps)} req/s): ratio ${ratio.toFixed(2)}x`, ...note]));
+    if (yBad.length) this.rows[this.rows.length - 1].status = 'failed';
+  }
+}
