@@ -106,11 +106,14 @@ export function createLimiter(opts: LimiterOptions): CountingLimiter {
   const { counters, defaults } = opts;
   const clock = opts.now ?? Date.now;
 
+  // The current day and month, recomputed only when the clock leaves them (not on every request).
+  let day = utcDay(clock());
+  let month = utcMonth(clock());
   const prepare = (key: KeyRecord) => {
     const limits = effectiveLimits(key, defaults);
     const now = clock();
-    const day = utcDay(now);
-    const month = utcMonth(now);
+    if (now < day.startsAt || now >= day.endsAt) day = utcDay(now);
+    if (now < month.startsAt || now >= month.endsAt) month = utcMonth(now);
     const tag = `{${key.id}}`;
     return { limits, now, day, month, minuteKey: `${tag}:m`, dayKey: `${tag}:${day.id}`, monthKey: `${tag}:${month.id}` };
   };
