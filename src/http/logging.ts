@@ -1,5 +1,6 @@
 // Structured logging with pino: one JSON line per request; secrets redacted by configuration, never by luck.
 import pino, { type Logger, type DestinationStream } from 'pino';
+import { LogSink } from '../adapters/log-sink.js';
 
 /** Paths that must never reach a log line, whatever a future log call passes in. */
 export const REDACT_PATHS = [
@@ -24,7 +25,7 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
       base: { service: 'validation-lookup' },
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
     },
-    destination ?? pino.destination({ dest: 1, sync: false }),
+    destination ?? (new LogSink(1) as unknown as DestinationStream),
   );
 }
 

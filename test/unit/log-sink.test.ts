@@ -1,0 +1,42 @@
+// The log sink: every line arrives, in order, with one write per batch; flushSync empties the queue.
+import { closeSync, mkdtempSync, openSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { LogSink } from '../../src/adapters/log-sink.js';
+
+const file = () => join(mkdtempSync(join(tmpdir(), 'vls-sink-')), 'log');
+
+describe('LogSink', () => {
+  it('writes every line in order, asynchronously', async () => {
+    const path = file();
+    const fd = openSync(path, 'w');
+    const sink = new LogSink(fd);
+    for (let i = 0; i < 5000; i++) sink.write(`line ${i}\n`);
+    expect(readFileSync(path, 'utf8')).toBe(''); // nothing written synchronously
+    await new Promise((r) => setTimeout(r, 200));
+    sink.flushSync();
+    closeSync(fd);
+    const lines = readFileSync(path, 'utf8').trimEnd().split('\n');
+    expect(lines).toHaveLength(5000);
+    expect(lines.every((l, i) => l === `line ${i}`)).toBe(true);
+  });
+
+  it('flushSync writes what is queued', () => {
+    const path = file();
+    const fd = openSync(path, 'w');
+    const sink = new LogSink(fd);
+    sink.write('a\n');
+    sink.write('b\n');
+    sink.flushSync();
+    closeSync(fd);
+    expect(readFileSync(path, 'utf8')).toBe('a\nb\n');
+  });
+
+  it('drops lines past its bound instead of growing without limit', () => {
+    const sink = new LogSink(1, 10);
+    expect(sink.write('12345\n')).toBe(true);
+    expect(sink.write('1234567\n')).toBe(false);
+    expect(sink.dropped).toBe(1);
+  });
+});
