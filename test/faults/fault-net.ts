@@ -1,0 +1,63 @@
+// Socket bookkeeping for fault fixtures: sockets and timers destroyed on close, loopback listeners, open-handle counts.
+import { createHash } from 'node:crypto';
+import net from 'node:net';
+
+export const sha1Hex = (s: string): string => createHash('sha1').update(s, 'utf8').digest('hex').toUpperCase();
+
+export const wait = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** A socket set whose members are destroyed on close; timers too. */
+export class Tracked {
+  readonly sockets = new Set<net.Socket>();
+  readonly timers = new Set<NodeJS.Timeout>();
+  add(s: net.Socket): net.Socket {
+    this.sockets.add(s);
+    s.on('close', () => this.sockets.delete(s));
+    s.on('error', () => undefined);
+    return s;
+  }
+  later(ms: number, fn: () => void): void {
+    const t = setTimeout(() => {
+      this.timers.delete(t);
+      fn();
+    }, ms);
+    this.timers.add(t);
+  }
+  destroyAll(): void {
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+    for (const s of this.sockets) s.destroy();
+  }
+}
+
+export function listenTcp(server: net.Server, port = 0): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve((server.address() as net.AddressInfo).port);
+    });
+  });
+}
+
+export const closeServer = (server: net.Server) => new Promise<void>((r) => server.close(() => r()));
+
+/** Open TCP and UDP handles of this process (sockets and listeners), by kind. */
+export function openNetHandles(): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const r of process.getActiveResourcesInfo()) if (/TCP|UDP/.test(r)) out[r] = (out[r] ?? 0) + 1;
+  return out;
+}
+
+const total = (h: Record<string, number>) => Object.values(h).reduce((a, b) => a + b, 0);
+
+/** Waits (bounded) until the open TCP/UDP handles are back to `baseline`; returns the last count seen. */
+export async function settleHandles(baseline: Record<string, number>, timeoutMs = 5000): Promise<Record<string, number>> {
+  const deadline = Date.now() + timeoutMs;
+  let now = openNetHandles();
+  while (total(now) > total(baseline) && Date.now() < deadline) {
+    await wait(50);
+    now = openNetHandles();
+  }
+  return now;
+}

@@ -1,0 +1,114 @@
+// Redis faults end to end (REDIS_URL through a TCP relay to a real redis-server): killed or hung, every operation still answers.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startHarness, type Harness } from '../support/harness.js';
+import { redisAvailable, startRedisServer, type TestRedis } from '../support/redis-server.js';
+import { openNetHandles, settleHandles, startFaultyTcp, type FaultyTcp } from './fault-upstreams.js';
+import { startUpstreams, validRequests, type Upstreams } from './fixtures.js';
+
+const HAVE_REDIS = redisAvailable();
+/** The Redis client's per-command timeout is 500 ms (src/adapters/redis-client.ts); a request may meet it a few times. */
+const BOUND_MS = 3 * 500 + 2500;
+
+/** The documented answer of each operation here: 200, except the own-IP lookup from loopback (404). */
+const expected = (operationId: string) => (operationId === 'lookupOwnIp' ? 404 : 200);
+
+describe.skipIf(!HAVE_REDIS)('Redis faults', () => {
+  let unhandled = 0;
+  const onUnhandled = () => {
+    unhandled++;
+  };
+  let baseline: Record<string, number>;
+  let redis: TestRedis;
+  let relay: FaultyTcp;
+  let up: Upstreams;
+  let h: Harness;
+  let closed = false;
+
+  async function closeAll(): Promise<void> {
+    if (closed) return;
+    closed = true;
+    await h?.close();
+    await relay?.close();
+    await up?.close();
+    await redis?.stop();
+  }
+
+  beforeAll(async () => {
+    process.on('unhandledRejection', onUnhandled);
+    baseline = openNetHandles();
+    redis = await startRedisServer();
+    relay = await startFaultyTcp(redis.port);
+    up = await startUpstreams();
+    h = await startHarness({ ...up.env, REDIS_URL: `redis://127.0.0.1:${relay.port}` });
+  });
+  afterAll(async () => {
+    await closeAll();
+    process.off('unhandledRejection', onUnhandled);
+  });
+
+  async function everyOperation(): Promise<Array<{ operationId: string; status: number; ms: number }>> {
+    const out = [];
+    for (const r of validRequests()) {
+      const started = performance.now();
+      const res = await h.call(r.path, { method: r.method, headers: r.headers, body: r.body });
+      out.push({ operationId: r.operationId, status: res.status, ms: performance.now() - started });
+    }
+    return out;
+  }
+
+  const readyz = async () => (await fetch(`${h.url}/readyz`)).status;
+
+  async function readyzWithin(want: number, ms: number): Promise<number> {
+    const deadline = Date.now() + ms;
+    let status = await readyz();
+    while (status !== want && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+      status = await readyz();
+    }
+    return status;
+  }
+
+  it('answers every operation normally while Redis is up', async () => {
+    for (const r of await everyOperation()) expect(r.status, r.operationId).toBe(expected(r.operationId));
+    expect(await readyz()).toBe(200);
+  });
+
+  it('hung (connections open, no answers): every operation still answers in time; /readyz says not ready', async () => {
+    relay.freeze();
+    relay.mode = 'hang';
+    try {
+      for (const r of await everyOperation()) {
+        expect(r.status, r.operationId).toBe(expected(r.operationId));
+        expect(r.ms, r.operationId).toBeLessThan(BOUND_MS);
+      }
+      expect(await readyzWithin(503, 3000)).toBe(503);
+    } finally {
+      relay.mode = 'pass';
+      relay.resetAll();
+      relay.thaw();
+    }
+    expect(await readyzWithin(200, 10_000)).toBe(200);
+  });
+
+  it('killed: every operation still answers in time; back to ready once Redis returns', async () => {
+    await redis.kill();
+    try {
+      for (const r of await everyOperation()) {
+        expect(r.status, r.operationId).toBe(expected(r.operationId));
+        expect(r.ms, r.operationId).toBeLessThan(BOUND_MS);
+      }
+      expect(await readyzWithin(503, 3000)).toBe(503);
+    } finally {
+      await redis.start();
+    }
+    expect(await readyzWithin(200, 10_000)).toBe(200);
+  });
+
+  it('logged no unexpected error, left no unhandled rejection and no open socket', async () => {
+    h.composition.deps.logger.flush();
+    expect(h.logs.filter((l) => l.includes('"unexpected error"') || l.includes('"unhandled error"'))).toEqual([]);
+    await closeAll();
+    expect(unhandled).toBe(0);
+    expect(await settleHandles(baseline)).toEqual(baseline);
+  });
+});

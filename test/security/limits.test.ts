@@ -1,0 +1,208 @@
+// Limits on what a client controls: header and URL size (431), body size (413), slow-loris and slow bodies (408), idle keep-alive.
+import net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../../src/app.js';
+import { BODY_LIMIT_BYTES } from '../../src/http/body.js';
+import { createContractValidator } from '../../src/http/contract-validator.js';
+import { createHttpServer, DEFAULT_LIMITS, listen } from '../../src/server.js';
+import { startHarness, type Harness } from '../support/harness.js';
+
+const SHORT = { headersTimeoutMs: 400, requestTimeoutMs: 800, keepAliveTimeoutMs: 300, connectionsCheckingIntervalMs: 50 };
+
+let h: Harness;
+let short: Server;
+let shortPort: number;
+let checkError: (body: unknown) => string | null;
+
+beforeAll(async () => {
+  h = await startHarness();
+  checkError = createContractValidator(h.composition.deps.spec.document).checkError;
+  // The same composition behind a server with short timeouts.
+  short = createHttpServer(createApp(h.composition.deps), SHORT);
+  await listen(short, 0, '127.0.0.1');
+  shortPort = (short.address() as AddressInfo).port;
+});
+afterAll(async () => {
+  short.closeAllConnections();
+  await new Promise<void>((r) => short.close(() => r()));
+  await h.close();
+});
+
+interface RawReply {
+  status: number;
+  headers: string;
+  body: string;
+  /** Bytes of the request written before the server closed the connection. */
+  written: number;
+  /** The server closed the connection (rather than the client giving up). */
+  closedByServer: boolean;
+}
+
+/**
+ * Write `chunks` on a fresh connection, one per `gapMs`, until the server closes it (or `giveUpMs`).
+ * Returns what came back.
+ */
+function raw(port: number, chunks: Array<string | Buffer>, gapMs = 0, giveUpMs = 10_000): Promise<RawReply> {
+  return new Promise((resolve) => {
+    let gaveUp = false;
+    const sock = net.connect(port, '127.0.0.1');
+    let got = Buffer.alloc(0);
+    let written = 0;
+    let i = 0;
+    let timer: NodeJS.Timeout | undefined;
+    const next = () => {
+      if (sock.destroyed || i >= chunks.length) return;
+      const c = chunks[i++];
+      sock.write(c);
+      written += Buffer.byteLength(c);
+      if (gapMs > 0) timer = setTimeout(next, gapMs);
+      else next();
+    };
+    const giveUp = setTimeout(() => {
+      gaveUp = true;
+      sock.destroy();
+    }, giveUpMs);
+    sock.on('connect', next);
+    sock.on('data', (d) => (got = Buffer.concat([got, d])));
+    sock.on('error', () => undefined);
+    sock.on('close', () => {
+      clearTimeout(timer);
+      clearTimeout(giveUp);
+      const text = got.toString('utf8');
+      const [head, ...rest] = text.split('\r\n\r\n');
+      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1] ?? 0), headers: head, body: rest.join('\r\n\r\n'), written, closedByServer: !gaveUp });
+    });
+  });
+}
+
+const request = (lines: string[], body = '') => `${lines.join('\r\n')}\r\n\r\n${body}`;
+
+describe('defaults', () => {
+  it('sets every timeout and size limit on the server', () => {
+    const s = createHttpServer(createApp(h.composition.deps));
+    expect({
+      headersTimeout: s.headersTimeout,
+      requestTimeout: s.requestTimeout,
+      keepAliveTimeout: s.keepAliveTimeout,
+      maxHeadersCount: s.maxHeadersCount,
+    }).toEqual({
+      headersTimeout: DEFAULT_LIMITS.headersTimeoutMs,
+      requestTimeout: DEFAULT_LIMITS.requestTimeoutMs,
+      keepAliveTimeout: DEFAULT_LIMITS.keepAliveTimeoutMs,
+      maxHeadersCount: DEFAULT_LIMITS.maxHeadersCount,
+    });
+    expect(DEFAULT_LIMITS.headersTimeoutMs).toBeLessThanOrEqual(DEFAULT_LIMITS.requestTimeoutMs);
+    expect(DEFAULT_LIMITS.connectionsCheckingIntervalMs).toBeLessThan(DEFAULT_LIMITS.headersTimeoutMs);
+  });
+});
+
+describe('header and URL size', () => {
+  const port = () => Number(new URL(h.url).port);
+
+  it.each([
+    ['one huge header', request(['GET /api/v1/bic/DEUTDEFF HTTP/1.1', 'Host: x', `X-Junk: ${'a'.repeat(DEFAULT_LIMITS.maxHeaderSize)}`])],
+    ['many headers', request(['GET /api/v1/bic/DEUTDEFF HTTP/1.1', 'Host: x', ...Array.from({ length: 800 }, (_, i) => `X-H${i}: ${'b'.repeat(20)}`)])],
+    ['a very long URL', request([`GET /api/v1/bic/${'C'.repeat(DEFAULT_LIMITS.maxHeaderSize + 1)} HTTP/1.1`, 'Host: x'])],
+  ])('answers 431 with ErrorInfo for %s, and closes', async (_label, payload) => {
+    const res = await raw(port(), [payload]);
+    expect(res.status).toBe(431);
+    expect(res.headers).toMatch(/content-type: application\/json/i);
+    expect(checkError(JSON.parse(res.body))).toBeNull();
+    expect(res.body).not.toContain('aaaaaaaa');
+  });
+
+  it('answers a long URL under the limit through the API: 400 INVALID_FORMAT', async () => {
+    const res = await h.call(`/api/v1/bic/${'C'.repeat(8 * 1024)}`);
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('INVALID_FORMAT');
+  });
+
+  it('answers malformed HTTP with 400 ErrorInfo', async () => {
+    const res = await raw(port(), ['GET /api/v1/bic/DE\x01UT HTTP/1.1\r\nHost: x\r\n\r\n']);
+    expect(res.status).toBe(400);
+    expect(checkError(JSON.parse(res.body))).toBeNull();
+  });
+});
+
+describe('body size', () => {
+  const card = (body: string, extra: Record<string, string> = {}) =>
+    h.call('/api/v1/creditcard/validate', { method: 'POST', headers: { 'content-type': 'application/json', ...extra }, body });
+  /** A JSON body of exactly `size` bytes. */
+  const sized = (size: number) => {
+    const shell = JSON.stringify({ cardNumber: '' });
+    return JSON.stringify({ cardNumber: '4'.repeat(size - shell.length) });
+  };
+
+  it('reads a body of exactly 16 KiB (then refuses the over-long value: 400)', async () => {
+    const body = sized(BODY_LIMIT_BYTES);
+    expect(Buffer.byteLength(body)).toBe(16 * 1024);
+    const res = await card(body);
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('INVALID_FORMAT');
+  });
+
+  it('answers 413 for 16 KiB + 1 byte', async () => {
+    const res = await card(sized(BODY_LIMIT_BYTES + 1));
+    expect(res.status).toBe(413);
+    expect(res.body.code).toBe('VALIDATION_ERROR');
+    expect(res.text).not.toContain('4444444444');
+  });
+
+  const chunked = (data: string) => `${Buffer.byteLength(data).toString(16)}\r\n${data}\r\n`;
+  const chunkedCard = (digitChunks: number) =>
+    raw(Number(new URL(h.url).port), [
+      request(['POST /api/v1/creditcard/validate HTTP/1.1', 'Host: x', `X-Api-Key: ${h.key}`, 'Content-Type: application/json', 'Transfer-Encoding: chunked', 'Connection: close']),
+      chunked('{"cardNumber":"'),
+      ...Array.from({ length: digitChunks }, () => chunked('4'.repeat(4096))),
+      chunked('"}'),
+      '0\r\n\r\n',
+    ]);
+
+  it('reads a chunked body under 16 KiB that declares no length (then refuses the long value: 400)', async () => {
+    const res = await chunkedCard(3);
+    expect(res.status).toBe(400);
+    expect(JSON.parse(res.body).code).toBe('INVALID_FORMAT');
+  });
+
+  it('answers 413 for a chunked body over 16 KiB that declares no length', async () => {
+    const res = await chunkedCard(5);
+    expect(res.status).toBe(413);
+    expect(checkError(JSON.parse(res.body))).toBeNull();
+  });
+});
+
+describe('slow clients (short limits injected)', () => {
+  it('cuts a slow-loris that sends its headers byte by byte, with 408, long before it finishes', async () => {
+    const head = request(['GET /api/v1/bic/DEUTDEFF HTTP/1.1', 'Host: x', `X-Api-Key: ${h.key}`, `X-Pad: ${'p'.repeat(200)}`]);
+    const res = await raw(shortPort, [...head], 20);
+    expect(res.status).toBe(408);
+    expect(checkError(JSON.parse(res.body))).toBeNull();
+    expect(res.written).toBeLessThan(head.length);
+    expect(res.closedByServer).toBe(true);
+  });
+
+  it('cuts a connection that never sends a byte', async () => {
+    const res = await raw(shortPort, []);
+    expect(res.status).toBe(408);
+    expect(res.written).toBe(0);
+    expect(res.closedByServer).toBe(true);
+  });
+
+  it('cuts a request whose body trickles past requestTimeout', async () => {
+    const body = JSON.stringify({ cardNumber: '4571 0800 1234 5677' });
+    const head = request(['POST /api/v1/creditcard/validate HTTP/1.1', 'Host: x', `X-Api-Key: ${h.key}`, 'Content-Type: application/json', `Content-Length: ${body.length}`]);
+    const res = await raw(shortPort, [head, ...body], 60);
+    expect(res.status).toBe(408);
+    expect(res.written).toBeLessThan(head.length + body.length);
+    expect(res.closedByServer).toBe(true);
+  });
+
+  it('closes an idle keep-alive connection after keepAliveTimeout', async () => {
+    const res = await raw(shortPort, [request(['GET /api/v1/bic/DEUTDEFF HTTP/1.1', 'Host: x', `X-Api-Key: ${h.key}`])]);
+    expect(res.status).toBe(200);
+    expect(res.headers).toMatch(/keep-alive/i);
+    expect(res.closedByServer).toBe(true);
+  });
+});
