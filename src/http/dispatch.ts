@@ -99,13 +99,21 @@ export function createDispatch(deps: DispatchDeps) {
       }
     }
 
-    // The one write step.
+    // The one write step: straight to node's response with every header at once. Koa's respond()
+    // with per-header ctx.set() measured at a fifth of a light request's cost (the five limit
+    // headers alone took BIC from 0.96x to 0.77x of the same service with limits off).
+    const payload = JSON.stringify(outcome.body);
+    const headers: Record<string, string | number> = {
+      'Content-Type': 'application/json; charset=utf-8',
+      'Content-Length': Buffer.byteLength(payload),
+      ...limitHeaders,
+      ...outcome.headers,
+    };
+    if (outcome.status !== 401) headers['X-Request-Id'] = requestId;
+    ctx.respond = false;
     ctx.status = outcome.status;
-    if (outcome.status !== 401) ctx.set('X-Request-Id', requestId);
-    for (const name in limitHeaders) ctx.set(name, limitHeaders[name]);
-    for (const name in outcome.headers) ctx.set(name, outcome.headers[name]);
-    ctx.type = 'application/json';
-    ctx.body = JSON.stringify(outcome.body);
+    ctx.res.writeHead(outcome.status, headers);
+    ctx.res.end(ctx.method === 'HEAD' ? undefined : payload);
 
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     metrics.observe(operationId, outcome.status, seconds);
