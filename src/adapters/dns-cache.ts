@@ -6,6 +6,9 @@ interface Entry {
   answer: DnsAnswer;
   storedAt: number;
   expiresAt: number;
+  /** The answer as aged by `agedBy` whole seconds: built once per second, not once per lookup. */
+  agedBy: number;
+  aged: DnsAnswer;
 }
 
 /** Longest time any answer is kept, in seconds (one day), whatever its TTL. */
@@ -40,11 +43,11 @@ export class DnsAnswerCache {
       return undefined;
     }
     const aged = Math.floor((t - e.storedAt) / 1000);
-    if (aged === 0) return e.answer;
-    return {
-      rcode: e.answer.rcode,
-      records: e.answer.records.map((r) => ({ ...r, ttl: Math.max(0, r.ttl - aged) })),
-    };
+    if (aged !== e.agedBy) {
+      e.agedBy = aged;
+      e.aged = { rcode: e.answer.rcode, records: e.answer.records.map((r) => ({ ...r, ttl: Math.max(0, r.ttl - aged) })) };
+    }
+    return e.aged;
   }
 
   /**
@@ -60,6 +63,6 @@ export class DnsAnswerCache {
       : Math.min(ttlSeconds ?? 0, MAX_CACHE_TTL);
     if (!(ttl > 0)) return;
     const t = this.now();
-    this.lru.set(key, { answer, storedAt: t, expiresAt: t + ttl * 1000 });
+    this.lru.set(key, { answer, storedAt: t, expiresAt: t + ttl * 1000, agedBy: 0, aged: answer });
   }
 }

@@ -74,6 +74,8 @@ export function createDnsResolver(opts: DnsResolverOptions): DnsResolver {
   const servers = [...opts.servers];
   const cache = new DnsAnswerCache(opts.cacheEntries ?? 10_000);
   const inflight = new Map<string, Promise<DnsAnswer>>();
+  // Names already checked and normalised (a DNS request looks up ~30 names: records, SPF, DMARC, DKIM selectors).
+  const names = new Map<string, string>();
   let hits = 0;
   let misses = 0;
 
@@ -106,11 +108,15 @@ export function createDnsResolver(opts: DnsResolverOptions): DnsResolver {
 
   return {
     query(name, type) {
-      let n: string;
-      try {
-        n = wireName(name);
-      } catch (err) {
-        return Promise.reject(err);
+      let n = names.get(name);
+      if (n === undefined) {
+        try {
+          n = wireName(name);
+        } catch (err) {
+          return Promise.reject(err);
+        }
+        if (names.size >= 10_000) names.clear();
+        names.set(name, n);
       }
       const key = `${type} ${n}`;
       const cached = cache.get(key);
