@@ -50,6 +50,14 @@ export class DnsAnswerCache {
     return e.aged;
   }
 
+  /** Milliseconds until the cached answer expires; undefined when it is not cached. */
+  remainingMs(key: string): number | undefined {
+    const e = this.lru?.peek(key);
+    if (!e) return undefined;
+    const left = e.expiresAt - this.now();
+    return left > 0 ? left : undefined;
+  }
+
   /**
    * Keep an answer. Positive answers live for `ttlSeconds` (the answer's minimum TTL), capped at MAX_CACHE_TTL;
    * negative ones for the SOA-derived TTL capped at MAX_NEGATIVE_TTL, or DEFAULT_NEGATIVE_TTL without a SOA.

@@ -19,6 +19,8 @@ export interface DnsResolver {
   query(name: string, type: RecordType): Promise<DnsAnswer>;
   /** hits: answered from cache; misses: not (coalesced callers included); size: cached answers. */
   stats(): { hits: number; misses: number; size: number };
+  /** Milliseconds the cached answer for (name, type) stays valid; null when it is not cached. */
+  remainingMs(name: string, type: RecordType): number | null;
 }
 
 export interface DnsResolverOptions {
@@ -132,6 +134,10 @@ export function createDnsResolver(opts: DnsResolverOptions): DnsResolver {
       return p;
     },
     stats: () => ({ hits, misses, size: cache.size }),
+    remainingMs(name, type) {
+      const n = names.get(name);
+      return n === undefined ? null : (cache.remainingMs(`${type} ${n}`) ?? null);
+    },
   };
 }
 

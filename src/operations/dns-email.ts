@@ -22,6 +22,10 @@ export type DnsLookupResult = components['schemas']['DnsResult'];
 export type EmailValidationResult = components['schemas']['EmailValidationResult'];
 
 const MAX_EMAIL_INPUT = 320;
+/** Domains whose analysed mail security is kept (each only while its answers stay cached). */
+const MAX_ANALYSES = 10_000;
+
+type Security = DnsLookupResult['security'];
 const MAX_DNS_NAME = 253;
 /** DNS labels: LDH plus '_' (so _dmarc.example.com and SELECTOR._domainkey.example.com can be looked up). */
 const DNS_LABEL = /^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/;
@@ -66,8 +70,8 @@ export function createDnsEmailOperations(deps: DnsEmailDeps): { lookupDns: Handl
     name.length > MAX_DNS_NAME ? Promise.resolve([]) : resolver.query(name, 'TXT').then((a) => a.records.map((r) => r.value));
 
   /** True as soon as one selector has a key record; false when none has; rejects when none has and a lookup failed. */
-  function findDkim(domain: string): Promise<boolean> {
-    const lookups = DKIM_SELECTORS.map((s) => txt(dkimName(s, domain)));
+  function findDkim(domain: string, lookup: typeof txt): Promise<boolean> {
+    const lookups = DKIM_SELECTORS.map((s) => lookup(dkimName(s, domain)));
     return new Promise<boolean>((resolve, reject) => {
       let pending = lookups.length;
       let failure: unknown;
@@ -88,30 +92,39 @@ export function createDnsEmailOperations(deps: DnsEmailDeps): { lookupDns: Handl
     });
   }
 
+  /**
+   * The mail-security analysis of a domain: ~30 TXT lookups (SPF and its includes, DMARC, DKIM selectors).
+   * The result is kept for as long as every answer it was built from stays in the resolver's cache,
+   * so it is never older than those answers' TTLs allow.
+   */
+  const analyses = new Map<string, { security: Security; until: number }>();
+  async function analyse(domain: string): Promise<Security> {
+    const kept = analyses.get(domain);
+    if (kept && performance.now() < kept.until) return kept.security;
+    const used: string[] = [];
+    const tracked = (name: string) => (used.push(name), txt(name));
+    const [spf, dmarc, dkimFound] = await Promise.all([analyseSpf(domain, tracked), tracked(`_dmarc.${domain}`), findDkim(domain, tracked)]);
+    const security = { spf, dkimFound, dmarc: parseDmarc(dmarc) };
+    const valid = Math.min(...used.map((n) => resolver.remainingMs(n, 'TXT') ?? 0));
+    if (valid > 0) {
+      if (analyses.size >= MAX_ANALYSES) analyses.delete(analyses.keys().next().value!);
+      analyses.set(domain, { security, until: performance.now() + valid });
+    }
+    return security;
+  }
+
   const lookupDns = async (req: ApiRequest): Promise<{ status: 200; body: DnsLookupResult }> => {
     const domain = normaliseLookupDomain(req.params?.domain);
     const types = parseRecordTypes(req.query?.type);
     const started = performance.now();
-    const [answers, spf, dmarc, dkim] = await Promise.allSettled([
-      Promise.all(types.map((t) => resolver.query(domain, t))),
-      analyseSpf(domain, txt),
-      txt(`_dmarc.${domain}`),
-      findDkim(domain),
-    ]);
+    const [answers, security] = await Promise.allSettled([Promise.all(types.map((t) => resolver.query(domain, t))), analyse(domain)]);
     const queryTimeMs = Math.round(performance.now() - started);
     if (answers.status === 'rejected') throw answers.reason;
     if (answers.value.some((a) => a.rcode === 'NXDOMAIN')) throw notFound('domain does not exist');
-    if (spf.status === 'rejected') throw spf.reason;
-    if (dmarc.status === 'rejected') throw dmarc.reason;
-    if (dkim.status === 'rejected') throw dkim.reason;
+    if (security.status === 'rejected') throw security.reason;
     return {
       status: 200,
-      body: {
-        domain,
-        records: answers.value.flatMap((a) => a.records),
-        queryTimeMs,
-        security: { spf: spf.value, dkimFound: dkim.value, dmarc: parseDmarc(dmarc.value) },
-      },
+      body: { domain, records: answers.value.flatMap((a) => a.records), queryTimeMs, security: security.value },
     };
   };
 

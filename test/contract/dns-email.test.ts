@@ -22,6 +22,8 @@ const zone: Zone = {
     { type: 'A', data: '192.0.2.30' },
   ],
   'xn--bcher-kva.test': [{ type: 'A', data: '192.0.2.40' }],
+  'fresh.test': [{ type: 'A', data: '192.0.2.50' }],
+  '_dmarc.fresh.test': [{ type: 'TXT', data: 'v=DMARC1; p=none', ttl: 0 }],
   'empty.test': [{ type: 'SOA', data: { mname: 'ns1.empty.test', rname: 'h.empty.test', minimum: 30 } }],
 };
 
@@ -118,6 +120,24 @@ describe('GET /api/v1/dns/{domain}', () => {
     const res = await h.call('/api/v1/dns/a-only.test');
     expect(res.status).toBe(200);
     expect(dns.queries.length).toBe(before);
+  });
+
+  it('reuses the mail-security analysis while its answers are cached: one cache read on a repeat, not ~30', async () => {
+    const hits = async () => Number(/cache_hits_total\{cache="dns"\} (\d+)/.exec(await (await fetch(`${h.url}/metrics`)).text())?.[1] ?? 0);
+    await h.call('/api/v1/dns/mail.test?type=A');
+    await h.call('/api/v1/dns/mail.test?type=A');
+    const before = await hits();
+    const queries = dns.queries.length;
+    const res = await h.call('/api/v1/dns/mail.test?type=A');
+    expect(res.body.security.dmarc.policy).toBe('quarantine');
+    expect((await hits()) - before).toBe(1); // the A record only
+    expect(dns.queries.length).toBe(queries);
+  });
+
+  it('rebuilds the analysis when an answer it used may not be cached (TTL 0)', async () => {
+    expect((await h.call('/api/v1/dns/fresh.test')).body.security.dmarc.policy).toBe('none');
+    dns.set('_dmarc.fresh.test', [{ type: 'TXT', data: 'v=DMARC1; p=reject', ttl: 0 }]);
+    expect((await h.call('/api/v1/dns/fresh.test')).body.security.dmarc.policy).toBe('reject');
   });
 
   it('exposes the DNS cache in /metrics', async () => {

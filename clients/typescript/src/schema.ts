@@ -78,7 +78,8 @@ export interface paths {
          *
          *     Answers are cached for their smallest TTL (at most a day); NXDOMAIN and empty answers for the SOA minimum
          *     (at most 900 s, 30 s without SOA). `queryTimeMs` is the wall time of all DNS work for the request (records,
-         *     SPF includes, DMARC, DKIM selectors, run concurrently); near 0 when served from cache.
+         *     SPF includes, DMARC, DKIM selectors, run concurrently); near 0 when served from cache. The analysed mail
+         *     security of a domain is reused for as long as every answer it was built from stays cached.
          *
          *     A domain that does not exist gives 404; existing names without records of the asked types give 200 with
          *     `records: []`. An internationalised domain is converted to A-labels.
