@@ -278,3 +278,19 @@ export async function closedPort(): Promise<number> {
   await new Promise<void>((r) => server.close(() => r()));
   return port;
 }
+
+/** A TLS server on 127.0.0.1 presenting a valid leaf (200 days left) for `names`, from a fresh test PKI whose root is returned. */
+export async function startValidTlsTarget(
+  pkiName: string,
+  names: string[],
+  o: Omit<TlsServerOptions, 'cert' | 'key'> = {},
+): Promise<{ server: RunningServer; pki: TestPki }> {
+  const pki = createTestPki(pkiName);
+  const leaf = pki.leaf({
+    subject: [['CN', names[0]]],
+    dnsNames: names,
+    notBefore: new Date(Date.now() - DAY),
+    notAfter: new Date(Date.now() + 200 * DAY),
+  });
+  return { server: await startTlsServer({ ...o, cert: leaf.chainPem, key: leaf.keyPem }), pki };
+}

@@ -10,22 +10,12 @@ import { ApiError, toErrorInfo } from '../../src/http/errors.js';
 import { createLimiter, type CountingLimiter, type LimitValues } from '../../src/http/rate-limiter.js';
 import { UNCOUNTED_OPERATIONS, createUsageOperations } from '../../src/operations/usage.js';
 import type { ApiRequest } from '../../src/http/types.js';
+import { testKeyRecord } from '../support/key-records.js';
 
 const NOON = Date.UTC(2026, 10, 22, 12, 0, 0); // 2026-11-22T12:00:00Z
 const DEFAULTS: LimitValues = { perMinute: 100, perDay: 100, perMonth: 1000 };
 
-let seq = 0;
-const keyRecord = (over: Partial<KeyRecord> = {}): KeyRecord => ({
-  id: `key_t${++seq}`,
-  name: 'test',
-  hash: `h${seq}`,
-  status: 'active',
-  perMinute: null,
-  perDay: null,
-  perMonth: null,
-  createdAt: '2026-01-01T00:00:00.000Z',
-  ...over,
-});
+const keyRecord = testKeyRecord;
 
 interface Env {
   dir: string;

@@ -9,22 +9,12 @@ import { KeyDirectory } from '../../src/http/auth.js';
 import { ApiError } from '../../src/http/errors.js';
 import { createLimiter, type CountingLimiter, type LimitValues } from '../../src/http/rate-limiter.js';
 import { redisAvailable, startRedisServer, type TestRedis } from '../support/redis-server.js';
+import { testKeyRecord } from '../support/key-records.js';
 
 const HAVE_REDIS = redisAvailable();
 const CLI_DEFAULTS = { rateLimitPerMinute: 60, quotaPerDay: 5000, quotaPerMonth: 100000 };
 
-let seq = 0;
-const keyRecord = (over: Partial<KeyRecord> = {}): KeyRecord => ({
-  id: `key_r${process.pid}x${++seq}`,
-  name: 'test',
-  hash: `h${seq}`,
-  status: 'active',
-  perMinute: null,
-  perDay: null,
-  perMonth: null,
-  createdAt: '2026-01-01T00:00:00.000Z',
-  ...over,
-});
+const keyRecord = testKeyRecord;
 
 async function code(p: Promise<unknown>): Promise<string> {
   const err = await p.then(

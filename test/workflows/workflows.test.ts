@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
 import { startHarness, type Harness } from '../support/harness.js';
-import { createTestPki, DAY, startTlsServer, type RunningServer } from '../support/tls-fixtures.js';
+import { startValidTlsTarget, type RunningServer } from '../support/tls-fixtures.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const WORKFLOWS = 'test/workflows/validation.arazzo.yaml';
@@ -60,14 +60,8 @@ function steps(report: any): any[] {
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'vls-workflows-'));
-  const pki = createTestPki('Workflows');
-  const leaf = pki.leaf({
-    subject: [['CN', 'secure.test']],
-    dnsNames: ['secure.test'],
-    notBefore: new Date(Date.now() - DAY),
-    notAfter: new Date(Date.now() + 200 * DAY),
-  });
-  tls = await startTlsServer({ cert: leaf.chainPem, key: leaf.keyPem });
+  const { server, pki } = await startValidTlsTarget('Workflows', ['secure.test']);
+  tls = server;
   dns = await startDnsServer({
     'mail.test': [
       { type: 'SOA', data: { mname: 'ns1.mail.test', rname: 'hostmaster.mail.test', serial: 1, minimum: 60 } },

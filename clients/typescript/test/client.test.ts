@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDnsServer, type TestDnsServer } from '../../../test/support/dns-server.js';
 import { startHarness, type Harness } from '../../../test/support/harness.js';
-import { createTestPki, DAY, startTlsServer, type RunningServer } from '../../../test/support/tls-fixtures.js';
+import { startValidTlsTarget, type RunningServer } from '../../../test/support/tls-fixtures.js';
 import { ApiError, ValidationClient, toApiError } from '../src/index.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -38,14 +38,8 @@ async function rejection(p: Promise<unknown>): Promise<ApiError> {
 }
 
 beforeAll(async () => {
-  const pki = createTestPki('Client');
-  const leaf = pki.leaf({
-    subject: [['CN', 'secure.test']],
-    dnsNames: ['secure.test'],
-    notBefore: new Date(Date.now() - DAY),
-    notAfter: new Date(Date.now() + 200 * DAY),
-  });
-  tls = await startTlsServer({ cert: leaf.chainPem, key: leaf.keyPem });
+  const { server, pki } = await startValidTlsTarget('Client', ['secure.test']);
+  tls = server;
   dns = await startDnsServer({
     'mail.test': [
       { type: 'SOA', data: { mname: 'ns1.mail.test', rname: 'hostmaster.mail.test', serial: 1, minimum: 60 } },

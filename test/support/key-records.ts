@@ -1,0 +1,19 @@
+// KeyRecord values for tests of code that takes an authenticated key (limiter, usage): unique ids, server-default limits.
+import type { KeyRecord } from '../../src/adapters/key-store.js';
+
+let seq = 0;
+
+export function testKeyRecord(over: Partial<KeyRecord> = {}): KeyRecord {
+  seq++;
+  return {
+    id: `key_t${process.pid}x${seq}`,
+    name: 'test',
+    hash: `h${seq}`,
+    status: 'active',
+    perMinute: null,
+    perDay: null,
+    perMonth: null,
+    createdAt: '2026-01-01T00:00:00.000Z',
+    ...over,
+  };
+}
