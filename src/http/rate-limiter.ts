@@ -21,9 +21,6 @@ export interface LimiterOptions {
 
 export type { UsageSnapshot, WindowUsage };
 
-/** The limiter with usage reporting (peek is part of the Limiter port). */
-export type CountingLimiter = Limiter;
-
 /** The key's own limits, or the server defaults where it has none. */
 export function effectiveLimits(key: KeyRecord, defaults: LimitValues): LimitValues {
   return {
@@ -102,7 +99,7 @@ const WINDOWS = ['minute', 'day', 'month'] as const;
  * Counter keys carry the key id in braces (a Redis Cluster hash tag) and the UTC date of their window,
  * so a new day or month starts a new counter exactly at 00:00 UTC.
  */
-export function createLimiter(opts: LimiterOptions): CountingLimiter {
+export function createLimiter(opts: LimiterOptions): Limiter {
   const { counters, defaults } = opts;
   const clock = opts.now ?? Date.now;
 

@@ -10,8 +10,7 @@ export interface Spec {
   json: string;
 }
 
-
-/** Locate openapi.yaml at the project root, whether running from src/ (tsx) or dist/src/ (compiled). */
+/** A path under the project root, whether running from src/ (tsx) or dist/src/ (compiled). */
 export function projectPath(relative: string): string {
   const here = fileURLToPath(import.meta.url);
   const marker = here.includes('/dist/src/') ? '/dist/src/' : '/src/';

@@ -1,6 +1,6 @@
 // GET /api/v1/usage: the caller's limits, usage and reset times per window (minute, UTC day, UTC month); not counted.
 import type { KeyRecord } from '../adapters/key-store.js';
-import type { CountingLimiter, WindowUsage } from '../http/rate-limiter.js';
+import type { Limiter } from '../http/limits.js';
 import type { ApiRequest, Reply } from '../http/types.js';
 import type { components } from '../../generated/api.js';
 
@@ -11,7 +11,7 @@ export const UNCOUNTED_OPERATIONS: ReadonlySet<string> = new Set(['getUsage']);
 export type UsageResult = components['schemas']['UsageResult'];
 
 export interface UsageDeps {
-  limiter: Pick<CountingLimiter, 'peek'>;
+  limiter: Pick<Limiter, 'peek'>;
 }
 
 /**

@@ -7,7 +7,8 @@ import { openKeyStore } from '../../src/cli/key-store-factory.js';
 import { runKeys } from '../../src/cli/keys.js';
 import { KeyDirectory } from '../../src/http/auth.js';
 import { ApiError } from '../../src/http/errors.js';
-import { createLimiter, type CountingLimiter, type LimitValues } from '../../src/http/rate-limiter.js';
+import type { Limiter as CountingLimiter } from '../../src/http/limits.js';
+import { createLimiter, type LimitValues } from '../../src/http/rate-limiter.js';
 import { redisAvailable, startRedisServer, type TestRedis } from '../support/redis-server.js';
 import { testKeyRecord } from '../support/key-records.js';
 
