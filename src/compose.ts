@@ -1,5 +1,5 @@
 // Composition root: config -> adapters -> operations -> app dependencies. The one place that knows every adapter.
-import { access, readFile } from 'node:fs/promises';
+import { access, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { KeyStore } from './adapters/key-store.js';
 import type { CounterStore } from './adapters/counter-store.js';
@@ -12,6 +12,7 @@ import { createUsageOperations } from './operations/usage.js';
 import type { AppDeps } from './app.js';
 import type { Config } from './config.js';
 import { KeyDirectory } from './http/auth.js';
+import type { DocsPage } from './http/system-routes.js';
 import { createContractValidator } from './http/contract-validator.js';
 import { unlimited, type Limiter } from './http/limits.js';
 import type { Logger } from './http/logging.js';
@@ -129,9 +130,11 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
     },
   );
 
-  let docsHtml: string | null = null;
-  readFile(projectPath('dist/docs/index.html'), 'utf8').then(
-    (html) => (docsHtml = html),
+  // The 2.6 MB Redoc page is streamed from disk on each visit rather than held in the heap.
+  const docsPath = projectPath('dist/docs/index.html');
+  let docsPage: DocsPage | null = null;
+  stat(docsPath).then(
+    (s) => (docsPage = { path: docsPath, size: s.size }),
     () => logger.warn('documentation page not built (make docs): /docs answers 503'),
   );
 
@@ -157,7 +160,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
     draining: () => draining,
     responseCheck: config.validateResponses ? createContractValidator(spec.document) : undefined,
     spec,
-    docsHtml: () => docsHtml,
+    docsPage: () => docsPage,
     readiness: () => ({ keys: keys.loaded && keys.healthy, limits: limiter.healthy(), geoip: geo !== null }),
   };
   return {

@@ -7,6 +7,7 @@ import { compose } from './compose.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger } from './http/logging.js';
 import { createHttpServer, drain, listen } from './server.js';
+import { compactHeapAfterBoot } from './heap-compaction.js';
 import { availableParallelism } from 'node:os';
 
 /** On first start with an empty key store, create one key and print it once. */
@@ -50,6 +51,8 @@ async function serve(config: Readonly<Config>): Promise<void> {
   const { port } = server.address() as AddressInfo;
   logger.info({ port, host: config.host, pid: process.pid }, 'listening');
   if (cluster.isPrimary) process.stdout.write(`listening on http://${config.host}:${port} (docs at /docs)\n`);
+  // The GeoIP files are the last of the boot work; a timer lets the first requests' allocations settle too.
+  void composition.geoLoading.then(() => setTimeout(compactHeapAfterBoot, 100).unref());
 
   let stopping = false;
   const stop = async (signal: string) => {

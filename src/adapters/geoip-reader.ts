@@ -4,7 +4,7 @@ import { open, readFile } from 'node:fs/promises';
 import { createGunzip } from 'node:zlib';
 import { LRUCache } from 'lru-cache';
 import { Reader, type AsnResponse, type CityResponse } from 'maxmind';
-import { classifyIp } from '../domain/ip-ranges.js';
+import { classifyIp, type IpClass } from '../domain/ip-ranges.js';
 import type { components } from '../../generated/api.js';
 
 const CHUNK = 1 << 20;
@@ -48,32 +48,16 @@ export interface GeoDatabaseInfo {
 }
 
 export interface GeoIp {
-  /** Look up an IP address (any textual form; IPv4-mapped IPv6 is looked up as IPv4). Null when neither database knows it or the input is not an IP. */
-  lookup(ip: string): GeoResult | null;
+  /**
+   * Look up an IP address (any textual form, or one already classified; IPv4-mapped IPv6 is looked up
+   * as IPv4). Null when neither database knows it or the input is not an IP. Results are shared: do not mutate.
+   */
+  lookup(ip: string | IpClass): GeoResult | null;
   /** True once the databases are open (always true for an object returned by openGeoIp). */
   ready: boolean;
   databases: GeoDatabaseInfo[];
-  /** The decoded-record caches of both databases together, for /metrics. */
+  /** The result cache (by canonical address), for /metrics. */
   stats(): { hits: number; misses: number; size: number };
-}
-
-/** maxmind's cache port ({get, set}) over a bounded LRU, counting hits and misses. */
-function countingCache(max: number) {
-  const lru = new LRUCache<number, object>({ max: Math.max(1, max) });
-  const counts = { hits: 0, misses: 0 };
-  return {
-    counts,
-    lru,
-    get(key: number) {
-      const v = lru.get(key);
-      if (v === undefined) counts.misses++;
-      else counts.hits++;
-      return v;
-    },
-    set(key: number, value: object) {
-      lru.set(key, value);
-    },
-  };
 }
 
 export interface GeoIpOptions {
@@ -81,7 +65,7 @@ export interface GeoIpOptions {
   cityDb?: string;
   /** Path of an ASN database: GEOIP_ASN_DB. */
   asnDb?: string;
-  /** Decoded-record cache per database; default 10,000 entries. */
+  /** Looked-up addresses whose results are kept (LRU); default 10,000 (about 6 MB at most). */
   cacheEntries?: number;
 }
 
@@ -99,27 +83,31 @@ export const CONTINENT_NAMES: Record<string, string> = {
 async function loadReader<T extends CityResponse | AsnResponse>(
   path: string,
   kind: 'city' | 'asn',
-  cacheEntries: number,
-): Promise<{ reader: Reader<T>; info: GeoDatabaseInfo; cache: ReturnType<typeof countingCache> }> {
+): Promise<{ reader: Reader<T>; info: GeoDatabaseInfo }> {
   let buf = path.endsWith('.gz') ? await inflateFile(path) : await readFile(path);
   if (buf.length >= 2 && buf[0] === 0x1f && buf[1] === 0x8b) buf = await inflateFile(path);
-  const cache = countingCache(cacheEntries);
-  const reader = new Reader<T>(buf, { cache });
+  const reader = new Reader<T>(buf);
   const type = reader.metadata.databaseType;
   const fits = kind === 'city' ? /City|Country|Enterprise/i.test(type) : /ASN|ISP/i.test(type);
   if (!fits) throw new Error(`${path}: database type ${type} is not a${kind === 'city' ? ' City' : 'n ASN'} database`);
-  return { reader, cache, info: { kind, path, databaseType: type, buildDate: reader.metadata.buildEpoch.toISOString() } };
+  return { reader, info: { kind, path, databaseType: type, buildDate: reader.metadata.buildEpoch.toISOString() } };
 }
+
+/** Marks a cached "no data for this address". */
+const NONE = 0;
 
 const en = (names?: { en?: string }): string | null => names?.en ?? null;
 
 /** Open the databases (read asynchronously; .mmdb.gz is inflated in memory). Rejects when a file is missing or of the wrong type. */
 export async function openGeoIp(opts: GeoIpOptions): Promise<GeoIp> {
-  const cacheEntries = opts.cacheEntries ?? 10_000;
   const [city, asn] = await Promise.all([
-    opts.cityDb ? loadReader<CityResponse>(opts.cityDb, 'city', cacheEntries) : undefined,
-    opts.asnDb ? loadReader<AsnResponse>(opts.asnDb, 'asn', cacheEntries) : undefined,
+    opts.cityDb ? loadReader<CityResponse>(opts.cityDb, 'city') : undefined,
+    opts.asnDb ? loadReader<AsnResponse>(opts.asnDb, 'asn') : undefined,
   ]);
+  // Results by canonical address: a repeat skips both tree walks and the record decoding (maxmind's
+  // own per-record cache would still parse the address twice and rebuild the result).
+  const results = new LRUCache<string, GeoResult | typeof NONE>({ max: Math.max(1, opts.cacheEntries ?? 10_000) });
+  const counts = { hits: 0, misses: 0 };
 
   function get<T extends CityResponse | AsnResponse>(r: Reader<T> | undefined, ip: string): T | null {
     if (!r) return null;
@@ -134,39 +122,46 @@ export async function openGeoIp(opts: GeoIpOptions): Promise<GeoIp> {
     ready: true,
     databases: [city?.info, asn?.info].filter((i): i is GeoDatabaseInfo => i !== undefined),
     stats() {
-      const caches = [city?.cache, asn?.cache].filter((c) => c !== undefined);
-      return {
-        hits: caches.reduce((n, c) => n + c.counts.hits, 0),
-        misses: caches.reduce((n, c) => n + c.counts.misses, 0),
-        size: caches.reduce((n, c) => n + c.lru.size, 0),
-      };
+      return { hits: counts.hits, misses: counts.misses, size: results.size };
     },
-    lookup(ip: string): GeoResult | null {
-      const c = classifyIp(ip);
+    lookup(ip: string | IpClass): GeoResult | null {
+      const c = typeof ip === 'string' ? classifyIp(ip) : ip;
       if (!c) return null;
-      const loc = get(city?.reader, c.address);
-      const as = get(asn?.reader, c.address);
-      if (!loc && !as) return null;
-      const sub = loc?.subdivisions?.[0];
-      const continentCode = loc?.continent?.code ?? null;
-      return {
-        ip: c.address,
-        ipType: c.version === 4 ? 'IPV4' : 'IPV6',
-        countryCode: loc?.country?.iso_code ?? null,
-        countryName: en(loc?.country?.names),
-        regionName: en(sub?.names),
-        regionCode: sub?.iso_code ?? null,
-        cityName: en(loc?.city?.names),
-        continentCode,
-        continentName: en(loc?.continent?.names) ?? (continentCode ? CONTINENT_NAMES[continentCode] ?? null : null),
-        lat: loc?.location?.latitude ?? null,
-        lng: loc?.location?.longitude ?? null,
-        zipCode: loc?.postal?.code ?? null,
-        timezone: loc?.location?.time_zone ?? null,
-        isEU: loc?.country?.is_in_european_union === true,
-        asn: as?.autonomous_system_number ?? null,
-        asnOrganization: as?.autonomous_system_organization ?? null,
-      };
+      const cached = results.get(c.address);
+      if (cached !== undefined) {
+        counts.hits++;
+        return cached === NONE ? null : cached;
+      }
+      counts.misses++;
+      const found = locate(c);
+      results.set(c.address, found ?? NONE);
+      return found;
     },
   };
+
+  function locate(c: IpClass): GeoResult | null {
+    const loc = get(city?.reader, c.address);
+    const as = get(asn?.reader, c.address);
+    if (!loc && !as) return null;
+    const sub = loc?.subdivisions?.[0];
+    const continentCode = loc?.continent?.code ?? null;
+    return {
+      ip: c.address,
+      ipType: c.version === 4 ? 'IPV4' : 'IPV6',
+      countryCode: loc?.country?.iso_code ?? null,
+      countryName: en(loc?.country?.names),
+      regionName: en(sub?.names),
+      regionCode: sub?.iso_code ?? null,
+      cityName: en(loc?.city?.names),
+      continentCode,
+      continentName: en(loc?.continent?.names) ?? (continentCode ? CONTINENT_NAMES[continentCode] ?? null : null),
+      lat: loc?.location?.latitude ?? null,
+      lng: loc?.location?.longitude ?? null,
+      zipCode: loc?.postal?.code ?? null,
+      timezone: loc?.location?.time_zone ?? null,
+      isEU: loc?.country?.is_in_european_union === true,
+      asn: as?.autonomous_system_number ?? null,
+      asnOrganization: as?.autonomous_system_organization ?? null,
+    };
+  }
 }

@@ -9,9 +9,9 @@ export const ROLE_LOCAL_PARTS: ReadonlySet<string> = new Set(
   (require('role-based-email-addresses') as string[]).map((s) => s.toLowerCase()),
 );
 
-/** Disposable domains from `disposable-email-domains` (MIT): exact matches. */
+/** Disposable domains from `disposable-email-domains` (MIT): exact matches (read, not required: the module cache would keep a second copy of its 120k names). */
 export const DISPOSABLE_DOMAINS: ReadonlySet<string> = new Set(
-  (require('disposable-email-domains') as string[]).map((s) => s.toLowerCase()),
+  (JSON.parse(readFileSync(require.resolve('disposable-email-domains'), 'utf8')) as string[]).map((s) => s.toLowerCase()),
 );
 
 /** Disposable domains from the same package's wildcard list: the domain and all its subdomains. */

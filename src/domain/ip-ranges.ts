@@ -11,7 +11,7 @@ export interface IpClass {
   range?: string;
 }
 
-interface V4Range { base: number; bits: number; name: string }
+interface V4Range { base: number; span: number; name: string }
 interface V6Range { base: bigint; bits: number; name: string }
 
 // Most specific first: the first match wins.
@@ -35,7 +35,7 @@ const V4_RANGES: V4Range[] = [
   ['240.0.0.0/4', 'reserved'],
 ].map(([cidr, name]) => {
   const [addr, bits] = cidr.split('/');
-  return { base: v4ToInt(addr) as number, bits: Number(bits), name };
+  return { base: v4ToInt(addr) as number, span: 2 ** (32 - Number(bits)), name };
 });
 
 // IPv6 outside these and outside 2000::/3 (global unicast) is 'reserved'. NAT64 (64:ff9b::/96) and
@@ -61,21 +61,32 @@ const V6_RANGES: V6Range[] = [
 
 const MASK128 = (1n << 128n) - 1n;
 
-/** Parse dotted-quad IPv4 (already validated) to an unsigned 32-bit integer. */
+/** Parse a dotted quad (four decimal parts of 1-3 digits, each <= 255) to an unsigned 32-bit integer, or null. */
 function v4ToInt(s: string): number | null {
-  const p = s.split('.');
-  if (p.length !== 4) return null;
   let n = 0;
-  for (const part of p) {
-    const v = Number(part);
-    if (!/^\d{1,3}$/.test(part) || v > 255) return null;
-    n = n * 256 + v;
+  let part = 0;
+  let digits = 0;
+  let dots = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 46 /* . */) {
+      if (digits === 0 || part > 255 || ++dots > 3) return null;
+      n = n * 256 + part;
+      part = 0;
+      digits = 0;
+    } else if (c >= 48 && c <= 57 && digits < 3) {
+      part = part * 10 + (c - 48);
+      digits++;
+    } else {
+      return null;
+    }
   }
-  return n;
+  if (dots !== 3 || digits === 0 || part > 255) return null;
+  return n * 256 + part;
 }
 
 function intToV4(n: number): string {
-  return [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
+  return `${n >>> 24}.${(n >>> 16) & 255}.${(n >>> 8) & 255}.${n & 255}`;
 }
 
 /** Eight 16-bit groups of a textual IPv6 address (zone id dropped), or null. */
@@ -136,8 +147,7 @@ function formatV6(g: number[]): string {
 function classifyV4(n: number): IpClass {
   const address = intToV4(n);
   for (const r of V4_RANGES) {
-    const span = 2 ** (32 - r.bits);
-    if (n >= r.base && n < r.base + span) return { version: 4, address, public: false, range: r.name };
+    if (n >= r.base && n < r.base + r.span) return { version: 4, address, public: false, range: r.name };
   }
   return { version: 4, address, public: true };
 }

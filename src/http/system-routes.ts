@@ -1,4 +1,5 @@
 // Non-API routes of OPERATIONS.md (no key needed): the contract, the Redoc page, health, readiness, metrics.
+import { createReadStream } from 'node:fs';
 import Router from '@koa/router';
 import type { Metrics } from './metrics.js';
 import type { Spec } from './spec.js';
@@ -7,7 +8,7 @@ export interface SystemRoutesDeps {
   spec: Spec;
   metrics: Metrics;
   /** The Redoc page built from the same openapi.yaml (`make docs`); null when not built. */
-  docsHtml: () => string | null;
+  docsPage: () => DocsPage | null;
   /** Named readiness checks; the service is ready when all are true. */
   readiness: () => Record<string, boolean>;
 }
@@ -25,6 +26,11 @@ const DOCS_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
+export interface DocsPage {
+  path: string;
+  size: number;
+}
+
 export function createSystemRoutes(deps: SystemRoutesDeps): Router {
   const router = new Router();
   router.get('/openapi.json', (ctx) => {
@@ -36,8 +42,8 @@ export function createSystemRoutes(deps: SystemRoutesDeps): Router {
     ctx.body = deps.spec.yaml;
   });
   router.get('/docs', (ctx) => {
-    const html = deps.docsHtml();
-    if (html === null) {
+    const page = deps.docsPage();
+    if (page === null) {
       ctx.status = 503;
       ctx.type = 'text/plain';
       ctx.body = 'documentation page not built: run `make docs`\n';
@@ -46,7 +52,8 @@ export function createSystemRoutes(deps: SystemRoutesDeps): Router {
     ctx.type = 'text/html; charset=utf-8';
     // The page is self-contained: nothing may load from elsewhere (Redoc would fetch a logo from its CDN).
     ctx.set('Content-Security-Policy', DOCS_CSP);
-    ctx.body = html;
+    ctx.body = createReadStream(page.path);
+    ctx.length = page.size;
   });
   router.get('/healthz', (ctx) => {
     ctx.body = { status: 'ok' };

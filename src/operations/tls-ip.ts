@@ -48,7 +48,7 @@ export function createTlsIpOperations(deps: TlsIpDeps): TlsIpOperations {
     if (!c.public) throw notFound(`${whose} ${c.address} is not public (${c.range}); it has no geolocation`);
     const geo = deps.geo();
     if (!geo || !geo.ready) throw serviceUnavailable('geolocation data is loading');
-    const found = geo.lookup(c.address);
+    const found = geo.lookup(c);
     if (!found) throw notFound(`no geolocation data for address ${c.address}`);
     return { status: 200, body: found };
   }

@@ -163,6 +163,17 @@ describe('openGeoIp options and files', () => {
     expect(g.lookup('1.128.0.1')).toMatchObject({ asn: 1221, countryCode: null });
   });
 
+  it('keeps results by canonical address, misses included, within its bound', async () => {
+    const g = await openGeoIp({ cityDb: LITE_CITY_DB, cacheEntries: 2 });
+    const first = g.lookup('81.2.69.142');
+    expect(g.lookup('::ffff:81.2.69.142')).toBe(first); // the same address in another form: a hit
+    expect(g.lookup('1.128.0.1')).toBeNull();
+    expect(g.lookup('1.128.0.1')).toBeNull();
+    expect(g.stats()).toEqual({ hits: 2, misses: 2, size: 2 });
+    g.lookup('89.160.20.112');
+    expect(g.stats()).toMatchObject({ misses: 3, size: 2 });
+  });
+
   it('rejects a database of the wrong type', async () => {
     await expect(openGeoIp({ cityDb: ASN_DB })).rejects.toThrow(/is not a City database/);
     await expect(openGeoIp({ asnDb: CITY_DB })).rejects.toThrow(/is not an ASN database/);
