@@ -92,6 +92,41 @@ describe.skipIf(!HAVE_REDIS)('Redis mode (real redis-server)', () => {
     });
   });
 
+  describe('concurrent requests of one key (one script run per batch)', () => {
+    it.each([
+      { window: 'minute', limits: { perMinute: 5, perDay: 100, perMonth: 1000 }, refusal: 'RATE_LIMIT_EXCEEDED' },
+      { window: 'day', limits: { perMinute: 100, perDay: 5, perMonth: 1000 }, refusal: 'DAILY_QUOTA_EXCEEDED' },
+      { window: 'month', limits: { perMinute: 100, perDay: 100, perMonth: 5 }, refusal: 'QUOTA_EXCEEDED' },
+    ])('answer as if one by one in arrival order: $window', async ({ window, limits, refusal }) => {
+      const a = await instance(limits, `t-batch-${window}:`);
+      const key = keyRecord();
+      const outcomes = await Promise.all(
+        Array.from({ length: 8 }, () =>
+          a.limiter.consume(key).then(
+            (r) => r.headers,
+            (e: ApiError) => e.code,
+          ),
+        ),
+      );
+      const granted = outcomes.slice(0, 5) as Array<Record<string, string>>;
+      const remaining = { minute: 'RateLimit-Remaining', day: 'X-Quota-Daily-Remaining', month: 'X-Quota-Monthly-Remaining' }[window]!;
+      expect(granted.map((h) => h[remaining])).toEqual(['4', '3', '2', '1', '0']);
+      expect(outcomes.slice(5)).toEqual([refusal, refusal, refusal]);
+      const { usage } = await a.limiter.peek(key);
+      expect([usage.minute.used, usage.day.used, usage.month.used]).toEqual([5, 5, 5]);
+    });
+
+    it('a batch that fits is counted whole; the next one is refused whole and counts nothing', async () => {
+      const a = await instance({ perMinute: 100, perDay: 6, perMonth: 1000 }, 't-batch-whole:');
+      const key = keyRecord();
+      const burst = (n: number) => Promise.all(Array.from({ length: n }, () => code(a.limiter.consume(key))));
+      expect(await burst(6)).toEqual(Array(6).fill('ok'));
+      expect(await burst(4)).toEqual(Array(4).fill('DAILY_QUOTA_EXCEEDED'));
+      const { usage } = await a.limiter.peek(key);
+      expect([usage.minute.used, usage.day.used]).toEqual([6, 6]);
+    });
+  });
+
   describe('key store on Redis', () => {
     async function store(): Promise<KeyStore> {
       const s = createRedisKeyStore({ url: redis.url, keyPrefix: 't-keys:' });
