@@ -1,7 +1,7 @@
 // `make bench`: bare Koa and node:http baselines, then the service per endpoint and in its variants; one table + JSON.
 // Env: BENCH_DURATION (s per row, 5), BENCH_WARMUP (s per row, 0.5), BENCH_SERVICE_WARMUP (max s of load after a service
 // start and idle, until BIC req/s is steady, 4), BENCH_BIC_RATE (BIC req/s beside the saturated password endpoint, 500),
-// BENCH_CONNECTIONS (32), BENCH_ONLY (row ids, comma-separated, for short development runs).
+// BENCH_CONNECTIONS (32), BENCH_PAIR_ROUNDS (alternating rounds of the limit and worker comparisons, 5), BENCH_ONLY (row ids, comma-separated, for short development runs).
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';

@@ -18,6 +18,8 @@ export const settings = {
   warmupS: num('BENCH_WARMUP', 0.5),
   serviceWarmupMaxS: num('BENCH_SERVICE_WARMUP', 4),
   bicRate: num('BENCH_BIC_RATE', 500),
+  /** Alternated comparisons: rounds of one slice per side (each side BENCH_DURATION s in all). */
+  pairRounds: Math.max(1, Math.round(num('BENCH_PAIR_ROUNDS', 5))),
 };
 
 /** A BIC measurement of one service alternated with another's: the ratio the limit and worker targets use. */
@@ -26,7 +28,10 @@ export interface Pair {
   versus: string;
   rps: number;
   versusRps: number;
+  /** Median of the rounds' ratios (x_i / y_i of adjacent slices). */
   ratio: number;
+  /** Every round's ratio, in time order: the spread shows the machine's noise. */
+  rounds: number[];
 }
 
 export interface ServiceStart {
@@ -128,28 +133,39 @@ export class Session {
   }
 
   /**
-   * BIC on `x` and on `y` alternately (x y x y, each half the duration), so drift in the machine's load hits both:
-   * the row is x's, with the ratio x / y in its note and in `pairs`.
+   * BIC on `x` and on `y` in short alternating slices (x y, y x, x y, ... so that neither side always goes
+   * first), each side `durationS` in all. The ratio is the median of the rounds' x_i / y_i: the host's
+   * load moves by 20-50% within seconds, and a pair of adjacent slices sees nearly the same machine,
+   * where totals over the whole run would let one burst of noise decide. The row is x's; the ratio, with
+   * every round's, goes to its note and to `pairs`.
    */
   async pair(id: string, x: Launched, y: Launched, note: string[] = []): Promise<void> {
-    const { connections, durationS } = settings;
-    this.log(`${x.label} alternated with ${y.label}: 2 x ${durationS / 2} s each`);
+    const { connections, durationS, pairRounds } = settings;
+    const slice = durationS / pairRounds;
+    this.log(`${x.label} alternated with ${y.label}: ${pairRounds} rounds of ${slice.toFixed(1)} s each`);
     const runs: Record<'x' | 'y', Measured[]> = { x: [], y: [] };
     const rss = new PeakRss(x.svc.pid);
     rss.start();
-    for (let round = 0; round < 2; round++) {
-      for (const side of ['x', 'y'] as const) {
+    for (let round = 0; round < pairRounds; round++) {
+      for (const side of round % 2 === 0 ? (['x', 'y'] as const) : (['y', 'x'] as const)) {
         const s = side === 'x' ? x : y;
-        const m = await runLoad({ url: s.svc.url, requests: requestsFor(endpoint('bic'), s.key), connections, durationS: durationS / 2 });
+        const m = await runLoad({ url: s.svc.url, requests: requestsFor(endpoint('bic'), s.key), connections, durationS: slice });
         runs[side].push(m);
       }
     }
     const mx = merge(runs.x);
     const my = merge(runs.y);
-    const ratio = mx.rps / my.rps;
-    this.pairs.push({ id, versus: y.label, rps: mx.rps, versusRps: my.rps, ratio });
+    const rounds = runs.x.map((m, i) => m.rps / runs.y[i].rps);
+    const ratio = median(rounds);
+    this.pairs.push({ id, versus: y.label, rps: mx.rps, versusRps: my.rps, ratio, rounds });
     const yBad = my.non2xx + my.errors > 0 ? [`FAILED on ${y.label}: ${my.non2xx} non-2xx, ${my.errors} errors`] : [];
-    this.rows.push(this.toRow(id, x.label, mx, rss.stop(), [...yBad, `alternated with ${y.label} (${Math.round(my.rps)} req/s): ratio ${ratio.toFixed(2)}x`, ...note]));
+    this.rows.push(this.toRow(id, x.label, mx, rss.stop(), [...yBad, `alternated with ${y.label} (${Math.round(my.rps)} req/s): ratio ${ratio.toFixed(2)}x (median of ${rounds.map((r) => r.toFixed(2)).join(', ')})`, ...note]));
     if (yBad.length) this.rows[this.rows.length - 1].status = 'failed';
   }
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
