@@ -109,7 +109,11 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
     const s = tls.stats();
     return { hits: s.cacheHits, misses: s.cacheMisses, size: s.cacheEntries };
   });
-  const estimator = createStrengthEstimator({ threads: config.passwordThreads, minThreads: config.passwordMinThreads });
+  const estimator = createStrengthEstimator({
+    threads: config.passwordThreads,
+    minThreads: config.passwordMinThreads,
+    extraLanguages: config.passwordExtraLanguages,
+  });
   const ranges = createRangeClient({
     baseUrl: config.pwnedPasswordsUrl,
     timeoutMs: config.pwnedTimeoutMs,

@@ -30,6 +30,7 @@ export interface Config {
   workers: number;
   passwordThreads: number;
   passwordMinThreads: number;
+  passwordExtraLanguages: boolean;
   validateResponses: boolean;
   rateLimits: boolean;
   shutdownTimeoutMs: number;
@@ -153,9 +154,10 @@ function settings(cpus: number): Setting<keyof Config>[] {
     s('trustProxy', 'TRUST_PROXY', false, bool, 'take the client address of GET /api/v1/ip from X-Forwarded-For'),
     s('logLevel', 'LOG_LEVEL', 'info', level, 'pino level'),
     s('workers', 'WORKERS', 1, workers(cpus), 'processes serving the port (auto = number of CPUs)'),
-    // Each thread holds zxcvbn's dictionaries (~100 MB RSS), so the default does not grow with the machine.
-    s('passwordThreads', 'PASSWORD_THREADS', Math.min(2, cpus), workers(cpus), 'zxcvbn worker threads per process, ~100 MB each (auto = number of CPUs)'),
+    // Each thread holds zxcvbn's dictionaries (~90 MB RSS), so the default does not grow with the machine.
+    s('passwordThreads', 'PASSWORD_THREADS', Math.min(2, cpus), workers(cpus), 'zxcvbn worker threads per process, ~90 MB RSS each (auto = number of CPUs)'),
     s('passwordMinThreads', 'PASSWORD_MIN_THREADS', 0, int(0, 256), 'zxcvbn threads kept warm; above it threads start on demand and leave after 10 idle minutes'),
+    s('passwordExtraLanguages', 'PASSWORD_EXTRA_LANGUAGES', false, bool, 'also match German, French and Spanish word lists (doubles the zxcvbn cost per call)'),
     s('rateLimits', 'RATE_LIMITS', true, onOff, 'off disables rate limits and quotas (trusted deployments, benchmarks)'),
     s('validateResponses', 'VALIDATE_RESPONSES', false, bool, 'validate every response against openapi.yaml (slow; for debugging)'),
     s('shutdownTimeoutMs', 'SHUTDOWN_TIMEOUT_MS', 10000, int(0, 600000), 'how long in-flight requests may finish after SIGTERM'),

@@ -15,7 +15,7 @@ export interface StrengthEstimator {
 }
 
 export interface StrengthEstimatorOptions {
-  /** Most worker threads; default: os.availableParallelism(). Each holds the dictionaries (~100 MB RSS). */
+  /** Most worker threads; default: os.availableParallelism(). Each holds the dictionaries (~90 MB RSS). */
   threads?: number;
   /**
    * Threads kept even when idle (started and warmed at once); default: all of them. With fewer, threads
@@ -28,7 +28,7 @@ export interface StrengthEstimatorOptions {
   maxQueue?: number;
   /** Nice increment for the workers (Linux) so the event loop wins CPU contention; default 5. */
   niceIncrement?: number;
-  /** Also use the de, fr and es-es word lists (default true); false roughly halves the per-call cost. */
+  /** Also use the de, fr and es-es word lists (default false): they double the per-call cost. */
   extraLanguages?: boolean;
 }
 
@@ -53,7 +53,7 @@ export function createStrengthEstimator(opts: StrengthEstimatorOptions = {}): St
     idleTimeout: opts.idleTimeoutMs ?? 10 * 60_000,
     maxQueue: opts.maxQueue ?? 512,
     niceIncrement: opts.niceIncrement ?? 5,
-    workerData: { extraLanguages: opts.extraLanguages ?? true } satisfies ZxcvbnWorkerData,
+    workerData: { extraLanguages: opts.extraLanguages ?? false } satisfies ZxcvbnWorkerData,
   });
   let closed = false;
 

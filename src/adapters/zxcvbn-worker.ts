@@ -1,4 +1,4 @@
-// Worker-thread task: zxcvbn-ts password strength estimate (common, en, de, fr, es-es dictionaries).
+// Worker-thread task: zxcvbn-ts password strength estimate (common and en dictionaries; de, fr, es-es on request).
 import { isMainThread, workerData } from 'node:worker_threads';
 import { ZxcvbnFactory, type OptionsType } from '@zxcvbn-ts/core';
 import * as common from '@zxcvbn-ts/language-common';
@@ -34,12 +34,12 @@ function extraLists(dictionary: Record<string, string[]>, suffix: string): Recor
 
 /** Passed by the pool as piscina workerData. */
 export interface ZxcvbnWorkerData {
-  /** Add the de, fr and es-es word lists (default true); about doubles the per-call cost. */
+  /** Add the de, fr and es-es word lists (default false); about doubles the per-call cost. */
   extraLanguages?: boolean;
 }
 
 /** The zxcvbn options the service uses; exported for the timing bench. */
-export function zxcvbnOptions(extraLanguages = true): OptionsType {
+export function zxcvbnOptions(extraLanguages = false): OptionsType {
   const extra = extraLanguages
     ? {
         ...extraLists(de.dictionary, '-de'),
@@ -62,7 +62,7 @@ let factory: ZxcvbnFactory | undefined;
 
 function getFactory(): ZxcvbnFactory {
   const data = (isMainThread ? undefined : workerData) as ZxcvbnWorkerData | undefined;
-  factory ??= new ZxcvbnFactory(zxcvbnOptions(data?.extraLanguages !== false));
+  factory ??= new ZxcvbnFactory(zxcvbnOptions(data?.extraLanguages === true));
   return factory;
 }
 
