@@ -1,15 +1,15 @@
-// Shared usage counters on Redis: minute, day and month checked and counted by one Lua script per batch.
+// Shared usage counters on Redis: minute, day and month checked and counted atomically by one Lua script.
 //
-// Every instance on the same Redis enforces one limit. CONSUME_LUA reads the three counters and grants
-// as many of a batch's requests as every window still has room for (possibly none), incrementing each
-// counter by that number: atomic, one round trip, no refunds. Requests for the same key arriving within
-// one turn of the event loop form one batch (under load a dozen or more: one script run instead of a dozen).
-// The outcome is exactly that of running the requests one by one in arrival order: the first `granted`
-// are counted, the rest refused by the first window (minute, day, month) without room, consuming nothing.
-// The minute counter is a fixed 60 s window (PEXPIRE on its first increment, like rate-limiter-flexible's
-// RateLimiterRedis); day and month counters expire an hour after their window.
-// Keys: `<prefix>{key_id}:m`, `<prefix>{key_id}:d:2026-11-22`, `<prefix>{key_id}:m:2026-11` (the braces are
-// a Redis Cluster hash tag: one API key's counters share a slot).
+// Every instance on the same Redis enforces one limit. CONSUME_LUA (redis-scripts.ts) grants as many of a
+// batch's requests as every window still has room for, counting nothing for the rest. Requests for the same
+// key arriving within one turn of the event loop form one batch; the outcome is exactly that of running
+// them one by one in arrival order (the first `granted` counted, the rest refused by the first full window,
+// consuming nothing). Far from every limit a grant also reserves units ahead (redis-reserves.ts), and the
+// following requests are admitted from them without waiting for Redis; close to a limit nothing is
+// reserved, so there every request is decided in Redis. The minute counter is a fixed 60 s window (PEXPIRE
+// on its first increment, like rate-limiter-flexible's RateLimiterRedis); day and month counters expire an
+// hour after their window. Keys: `<prefix>{key_id}:m`, `<prefix>{key_id}:d:2026-11-22`,
+// `<prefix>{key_id}:m:2026-11` (the braces are a Redis Cluster hash tag: one API key's counters share a slot).
 //
 // Redis unreachable (connection lost, command timeout): requests keep being answered.
 // - per minute: an in-memory insurance limiter (rate-limiter-flexible RateLimiterMemory) per instance, so
@@ -23,51 +23,8 @@ import type { Redis } from 'ioredis';
 import { MINUTE_MS, type CounterStore, type LimitWindows, type TakeResult, type UsageCounts } from './counter-store.js';
 import { LocalCounters, createMinuteLimiter, readLocally, takeLocally } from './local-counters.js';
 import { closeClient, createRedisClient, waitForReady, type RedisClientOptions } from './redis-client.js';
-
-/**
- * KEYS: minute counter, then n calendar counters. ARGV: minute limit, window ms, n calendar limits,
- * n EXPIREAT seconds, requests wanted. Returns {granted, minute pttl, minute count, counts...}, the counts
- * after the increments.
- */
-const CONSUME_LUA = `
-local n = #KEYS
-local counts = {}
-for i = 1, n do counts[i] = tonumber(redis.call('GET', KEYS[i]) or '0') end
-local pttl = redis.call('PTTL', KEYS[1])
-if pttl < 0 then
-  counts[1] = 0
-  redis.call('DEL', KEYS[1])
-end
-local granted = tonumber(ARGV[2 * n + 1])
-local room = tonumber(ARGV[1]) - counts[1]
-if room < granted then granted = room end
-for i = 2, n do
-  room = tonumber(ARGV[i + 1]) - counts[i]
-  if room < granted then granted = room end
-end
-if granted < 0 then granted = 0 end
-if granted > 0 then
-  counts[1] = redis.call('INCRBY', KEYS[1], granted)
-  if pttl < 0 then
-    pttl = tonumber(ARGV[2])
-    redis.call('PEXPIRE', KEYS[1], pttl)
-  end
-  for i = 2, n do
-    counts[i] = redis.call('INCRBY', KEYS[i], granted)
-    redis.call('EXPIREAT', KEYS[i], ARGV[n + i])
-  end
-end
-local out = {granted, pttl}
-for i = 1, n do out[i + 2] = counts[i] end
-return out
-`;
-
-/** KEYS: minute counter, then calendar counters. Returns {minute pttl, minute count, counts...}. */
-const READ_LUA = `
-local out = {redis.call('PTTL', KEYS[1])}
-for i = 1, #KEYS do out[i + 1] = tonumber(redis.call('GET', KEYS[i]) or '0') end
-return out
-`;
+import { RESERVE_DIVISOR, RESERVE_IDLE_MS, RESERVE_MAX, Reserves, type Reserve } from './redis-reserves.js';
+import { CONSUME_LUA, READ_LUA, RELEASE_LUA, minuteState, resultOf, windowsId } from './redis-scripts.js';
 
 /** Calendar counters are kept an hour past their window, then Redis drops them. */
 const GRACE_SECONDS = 3600;
@@ -91,37 +48,10 @@ export interface RedisCounterStore extends CounterStore {
 
 type Script = (numKeys: number, ...args: (string | number)[]) => Promise<number[]>;
 
-const minuteState = (pttl: number, used: number) => (pttl > 0 ? { used, resetMs: pttl } : { used: 0, resetMs: MINUTE_MS });
-
 /** Requests for the same windows and limits waiting for one script run. */
 interface Batch {
   w: LimitWindows;
   waiters: Array<(r: TakeResult) => void>;
-}
-
-/** Requests share a batch only when every counter key and limit is the same. */
-function batchId(w: LimitWindows): string {
-  let id = `${w.minute.key} ${w.minute.limit}`;
-  for (const c of w.calendar) id += ` ${c.key} ${c.limit}`;
-  return id;
-}
-
-/**
- * The result of the i-th request (0-based) of a batch, as if the requests had run one by one: the script
- * returned the counts after `granted` increments.
- */
-function resultOf(w: LimitWindows, i: number, granted: number, pttl: number, minuteAfter: number, after: number[]): TakeResult {
-  if (i < granted) {
-    const back = granted - 1 - i;
-    return { refused: -1, minute: minuteState(pttl, minuteAfter - back), counts: after.map((c) => c - back) };
-  }
-  // Refused requests count nothing: each sees the counts after the granted ones, and at least one window
-  // is then full (otherwise the script would have granted it). The first full one, in order, refuses.
-  let refused = 0;
-  if (minuteAfter < w.minute.limit) {
-    refused = 1 + w.calendar.findIndex((c, k) => after[k] >= c.limit);
-  }
-  return { refused, minute: minuteState(pttl, minuteAfter), counts: after };
 }
 
 export function createRedisCounters(opts: RedisCountersOptions): RedisCounterStore {
@@ -132,7 +62,8 @@ export function createRedisCounters(opts: RedisCountersOptions): RedisCounterSto
   const now = opts.now ?? Date.now;
   client.defineCommand('vlsConsume', { lua: CONSUME_LUA });
   client.defineCommand('vlsUsage', { lua: READ_LUA });
-  const scripts = client as unknown as { vlsConsume: Script; vlsUsage: Script };
+  client.defineCommand('vlsRelease', { lua: RELEASE_LUA });
+  const scripts = client as unknown as { vlsConsume: Script; vlsUsage: Script; vlsRelease: Script };
 
   const insurance = createMinuteLimiter();
   const local = new LocalCounters();
@@ -172,6 +103,46 @@ export function createRedisCounters(opts: RedisCountersOptions): RedisCounterSto
   client.on('close', onClose);
   if (client.status === 'ready') onReady();
 
+  const keysOf = (w: LimitWindows): string[] => [prefix + w.minute.key, ...w.calendar.map((c) => prefix + c.key)];
+  let closing = false;
+
+  /** Script calls in flight, awaited by close() so that no reserved unit is left behind. */
+  const inFlight = new Set<Promise<unknown>>();
+  const track = <T>(p: Promise<T>): Promise<T> => {
+    inFlight.add(p);
+    return p.finally(() => inFlight.delete(p));
+  };
+
+  /** Unused reserved units back to Redis; on failure they stay counted (never more than a limit admitted). */
+  const reserves = new Reserves((r: Reserve, units: number) => {
+    if (client.status !== 'ready') return;
+    const keys = keysOf(r.w);
+    track(scripts.vlsRelease(keys.length, ...keys, units, Math.max(0, r.minuteEndsAt - now()))).catch(failed);
+  });
+
+  /** One script call for `want` requests of these windows (0: a top-up), reserving ahead where there is room. */
+  async function consume(w: LimitWindows, want: number) {
+    const args: (string | number)[] = keysOf(w);
+    args.push(w.minute.limit, MINUTE_MS);
+    for (const c of w.calendar) args.push(c.limit);
+    for (const c of w.calendar) args.push(Math.ceil(c.expiresAt / 1000) + GRACE_SECONDS);
+    args.push(want, closing ? 0 : RESERVE_MAX, RESERVE_DIVISOR);
+    const [granted, reserved, pttl, ...counts] = await track(scripts.vlsConsume(w.calendar.length + 1, ...args));
+    const after = counts.slice(1);
+    for (let i = 0; i < w.calendar.length; i++) local.observe(w.calendar[i].key, after[i], w.calendar[i].expiresAt);
+    ok = true;
+    reserves.credit(windowsId(w), w, reserved, pttl, counts[0], after, now());
+    return { granted, reserved, pttl, minuteAfter: counts[0], after };
+  }
+
+  function refill(r: Reserve): void {
+    consume(r.w, 0)
+      .catch(failed)
+      .finally(() => {
+        r.refilling = false;
+      });
+  }
+
   const pending = new Map<string, Batch>();
 
   function flush(): void {
@@ -181,27 +152,24 @@ export function createRedisCounters(opts: RedisCountersOptions): RedisCounterSto
   }
 
   async function run({ w, waiters }: Batch): Promise<void> {
-    const n = w.calendar.length;
-    let reply: number[];
+    let g: Awaited<ReturnType<typeof consume>>;
     try {
-      const args: (string | number)[] = [prefix + w.minute.key];
-      for (const c of w.calendar) args.push(prefix + c.key);
-      args.push(w.minute.limit, MINUTE_MS);
-      for (const c of w.calendar) args.push(c.limit);
-      for (const c of w.calendar) args.push(Math.ceil(c.expiresAt / 1000) + GRACE_SECONDS);
-      args.push(waiters.length);
-      reply = await scripts.vlsConsume(n + 1, ...args);
+      g = await consume(w, waiters.length);
     } catch (err) {
       failed(err);
       for (const resolve of waiters) resolve(await takeLocally(insurance, local, w));
       return;
     }
-    const [granted, pttl, minuteAfter, ...after] = reply;
-    for (let i = 0; i < n; i++) local.observe(w.calendar[i].key, after[i], w.calendar[i].expiresAt);
-    ok = true;
-    waiters.forEach((resolve, i) => resolve(resultOf(w, i, granted, pttl, minuteAfter, after)));
+    // Units reserved meanwhile (a top-up that answered first) serve requests Redis had no more room for.
+    const id = windowsId(w);
+    waiters.forEach((resolve, i) => {
+      const fromReserve = i >= g.granted ? reserves.use(id, now(), refill) : null;
+      resolve(fromReserve ?? resultOf(w, i, g.granted, g.pttl, g.minuteAfter, g.after, reserves.unitsOf(id)));
+    });
   }
 
+  const sweep = setInterval(() => reserves.sweep(now() - RESERVE_IDLE_MS), RESERVE_IDLE_MS);
+  sweep.unref();
   const prune = setInterval(() => local.prune(now() - GRACE_SECONDS * 1000), 60_000);
   prune.unref();
 
@@ -211,7 +179,9 @@ export function createRedisCounters(opts: RedisCountersOptions): RedisCounterSto
         ok = false;
         return takeLocally(insurance, local, w);
       }
-      const id = batchId(w);
+      const id = windowsId(w);
+      const reserved = reserves.use(id, now(), refill);
+      if (reserved) return Promise.resolve(reserved);
       let batch = pending.get(id);
       if (!batch) {
         batch = { w, waiters: [] };
@@ -225,7 +195,9 @@ export function createRedisCounters(opts: RedisCountersOptions): RedisCounterSto
       if (client.status === 'ready') {
         try {
           const [pttl, minuteUsed, ...counts] = await scripts.vlsUsage(keys.length + 1, prefix + minuteKey, ...keys.map((k) => prefix + k));
-          return { minute: minuteState(pttl, minuteUsed), counts };
+          // This instance's unused reserved units are not usage yet.
+          const [minuteHeld, ...held] = reserves.held(minuteKey, keys, now() + pttl);
+          return { minute: minuteState(pttl, minuteUsed - minuteHeld), counts: counts.map((c, i) => c - held[i]) };
         } catch (err) {
           failed(err);
         }
@@ -236,6 +208,12 @@ export function createRedisCounters(opts: RedisCountersOptions): RedisCounterSto
     ready: (timeoutMs) => waitForReady(client, timeoutMs),
     async close() {
       clearInterval(prune);
+      clearInterval(sweep);
+      // No more reserving; wait for grants in flight, then give every unused unit back.
+      closing = true;
+      await Promise.allSettled([...inFlight]);
+      reserves.sweep();
+      await Promise.allSettled([...inFlight]);
       client.off('ready', onReady);
       client.off('close', onClose);
       if (owned) await closeClient(client);

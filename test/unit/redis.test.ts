@@ -127,6 +127,71 @@ describe.skipIf(!HAVE_REDIS)('Redis mode (real redis-server)', () => {
     });
   });
 
+  describe('reserving ahead, far from every limit', () => {
+    /** EVALSHA calls Redis has run so far (each script call of the counters is one). */
+    async function scriptRuns(): Promise<number> {
+      const { Redis } = await import('ioredis');
+      const admin = new Redis(redis.url);
+      try {
+        const stats = (await admin.info('commandstats')) as string;
+        return Number(/cmdstat_evalsha:calls=(\d+)/.exec(stats)?.[1] ?? 0) + Number(/cmdstat_eval:calls=(\d+)/.exec(stats)?.[1] ?? 0);
+      } finally {
+        admin.disconnect();
+      }
+    }
+
+    it('admits most requests without a script run, with exact, falling remaining counts', async () => {
+      const a = await instance({ perMinute: 100_000, perDay: 100_000, perMonth: 100_000 }, 't-reserve-many:');
+      const key = keyRecord();
+      const before = await scriptRuns();
+      const remaining: number[] = [];
+      for (let i = 0; i < 500; i++) remaining.push(Number((await a.limiter.consume(key)).headers['X-Quota-Daily-Remaining']));
+      expect(remaining).toEqual(Array.from({ length: 500 }, (_, i) => 100_000 - 1 - i));
+      expect((await scriptRuns()) - before).toBeLessThan(25); // one grant of ~100 per 50 requests, not 500
+    });
+
+    it('counts only requests in usage, and gives unused units back on close', async () => {
+      const limits = { perMinute: 100_000, perDay: 100_000, perMonth: 100_000 };
+      const a = await instance(limits, 't-reserve-close:');
+      const b = await instance(limits, 't-reserve-close:');
+      const key = keyRecord();
+      for (let i = 0; i < 30; i++) await a.limiter.consume(key);
+      expect((await a.limiter.peek(key)).usage.day.used).toBe(30); // this instance leaves its reserve out
+      expect((await b.limiter.peek(key)).usage.day.used).toBeGreaterThan(30); // the other sees it as taken
+      await a.limiter.close();
+      const { usage } = await b.limiter.peek(key);
+      expect([usage.minute.used, usage.day.used, usage.month.used]).toEqual([30, 30, 30]);
+    });
+
+    it('gives unused units back after a second without requests', async () => {
+      const limits = { perMinute: 100_000, perDay: 100_000, perMonth: 100_000 };
+      const a = await instance(limits, 't-reserve-idle:');
+      const b = await instance(limits, 't-reserve-idle:');
+      const key = keyRecord();
+      for (let i = 0; i < 20; i++) await a.limiter.consume(key);
+      await vi.waitFor(async () => expect((await b.limiter.peek(key)).usage.day.used).toBe(20), { timeout: 4000, interval: 200 });
+    });
+
+    it('two instances together never admit more than the limit, and reach it once reserves return', async () => {
+      const limits = { perMinute: 100_000, perDay: 400, perMonth: 100_000 };
+      const a = await instance(limits, 't-reserve-share:');
+      const b = await instance(limits, 't-reserve-share:');
+      const key = keyRecord();
+      let admitted = 0;
+      const burst = async (inst: typeof a, n: number) => {
+        for (let i = 0; i < n; i++) if ((await code(inst.limiter.consume(key))) === 'ok') admitted++;
+      };
+      await Promise.all([burst(a, 300), burst(b, 300)]);
+      expect(admitted).toBeLessThanOrEqual(400);
+      await a.limiter.close();
+      await b.limiter.close();
+      const c = await instance(limits, 't-reserve-share:');
+      await burst(c, 400 - admitted + 5);
+      expect(admitted).toBe(400);
+      expect((await c.limiter.peek(key)).usage.day.used).toBe(400);
+    });
+  });
+
   describe('key store on Redis', () => {
     async function store(): Promise<KeyStore> {
       const s = createRedisKeyStore({ url: redis.url, keyPrefix: 't-keys:' });
