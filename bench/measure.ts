@@ -73,7 +73,10 @@ export async function runLoad(o: LoadOptions): Promise<Measured> {
   };
 }
 
-/** Several runs as one: requests/s over their summed duration, percentiles over all their response times. */
+/**
+ * Several runs as one: requests/s over their summed duration, percentiles over all their response times
+ * (runs without single timings, from wrk: the median of their p50s and the largest p99).
+ */
 export function merge(runs: Measured[]): Measured {
   const n = runs.reduce((s, r) => s + r.times.length, 0);
   const times = new Float64Array(n);
@@ -87,10 +90,11 @@ export function merge(runs: Measured[]): Measured {
   for (const r of runs) for (const [c, k] of Object.entries(r.statusCodes)) statusCodes[c] = (statusCodes[c] ?? 0) + k;
   const durationS = runs.reduce((s, r) => s + r.durationS, 0);
   const responses = runs.reduce((s, r) => s + r.responses, 0);
+  const p50s = runs.map((r) => r.p50).sort((a, b) => a - b);
   return {
     rps: responses / durationS,
-    p50: percentile(times, 0.5),
-    p99: percentile(times, 0.99),
+    p50: n > 0 ? percentile(times, 0.5) : p50s[p50s.length >> 1],
+    p99: n > 0 ? percentile(times, 0.99) : Math.max(...runs.map((r) => r.p99)),
     responses,
     non2xx: runs.reduce((s, r) => s + r.non2xx, 0),
     errors: runs.reduce((s, r) => s + r.errors, 0),

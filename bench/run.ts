@@ -7,6 +7,7 @@ import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { BREACHED, ENDPOINTS, PASSWORDS, endpoint, probe, requestsFor } from './endpoints.js';
 import { redisBinaryPresent, startFixtures, startRedis, type BenchRedis } from './fixtures.js';
+import { wrkPresent } from './wrk.js';
 import { runLoad } from './measure.js';
 import { PeakRss, ROOT, startBaseline, waitIdle, type Proc } from './processes.js';
 import { addRatios, evaluateTargets, formatMarkdown, formatTable, formatTargets } from './report.js';
@@ -125,7 +126,10 @@ if (run.wanted(W2[0])) {
     const extra = { WORKERS: '2', ...(redis ? { REDIS_URL: redis.url } : {}) };
     const w2 = await run.launch({ name: 'service-workers-2', env: env('workers', extra), dir, processes: 3 }, W2[1], [W2], [], redis ? 'failed' : 'skipped');
     const base = red ?? null;
-    if (w2 && base) await run.pair(W2[0], w2, base, ['RSS = primary + 2 workers']);
+    // wrk (one C thread) where installed: autocannon alone takes about one of the two cores here, which caps
+    // what a second worker can show. Both sides of the pair use the same load generator.
+    const loader = wrkPresent() ? 'wrk' : 'autocannon';
+    if (w2 && base) await run.pair(W2[0], w2, base, ['RSS = primary + 2 workers', `load generator: ${loader}`], loader);
     else if (w2) run.mark(W2[0], W2[1], 'skipped', 'no WORKERS=1 service on the same store to compare with');
     await w2?.svc.stop();
   }

@@ -3,6 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { endpoint, probe, requestsFor, type RequestSpec } from './endpoints.js';
 import { merge, runLoad, warmUntilSteady, type Measured } from './measure.js';
+import { runWrk } from './wrk.js';
 import { createKey, PeakRss, startService, waitIdle, type Proc, type ServiceOptions } from './processes.js';
 import { emptyRow, type Row } from './report.js';
 
@@ -139,7 +140,7 @@ export class Session {
    * where totals over the whole run would let one burst of noise decide. The row is x's; the ratio, with
    * every round's, goes to its note and to `pairs`.
    */
-  async pair(id: string, x: Launched, y: Launched, note: string[] = []): Promise<void> {
+  async pair(id: string, x: Launched, y: Launched, note: string[] = [], loader: 'autocannon' | 'wrk' = 'autocannon'): Promise<void> {
     const { connections, durationS, pairRounds } = settings;
     const slice = durationS / pairRounds;
     this.log(`${x.label} alternated with ${y.label}: ${pairRounds} rounds of ${slice.toFixed(1)} s each`);
@@ -149,7 +150,11 @@ export class Session {
     for (let round = 0; round < pairRounds; round++) {
       for (const side of round % 2 === 0 ? (['x', 'y'] as const) : (['y', 'x'] as const)) {
         const s = side === 'x' ? x : y;
-        const m = await runLoad({ url: s.svc.url, requests: requestsFor(endpoint('bic'), s.key), connections, durationS: slice });
+        const requests = requestsFor(endpoint('bic'), s.key);
+        const m =
+          loader === 'wrk'
+            ? await runWrk({ url: s.svc.url, request: requests[0], connections, durationS: slice })
+            : await runLoad({ url: s.svc.url, requests, connections, durationS: slice });
         runs[side].push(m);
       }
     }
