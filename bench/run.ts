@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { BREACHED, ENDPOINTS, PASSWORDS, endpoint, probe, requestsFor } from './endpoints.js';
 import { redisBinaryPresent, startFixtures, startRedis, type BenchRedis } from './fixtures.js';
 import { wrkPresent } from './wrk.js';
+import { runLoadInChild } from './load-child.js';
 import { runLoad } from './measure.js';
 import { PeakRss, ROOT, startBaseline, waitIdle, type Proc } from './processes.js';
 import { addRatios, evaluateTargets, formatMarkdown, formatTable, formatTargets } from './report.js';
@@ -85,7 +86,7 @@ if (main) {
       rss.start();
       const [pw, bic] = await Promise.all([
         runLoad({ url: svc.url, requests: requestsFor(endpoint('password'), key), connections, durationS }),
-        runLoad({ url: svc.url, requests: requestsFor(endpoint('bic'), key), connections, durationS, overallRate: bicRate }),
+        runLoadInChild({ url: svc.url, requests: requestsFor(endpoint('bic'), key), connections, durationS, overallRate: bicRate }),
       ]);
       const peak = rss.stop();
       rows.push(run.toRow(concurrent[0][0], concurrent[0][1], pw, peak, []));

@@ -1,0 +1,26 @@
+// runLoad in a child process: a second load beside another gets its own process and event loop, so neither
+// load generator's callbacks delay the other's timings (the open-loop BIC beside the password load).
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { runLoad, type LoadOptions, type Measured } from './measure.js';
+
+const SELF = fileURLToPath(import.meta.url);
+
+export function runLoadInChild(o: LoadOptions): Promise<Measured> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', SELF, JSON.stringify(o)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0) return reject(new Error(`load child exited ${code}`));
+      const m = JSON.parse(out) as Omit<Measured, 'times'> & { times: number[] };
+      resolve({ ...m, times: Float64Array.from(m.times) });
+    });
+  });
+}
+
+if (process.argv[1] === SELF) {
+  const m = await runLoad(JSON.parse(process.argv[2]) as LoadOptions);
+  process.stdout.write(JSON.stringify({ ...m, times: Array.from(m.times) }));
+}
