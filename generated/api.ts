@@ -148,8 +148,8 @@ export interface paths {
         put?: never;
         /**
          * Check a password's strength and whether it was breached
-         * @description Estimates strength with zxcvbn (dictionaries: common, English, German, French, Spanish; the first 128
-         *     characters are analysed) and checks the password against a breached-password range service by k-anonymity:
+         * @description Estimates strength with zxcvbn (dictionaries: common and English, plus German, French and Spanish where the
+         *     server enables them; the first 128 characters are analysed) and checks the password against a breached-password range service by k-anonymity:
          *     only the first 5 hex characters of its SHA-1 leave the service; the rest is matched locally. A breached
          *     password never scores above 1 and its warning says it appeared in data breaches.
          *

@@ -12,6 +12,10 @@ const parser = koaBody({
   multipart: false,
   jsonLimit: BODY_LIMIT_BYTES,
   jsonStrict: true,
+  // The same types JSON_TYPE admits (application/json and any +json): koa-body's default list of five
+  // named types skipped e.g. application/merge-patch+json after our check had passed it, and matching
+  // five types through type-is was 2.8% of a card request.
+  jsonTypes: ['json', '+json'],
 });
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;

@@ -156,6 +156,15 @@ describe('request validation', () => {
     expect(res.body.message).toMatch(/application\/json/);
   });
 
+  it.each(['application/json; charset=utf-8', 'application/merge-patch+json', 'APPLICATION/JSON'])(
+    'parses a body sent as %s like application/json',
+    async (type) => {
+      const res = await h.call('/api/v1/creditcard/validate', { method: 'POST', headers: { 'content-type': type }, body: '{"cardNumber":"4111 1111 1111 1111"}' });
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ valid: true, cardBrand: 'Visa', lastFourDigits: '1111' });
+    },
+  );
+
   it('answers 413 VALIDATION_ERROR for a body over 16 KiB', async () => {
     const body = JSON.stringify({ password: 'x'.repeat(17 * 1024) });
     const res = await h.call('/api/v1/password/strength', { method: 'POST', headers: { 'content-type': 'application/json' }, body });
