@@ -7,7 +7,7 @@ import { compose } from './compose.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger } from './http/logging.js';
 import { createHttpServer, drain, listen } from './server.js';
-import { compactHeapAfterBoot } from './heap-compaction.js';
+import { boundHeapGrowth, compactHeapAfterBoot } from './heap-tuning.js';
 import { availableParallelism } from 'node:os';
 
 /** On first start with an empty key store, create one key and print it once. */
@@ -101,6 +101,7 @@ function supervise(config: Readonly<Config>): void {
 
 async function main(): Promise<void> {
   const config = readConfig();
+  boundHeapGrowth();
   if (cluster.isPrimary) await ensureFirstKey(config);
   if (cluster.isPrimary && config.workers > 1) return supervise(config);
   await serve(config);
