@@ -51,6 +51,30 @@ const upstream = (id: string): (() => string) | null => {
   return () => `${count() - before} upstream ${what} during warm-up + run`;
 };
 
+/**
+ * The "vs Koa" targets from alternated slices (BIC, IBAN, card, IP each against a bare Koa started for it),
+ * not from rows measured a minute apart: the host's speed drifts more than the margins in between.
+ */
+let koaPaired = false;
+async function ratiosToKoa(url: string, key: string): Promise<void> {
+  const ids = KOA_PAIRED.filter((id) => run.wanted(id));
+  if (koaPaired || ids.length === 0) return;
+  koaPaired = true;
+  let koa: Proc | null = null;
+  try {
+    koa = await startBaseline('koa-pairs', 'baseline-koa.ts', dir);
+    const koaSide = { url: koa.url, requests: [{ method: 'GET' as const, path: '/', headers: {} }] };
+    const perSide = Math.max(1, durationS * 0.6);
+    run.log(`${ids.join(', ')} each alternated with bare Koa: ${settings.pairRounds} rounds of ${(perSide / settings.pairRounds).toFixed(1)} s per side`);
+    for (const id of ids) await run.ratioToKoa(id, { url, requests: requestsFor(endpoint(id), key) }, koaSide, perSide);
+  } catch (err) {
+    run.log(`ratios to Koa not measured: ${(err as Error).message}`);
+  } finally {
+    await koa?.stop();
+  }
+}
+const KOA_PAIRED = ['bic', 'iban', 'card', 'ip'];
+
 // ---- 3. the service (embedded store, limits on): every endpoint, then the password endpoint saturated beside BIC
 const state = { limitsOn: null as boolean | null };
 const mainIds = ENDPOINTS.map((e): [string, string] => [e.id, e.label]).filter(([id]) => run.wanted(id));
@@ -71,12 +95,14 @@ if (main) {
       continue;
     }
     if (p.problem) note.push(`WARNING ${p.problem}`);
+    if (id === 'password') await ratiosToKoa(svc.url, key); // before the password pool exists
     if (id === 'password') await waitIdle(svc.pid, 15); // the pool started on the probe
     const upstreamNote = upstream(id);
     const row = await run.measure(id, label, svc.url, requestsFor(endpoint(id), key), svc.pid, note, id === 'password' ? Math.max(2, settings.warmupS) : settings.warmupS);
     if (upstreamNote) row.note = [row.note, upstreamNote()].filter(Boolean).join('; ');
     rows.push(row);
   }
+  await ratiosToKoa(svc.url, key); // when the password row was not wanted
   if (run.wanted('bic-under-password')) {
     if (!(await probe(svc.url, endpoint('password'), key)).ok) {
       for (const [id, label] of concurrent) run.mark(id, label, 'failed', 'the password endpoint does not answer 200');
@@ -162,11 +188,17 @@ const header =
   `after each service start: idle, then warm-up until BIC req/s is steady (max ${settings.serviceWarmupMaxS} s); ` +
   `${settings.warmupS} s warm-up + ${durationS} s per row; GeoIP: ${geo.real ? 'GeoLite2 (var/geoip)' : 'MaxMind test databases'}; ` +
   `limits on main rows: ${state.limitsOn === null ? 'unknown' : state.limitsOn ? 'yes' : 'NO'}; total ${run.elapsedS().toFixed(0)} s`;
-process.stdout.write(`\n${header}\n\n${formatTable(rows)}\n\nTargets:\n${formatTargets(targets)}\n`);
+const koaPairs = run.pairs.filter((p) => p.id.endsWith('-vs-koa'));
+const alternated = koaPairs.length
+  ? `\n\nAlternated with bare Koa (service req/s / Koa req/s, median of rounds):\n${koaPairs
+      .map((p) => `  ${p.id.replace('-vs-koa', '').padEnd(5)} ${p.ratio.toFixed(2)}x (${p.rounds.map((r) => r.toFixed(2)).join(', ')}; ${Math.round(p.rps)} vs ${Math.round(p.versusRps)} req/s)`)
+      .join('\n')}`
+  : '';
+process.stdout.write(`\n${header}\n\n${formatTable(rows)}${alternated}\n\nTargets:\n${formatTargets(targets)}\n`);
 mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
 const json = { date: new Date().toISOString(), machine, settings, services: run.services, pairs: run.pairs, realGeoDbs: geo.real, limitsOn: state.limitsOn, zxcvbnPerCall: zx, rows, targets, failed };
 writeFileSync(join(ROOT, 'bench/results/latest.json'), `${JSON.stringify(json, null, 2)}\n`);
-writeFileSync(join(ROOT, 'bench/results/latest.md'), formatMarkdown(`${json.date}: ${header}`, rows, targets));
+writeFileSync(join(ROOT, 'bench/results/latest.md'), formatMarkdown(`${json.date}: ${header}`, rows, targets) + alternated.replace(/^\n\n/, '\n\n```\n') + (alternated ? '\n```\n' : ''));
 process.stdout.write(`\nwritten: bench/results/latest.json, bench/results/latest.md${failed ? '\nFAILED: a row had non-2xx answers, errors, or could not run' : ''}\n`);
 if (failed) process.stdout.write(`service logs kept in ${dir}\n`);
 else rmSync(dir, { recursive: true, force: true });

@@ -44,6 +44,12 @@ export interface ServiceStart {
   warmupRps: number[];
 }
 
+/** One side of an alternated measurement. */
+export interface Side {
+  url: string;
+  requests: RequestSpec[];
+}
+
 export interface Launched {
   svc: Proc;
   key: string;
@@ -134,38 +140,53 @@ export class Session {
   }
 
   /**
-   * BIC on `x` and on `y` in short alternating slices (x y, y x, x y, ... so that neither side always goes
+   * Load `x` and `y` in short alternating slices (x y, y x, x y, ... so that neither side always goes
    * first), each side `durationS` in all. The ratio is the median of the rounds' x_i / y_i: the host's
    * load moves by 20-50% within seconds, and a pair of adjacent slices sees nearly the same machine,
-   * where totals over the whole run would let one burst of noise decide. The row is x's; the ratio, with
-   * every round's, goes to its note and to `pairs`.
+   * where totals over the whole run would let one burst of noise decide.
    */
-  async pair(id: string, x: Launched, y: Launched, note: string[] = [], loader: 'autocannon' | 'wrk' = 'autocannon'): Promise<void> {
-    const { connections, durationS, pairRounds } = settings;
+  async alternate(x: Side, y: Side, durationS: number, loader: 'autocannon' | 'wrk' = 'autocannon'): Promise<{ mx: Measured; my: Measured; ratio: number; rounds: number[] }> {
+    const { connections, pairRounds } = settings;
     const slice = durationS / pairRounds;
-    this.log(`${x.label} alternated with ${y.label}: ${pairRounds} rounds of ${slice.toFixed(1)} s each`);
     const runs: Record<'x' | 'y', Measured[]> = { x: [], y: [] };
-    const rss = new PeakRss(x.svc.pid);
-    rss.start();
     for (let round = 0; round < pairRounds; round++) {
       for (const side of round % 2 === 0 ? (['x', 'y'] as const) : (['y', 'x'] as const)) {
         const s = side === 'x' ? x : y;
-        const requests = requestsFor(endpoint('bic'), s.key);
         const m =
           loader === 'wrk'
-            ? await runWrk({ url: s.svc.url, request: requests[0], connections, durationS: slice })
-            : await runLoad({ url: s.svc.url, requests, connections, durationS: slice });
+            ? await runWrk({ url: s.url, request: s.requests[0], connections, durationS: slice })
+            : await runLoad({ url: s.url, requests: s.requests, connections, durationS: slice });
         runs[side].push(m);
       }
     }
-    const mx = merge(runs.x);
-    const my = merge(runs.y);
     const rounds = runs.x.map((m, i) => m.rps / runs.y[i].rps);
-    const ratio = median(rounds);
+    return { mx: merge(runs.x), my: merge(runs.y), ratio: median(rounds), rounds };
+  }
+
+  /** BIC on service `x` alternated with BIC on service `y`: a row of x's, with the ratio x / y in its note and in `pairs`. */
+  async pair(id: string, x: Launched, y: Launched, note: string[] = [], loader: 'autocannon' | 'wrk' = 'autocannon'): Promise<void> {
+    this.log(`${x.label} alternated with ${y.label}: ${settings.pairRounds} rounds of ${(settings.durationS / settings.pairRounds).toFixed(1)} s each`);
+    const side = (l: Launched): Side => ({ url: l.svc.url, requests: requestsFor(endpoint('bic'), l.key) });
+    const rss = new PeakRss(x.svc.pid);
+    rss.start();
+    const { mx, my, ratio, rounds } = await this.alternate(side(x), side(y), settings.durationS, loader);
     this.pairs.push({ id, versus: y.label, rps: mx.rps, versusRps: my.rps, ratio, rounds });
     const yBad = my.non2xx + my.errors > 0 ? [`FAILED on ${y.label}: ${my.non2xx} non-2xx, ${my.errors} errors`] : [];
     this.rows.push(this.toRow(id, x.label, mx, rss.stop(), [...yBad, `alternated with ${y.label} (${Math.round(my.rps)} req/s): ratio ${ratio.toFixed(2)}x (median of ${rounds.map((r) => r.toFixed(2)).join(', ')})`, ...note]));
     if (yBad.length) this.rows[this.rows.length - 1].status = 'failed';
+  }
+
+  /**
+   * An endpoint of the service alternated with the bare Koa baseline, for the "vs Koa" targets: no row of its
+   * own, a pair `<id>-vs-koa` (a failed answer on either side leaves the pair out and is logged).
+   */
+  async ratioToKoa(id: string, service: Side, koa: Side, durationS: number): Promise<void> {
+    const { mx, my, ratio, rounds } = await this.alternate(service, koa, durationS);
+    if (mx.non2xx + mx.errors + my.non2xx + my.errors > 0) {
+      this.log(`${id} vs Koa: non-2xx answers or errors, no ratio`);
+      return;
+    }
+    this.pairs.push({ id: `${id}-vs-koa`, versus: 'bare Koa (baseline)', rps: mx.rps, versusRps: my.rps, ratio, rounds });
   }
 }
 
