@@ -1,5 +1,6 @@
-// createApp(deps): the Koa application — error safety net, API dispatch, non-API routes, 404 for the rest. No listen.
+// createApp(deps): API dispatch straight on node:http, the non-API routes on Koa, 404 for the rest. No listen.
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import Koa from 'koa';
 import { createDispatch, type DispatchDeps } from './http/dispatch.js';
 import { toErrorInfo, ApiError } from './http/errors.js';
@@ -7,41 +8,77 @@ import { createSystemRoutes, type SystemRoutesDeps } from './http/system-routes.
 
 export type AppDeps = DispatchDeps & SystemRoutesDeps;
 
-export function createApp(deps: AppDeps): Koa {
-  const app = new Koa({ proxy: false });
-  app.silent = true;
-  const dispatch = createDispatch(deps);
+export interface App {
+  /** The node:http request listener. */
+  callback(): RequestListener;
+  /** The Koa application serving the non-API routes (its context is also what koa-body reads bodies from). */
+  koa: Koa;
+}
+
+export function createApp(deps: AppDeps): App {
+  const koa = new Koa({ proxy: false });
+  koa.silent = true;
+  const dispatch = createDispatch(deps, (req, res) => koa.createContext(req, res));
   const system = createSystemRoutes(deps);
   const systemPaths = new Set(system.stack.map((layer) => layer.path));
   const systemRoutes = system.routes() as unknown as Koa.Middleware;
 
   // Last-resort net: whatever escapes still answers ErrorInfo, without internals.
-  app.use(async (ctx, next) => {
+  koa.use(async (ctx, next) => {
     try {
       await next();
     } catch (err) {
-      deps.logger.error({ err: { name: (err as Error)?.name, message: (err as Error)?.message } }, 'unhandled error');
-      writeError(ctx, new ApiError(500, 'INTERNAL_ERROR', 'internal server error'));
+      logUnhandled(err);
+      ctx.respond = false;
+      if (!ctx.res.headersSent) writeError(ctx.res, ctx.path, new ApiError(500, 'INTERNAL_ERROR', 'internal server error'));
+      else ctx.res.destroy();
     }
   });
-
-  app.use(async (ctx, next) => {
-    // Every /api path and every unknown path gets the API's routing and error model.
-    if (ctx.path.startsWith('/api/') || !systemPaths.has(ctx.path)) return dispatch(ctx);
+  koa.use(async (ctx, next) => {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
       const allow = 'GET, HEAD';
-      return writeError(ctx, new ApiError(405, 'METHOD_NOT_ALLOWED', `method ${ctx.method} is not allowed on this path`, { headers: { Allow: allow } }));
+      writeError(ctx.res, ctx.path, new ApiError(405, 'METHOD_NOT_ALLOWED', `method ${ctx.method} is not allowed on this path`, { headers: { Allow: allow } }));
+      ctx.respond = false;
+      return;
     }
     return systemRoutes(ctx, next);
   });
-  return app;
+  const koaListener = koa.callback();
+
+  function logUnhandled(err: unknown): void {
+    deps.logger.error({ err: { name: (err as Error)?.name, message: (err as Error)?.message } }, 'unhandled error');
+  }
+
+  /** Every /api path and every path that is not a system route gets the API's routing and error model. */
+  function isSystemPath(url: string | undefined): boolean {
+    if (!url || url.startsWith('/api/')) return false;
+    const q = url.indexOf('?');
+    return systemPaths.has(q < 0 ? url : url.slice(0, q));
+  }
+
+  return {
+    koa,
+    callback(): RequestListener {
+      return (req: IncomingMessage, res: ServerResponse) => {
+        if (isSystemPath(req.url)) return koaListener(req, res);
+        dispatch(req, res).catch((err: unknown) => {
+          logUnhandled(err);
+          if (!res.headersSent) writeError(res, '', new ApiError(500, 'INTERNAL_ERROR', 'internal server error'));
+          else res.destroy();
+        });
+      };
+    },
+  };
 }
 
-function writeError(ctx: Koa.Context, err: ApiError): void {
+function writeError(res: ServerResponse, path: string, err: ApiError): void {
   const requestId = randomUUID();
-  ctx.status = err.status;
-  ctx.set('X-Request-Id', requestId);
-  for (const [name, value] of Object.entries(err.headers)) ctx.set(name, value);
-  ctx.type = 'application/json';
-  ctx.body = JSON.stringify(toErrorInfo(err, ctx.path, requestId));
+  const body = JSON.stringify(toErrorInfo(err, path, requestId));
+  res.writeHead(err.status, {
+    ...err.headers,
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(body),
+    'X-Request-Id': requestId,
+  });
+  res.end(res.req?.method === 'HEAD' ? undefined : body);
 }

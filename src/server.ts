@@ -1,9 +1,8 @@
 // HTTP server lifecycle: listen with bounded timeouts and header sizes; drain on SIGTERM/SIGINT, then close stores.
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type Koa from 'koa';
 import { ApiError, toErrorInfo } from './http/errors.js';
 
 export interface ServerLimits {
@@ -114,7 +113,7 @@ function trackConnections(server: Server): void {
   });
 }
 
-export function createHttpServer(app: Koa, overrides: Partial<ServerLimits> = {}): Server {
+export function createHttpServer(app: { callback(): RequestListener }, overrides: Partial<ServerLimits> = {}): Server {
   const limits = { ...DEFAULT_LIMITS, ...overrides };
   const server = createServer(
     {

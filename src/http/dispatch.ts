@@ -1,5 +1,6 @@
 // Request dispatch: route -> auth -> limits -> body -> validation -> handler -> one write step (openapi-backend's hook order).
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context } from 'koa';
 import type { KeyDirectory } from './auth.js';
 import { readJsonBody } from './body.js';
@@ -31,13 +32,30 @@ export interface DispatchDeps {
   responseCheck?: ResponseCheck;
 }
 
+/** A Koa context for the request, made only when a body has to be read (koa-body works on one). */
+export type ContextFor = (req: IncomingMessage, res: ServerResponse) => Context;
+
+/** Path and query of a request target: origin-form split by hand, anything else through the WHATWG parser. */
+function splitTarget(url: string): { path: string; querystring: string } {
+  if (url.charCodeAt(0) === 47 /* / */) {
+    const q = url.indexOf('?');
+    return q < 0 ? { path: url, querystring: '' } : { path: url.slice(0, q), querystring: url.slice(q + 1) };
+  }
+  try {
+    const u = new URL(url, 'http://target.invalid');
+    return { path: u.pathname, querystring: u.search.slice(1) };
+  } catch {
+    return { path: url, querystring: '' };
+  }
+}
+
 interface Outcome {
   status: number;
   body: unknown;
   headers: Record<string, string>;
 }
 
-export function createDispatch(deps: DispatchDeps) {
+export function createDispatch(deps: DispatchDeps, contextFor: ContextFor) {
   const routes = new RouteTable(deps.api.operations);
   for (const op of deps.api.operations) {
     if (!deps.handlers[op.operationId]) throw new Error(`no handler for operation ${op.operationId}`);
@@ -45,10 +63,12 @@ export function createDispatch(deps: DispatchDeps) {
   const { logger, metrics, keys, limiter, handlers, responseCheck } = deps;
   const access = accessLogger(logger);
 
-  return async function dispatch(ctx: Context): Promise<void> {
+  /** Straight on node's request and response: Koa's context costs a tenth of a light request and is made only for bodies. */
+  return async function dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const started = process.hrtime.bigint();
     const requestId = randomUUID();
-    const path = ctx.path;
+    const method = req.method ?? 'GET';
+    const { path, querystring } = splitTarget(req.url ?? '/');
     let operationId = 'unmatched';
     let route: string | null = null;
     let keyId: string | null = null;
@@ -57,10 +77,10 @@ export function createDispatch(deps: DispatchDeps) {
     const limitHeaders: Record<string, string> = {};
     try {
       if (deps.draining()) throw new ApiError(503, 'SERVICE_UNAVAILABLE', 'server is shutting down', { headers: { 'Retry-After': '5' } });
-      const match = routes.match(ctx.method, path);
+      const match = routes.match(method, path);
       if (match.kind === 'not-found') throw new ApiError(404, 'RESOURCE_NOT_FOUND', `no endpoint at ${path}`);
       if (match.kind === 'method-not-allowed') {
-        throw new ApiError(405, 'METHOD_NOT_ALLOWED', `method ${ctx.method} is not allowed on this path`, {
+        throw new ApiError(405, 'METHOD_NOT_ALLOWED', `method ${method} is not allowed on this path`, {
           headers: { Allow: match.allow },
         });
       }
@@ -69,22 +89,22 @@ export function createDispatch(deps: DispatchDeps) {
       route = op.template;
 
       phase = 'auth';
-      const key = keys.authenticate(ctx.req.headers['x-api-key']);
+      const key = keys.authenticate(req.headers['x-api-key']);
       keyId = key.id;
 
       phase = 'limits';
       if (!UNCOUNTED_OPERATIONS.has(operationId)) Object.assign(limitHeaders, (await limiter.consume(key)).headers);
 
       phase = 'request-validation';
-      const query = op.queryParams.length ? readQuery(ctx.querystring, op.queryParams) : {};
+      const query = op.queryParams.length ? readQuery(querystring, op.queryParams) : {};
       const validators = deps.api.validators.get(operationId)!;
-      const body = op.hasBody ? await readJsonBody(ctx) : undefined;
+      const body = op.hasBody ? await readJsonBody(contextFor(req, res)) : undefined;
       if (validators.body && !validators.body({ requestBody: body })) throw validationError(validators.body.errors!);
       if (!validators.params({ path: params, query, header: {}, cookie: {} })) throw validationError(validators.params.errors!);
 
       phase = 'handler';
-      const req: ApiRequest = { params, query, body, headers: ctx.req.headers, ip: ctx.req.socket.remoteAddress ?? '', requestId, path, key };
-      const reply: Reply = await handlers[operationId](req);
+      const request: ApiRequest = { params, query, body, headers: req.headers, ip: req.socket.remoteAddress ?? '', requestId, path, key };
+      const reply: Reply = await handlers[operationId](request);
       outcome = { status: reply.status, body: reply.body, headers: reply.headers ?? {} };
 
       if (responseCheck) {
@@ -110,16 +130,14 @@ export function createDispatch(deps: DispatchDeps) {
       ...outcome.headers,
     };
     if (outcome.status !== 401) headers['X-Request-Id'] = requestId;
-    ctx.respond = false;
-    ctx.status = outcome.status;
-    ctx.res.writeHead(outcome.status, headers);
-    ctx.res.end(ctx.method === 'HEAD' ? undefined : payload);
+    res.writeHead(outcome.status, headers);
+    res.end(method === 'HEAD' ? undefined : payload);
 
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     metrics.observe(operationId, outcome.status, seconds);
     access.info({
       requestId,
-      method: ctx.method,
+      method,
       route,
       operationId,
       status: outcome.status,
