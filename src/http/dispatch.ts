@@ -135,7 +135,7 @@ export function createDispatch(deps: DispatchDeps, contextFor: ContextFor) {
 
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     metrics.observe(operationId, outcome.status, seconds);
-    access.info({
+    access.write({
       requestId,
       method,
       route,

@@ -29,13 +29,44 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
   );
 }
 
+/** The fields of an access-log line: fixed and safe by construction (never a path, query, header or body). */
+export interface AccessEntry {
+  requestId: string;
+  /** A method token (Node's parser admits nothing else). */
+  method: string;
+  /** The route template from openapi.yaml, null when no route matched. */
+  route: string | null;
+  operationId: string;
+  status: number;
+  durationMs: number;
+  keyId: string | null;
+}
+
+export interface AccessLog {
+  write(entry: AccessEntry): void;
+}
+
 /**
- * The one-line-per-request logger. Its fields are fixed and safe by construction (ids, method, route
- * template, status, duration: never a path, query, header or body), so it skips redaction, which
- * measured at half the cost of a line. Everything else logs through the redacting root.
+ * One pino-format line per request (level, time, the root's bindings, then the fields above), serialised
+ * here and handed to the root logger's destination: the fields need neither redaction nor pino's generic
+ * serialiser, which together measured at 5% of a light request. Honours the root's level.
  */
-export function accessLogger(root: Logger): Logger {
-  return root.child({}, { redact: { paths: [] } } as object);
+export function accessLogger(root: Logger): AccessLog {
+  const stream = (root as unknown as Record<symbol, DestinationStream | undefined>)[pino.symbols.streamSym];
+  if (!stream) return { write: (e) => root.info(e) };
+  const level = root.levels.values.info;
+  const bindings = JSON.stringify(root.bindings()).slice(1, -1);
+  const prefix = `{"level":${level},"time":`;
+  const rest = bindings ? `,${bindings},"requestId":"` : `,"requestId":"`;
+  return {
+    write(e) {
+      if (!root.isLevelEnabled('info')) return;
+      stream.write(
+        `${prefix}${Date.now()}${rest}${e.requestId}","method":${JSON.stringify(e.method)},"route":${JSON.stringify(e.route)},` +
+          `"operationId":${JSON.stringify(e.operationId)},"status":${e.status},"durationMs":${e.durationMs},"keyId":${JSON.stringify(e.keyId)}}\n`,
+      );
+    },
+  };
 }
 
 export type { Logger };
