@@ -64,7 +64,7 @@ async function ratiosToKoa(url: string, key: string): Promise<void> {
   try {
     koa = await startBaseline('koa-pairs', 'baseline-koa.ts', dir);
     const koaSide = { url: koa.url, requests: [{ method: 'GET' as const, path: '/', headers: {} }] };
-    const perSide = Math.max(1, durationS * 0.6);
+    const perSide = Math.max(1, durationS * 0.5);
     run.log(`${ids.join(', ')} each alternated with bare Koa: ${settings.pairRounds} rounds of ${(perSide / settings.pairRounds).toFixed(1)} s per side`);
     for (const id of ids) await run.ratioToKoa(id, { url, requests: requestsFor(endpoint(id), key) }, koaSide, perSide);
   } catch (err) {
