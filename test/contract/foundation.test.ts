@@ -1,4 +1,5 @@
 // The error model, authentication, routing and non-API routes, through a real server and the contract check.
+import { get } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/http/errors.js';
 import { startHarness, type Harness } from '../support/harness.js';
@@ -216,6 +217,23 @@ describe('access log', () => {
     const all = h.logs.join('\n');
     expect(all).not.toContain(h.key);
     expect(all).not.toContain('someone.private');
+  });
+});
+
+describe('response header names on the wire', () => {
+  it('are lower case and each sent once (field names are case-insensitive, RFC 9110 5.1)', async () => {
+    const raw = await new Promise<string[]>((resolve, reject) => {
+      get(`${h.url}/api/v1/bic/DEUTDEFF`, { headers: { 'x-api-key': h.key } }, (res) => {
+        res.resume();
+        resolve(res.rawHeaders.filter((_, i) => i % 2 === 0));
+      }).on('error', reject);
+    });
+    const names = raw.filter((n) => n !== 'Date' && n !== 'Connection' && n !== 'Keep-Alive'); // Node's own
+    expect(names).toEqual(names.map((n) => n.toLowerCase()));
+    expect(new Set(names).size).toBe(names.length);
+    expect(names).toEqual(
+      expect.arrayContaining(['content-type', 'content-length', 'x-request-id', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'x-quota-daily-remaining', 'x-quota-monthly-remaining']),
+    );
   });
 });
 
