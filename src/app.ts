@@ -9,10 +9,8 @@ import { createSystemRoutes, type SystemRoutesDeps } from './http/system-routes.
 export type AppDeps = DispatchDeps & SystemRoutesDeps;
 
 export interface App {
-  /** The node:http request listener. */
+  /** The node:http request listener: /api and unknown paths to the dispatcher, the system routes to Koa. */
   callback(): RequestListener;
-  /** The Koa application serving the non-API routes (its context is also what koa-body reads bodies from). */
-  koa: Koa;
 }
 
 export function createApp(deps: AppDeps): App {
@@ -57,7 +55,6 @@ export function createApp(deps: AppDeps): App {
   }
 
   return {
-    koa,
     callback(): RequestListener {
       return (req: IncomingMessage, res: ServerResponse) => {
         if (isSystemPath(req.url)) return koaListener(req, res);

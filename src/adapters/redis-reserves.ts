@@ -105,10 +105,6 @@ export class Reserves {
     for (const [id, r] of this.byId) if (cutoff === Infinity || (r.lastUsed < cutoff && !r.refilling)) this.retire(id, r);
   }
 
-  get size(): number {
-    return this.byId.size;
-  }
-
   private retire(id: string, r: Reserve): void {
     this.byId.delete(id);
     const units = r.units;
