@@ -119,20 +119,9 @@ export async function startFaultyDns(upstreamPort: number): Promise<FaultyDns> {
     void answer(msg, (out) => udpSocket.send(out, rinfo.port, rinfo.address));
   });
 
-  return {
+  // The fault settings are the returned object's own fields: tests flip `mode` and `delayMs` on it.
+  return Object.assign(state, {
     port,
-    get mode() {
-      return state.mode;
-    },
-    set mode(m: DnsFault) {
-      state.mode = m;
-    },
-    get delayMs() {
-      return state.delayMs;
-    },
-    set delayMs(ms: number) {
-      state.delayMs = ms;
-    },
     received: () => count,
     names,
     async close() {
@@ -141,7 +130,7 @@ export async function startFaultyDns(upstreamPort: number): Promise<FaultyDns> {
       udpUpstreams.clear();
       await Promise.all([new Promise<void>((r) => udpSocket.close(() => r())), closeServer(tcp)]);
     },
-  };
+  });
 }
 
 // ---------------------------------------------------------------------------------------- TCP relay
@@ -200,20 +189,9 @@ export async function startFaultyTcp(upstreamPort: number): Promise<FaultyTcp> {
     });
   });
   const port = await listenTcp(server);
-  return {
+  // The fault settings are the returned object's own fields: tests flip `mode` and `delayMs` on it.
+  return Object.assign(state, {
     port,
-    get mode() {
-      return state.mode;
-    },
-    set mode(m: TcpFault) {
-      state.mode = m;
-    },
-    get delayMs() {
-      return state.delayMs;
-    },
-    set delayMs(ms: number) {
-      state.delayMs = ms;
-    },
     connections: () => count,
     resetAll: () => {
       for (const s of tracked.sockets) s.resetAndDestroy();
@@ -228,5 +206,5 @@ export async function startFaultyTcp(upstreamPort: number): Promise<FaultyTcp> {
       tracked.destroyAll();
       await closeServer(server);
     },
-  };
+  });
 }
