@@ -34,7 +34,7 @@ const dir = mkdtempSync(join(tmpdir(), 'vls-profile-'));
 const fixtures = await startFixtures(dir, BREACHED);
 const geo = geoDatabases();
 const nowUs = (): number => Number(process.hrtime.bigint() / 1000n);
-const results: Record<string, { main: Summary; workers: Summary | null; files: string[]; window?: { from: number; to: number } }> = {};
+const results: Record<string, { main: Summary; workers: Summary | null; files: string[]; window?: { from: number; to: number; requests: number } }> = {};
 
 /** The stages of a request, for inclusive times: logging, metrics, auth, limits, request id, validation, handlers, writing. */
 const STAGES = [
@@ -76,8 +76,9 @@ for (const id of ids) {
     const main = summarise(files.filter(isMain).map(load), opts);
     const workerFiles = files.filter((f) => !isMain(f));
     const workers = workerFiles.length ? summarise(workerFiles.map(load), opts) : null; // tsx's loader thread is idle
-    results[id] = { main, workers, files: files.map((f) => join(out, f)), window: { from, to } };
-    process.stdout.write(`\n=== ${e.label} (${id}): main thread\n${formatSummary(main)}\n`);
+    results[id] = { main, workers, files: files.map((f) => join(out, f)), window: { from, to, requests: Math.round(m.rps * (to - from) / 1e6) } };
+    const perRequest = ((main.busyMs * 1000) / results[id].window!.requests).toFixed(1);
+    process.stdout.write(`\n=== ${e.label} (${id}): main thread, ${perRequest} us busy per request\n${formatSummary(main)}\n`);
     if (workers && workers.busyMs > workers.windowMs * 0.05) process.stdout.write(`--- ${id}: worker threads (${workerFiles.length})\n${formatSummary(workers)}\n`);
     if (id === 'password') {
       const zx = summarise([await profileZxcvbn(PASSWORDS)], { top: Number(values.top), inclusive: ['matcher/dictionary', 'l33t', 'scoring', 'Matching.cjs'] });
