@@ -1,7 +1,7 @@
 // IBAN structure and checksum (ISO 13616, ISO 7064 MOD 97-10) with bank fields and an offline BIC.
-import { validateIBAN } from 'ibantools';
 import { resolveBic } from './bank-bic.js';
 import { validateBic } from './bic.js';
+import { ibanStructureAndChecksumValid } from './iban-check.js';
 import { splitBban } from './iban-bban.js';
 import type { components } from '../../generated/api.js';
 
@@ -39,7 +39,7 @@ export function validateIban(input: string, at?: Date): IbanResult | null {
     ? splitBban(countryCode, iban.slice(4))
     : { bankCode: '', branchCode: null, accountNumber: '' };
 
-  const valid = checkDigit !== '' && !NEVER_ISSUED.has(checkDigit) && validateIBAN(iban).valid;
+  const valid = checkDigit !== '' && !NEVER_ISSUED.has(checkDigit) && ibanStructureAndChecksumValid(iban);
   const bic = countryCode ? resolveBic(countryCode, fields.bankCode, at) : null;
   const bicValid = bic !== null && validateBic(bic)?.valid === true;
 
