@@ -1,7 +1,7 @@
 // Log redaction: secrets never reach a log line, whichever shape a log call passes them in.
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/http/logging.js';
+import { accessLogger, createLogger, type AccessEntry } from '../../src/http/logging.js';
 
 function capture() {
   const lines: string[] = [];
@@ -28,5 +28,40 @@ describe('logger redaction', () => {
     const out = lines.join('');
     expect(out).toContain('[redacted]');
     expect(out).not.toMatch(/hunter2|4571080012345677|SECRETSECRET/);
+  });
+});
+
+describe('access log line', () => {
+  const entry: AccessEntry = {
+    requestId: '0b6b9c1e-8f0e-4f7b-9a51-6d3f4c1a2b3c',
+    method: 'GET',
+    route: '/api/v1/bic/{bic}',
+    operationId: 'validateBic',
+    status: 200,
+    durationMs: 0.412,
+    keyId: 'key_abc',
+  };
+
+  it.each<[string, Partial<AccessEntry>]>([
+    ['a matched, authenticated request', {}],
+    ['no route and no key', { route: null, operationId: 'unmatched', keyId: null, status: 404 }],
+    ['values that need JSON escaping', { route: '/a"b\\c', keyId: 'k\u00e9y\n' }],
+    ['the same escaped value again (remembered literal)', { route: '/a"b\\c', keyId: 'k\u00e9y\n' }],
+  ])('is one JSON line with the fields as given: %s', (_label, change) => {
+    const { logger, lines } = capture();
+    const given = { ...entry, ...change };
+    accessLogger(logger).write(given);
+    logger.flush();
+    expect(lines).toHaveLength(1);
+    expect(lines[0].endsWith('\n')).toBe(true);
+    expect(JSON.parse(lines[0])).toEqual({ level: 30, time: expect.any(Number), service: 'validation-lookup', ...given });
+  });
+
+  it('writes nothing below info level', () => {
+    const lines: string[] = [];
+    const logger = createLogger('warn', new Writable({ write: (c, _e, cb) => (lines.push(String(c)), cb()) }));
+    accessLogger(logger).write(entry);
+    logger.flush();
+    expect(lines).toEqual([]);
   });
 });
