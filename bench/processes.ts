@@ -85,10 +85,10 @@ function spawnLogged(name: string, args: string[], env: NodeJS.ProcessEnv, dir: 
 }
 
 /** A baseline server (bench/baseline-*.ts) on a free port, ready when `/` answers 200. */
-export async function startBaseline(name: string, script: string, dir: string, nodeArgs: string[] = []): Promise<Proc> {
+export async function startBaseline(name: string, script: string, dir: string, nodeArgs: string[] = [], env: Record<string, string> = {}): Promise<Proc> {
   const port = await freePort();
   const t0 = Date.now();
-  const { child, logFile } = spawnLogged(name, [...nodeArgs, '--import', 'tsx', join(ROOT, 'bench', script)], cleanEnv({ PORT: String(port) }), dir);
+  const { child, logFile } = spawnLogged(name, [...nodeArgs, '--import', 'tsx', join(ROOT, 'bench', script)], cleanEnv({ ...env, PORT: String(port) }), dir);
   const url = `http://127.0.0.1:${port}`;
   await waitFor(`${url}/`, child, logFile);
   return { name, readyAfterS: (Date.now() - t0) / 1000, pid: child.pid!, url, logFile, child, stop: () => stopChild(child) };
