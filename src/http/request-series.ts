@@ -45,7 +45,7 @@ export class RequestSeries {
     for (const byStatus of this.byOperation.values()) yield* byStatus.values();
   }
 
-  /** Register `<counterName>` (requests) and `<histogramName>` (latency) with a prom-client registry. */
+  /** Register the request counter (`names.counter`) and the latency histogram (`names.histogram`) with a registry. */
   register(registry: Registry, names: { counter: string; counterHelp: string; histogram: string; histogramHelp: string }): void {
     const requests = (): Sample[] => [...this.series()].map((s) => ({ value: s.count, labels: { ...s.labels } }));
     const latency = (): Sample[] => {
