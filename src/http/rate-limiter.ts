@@ -1,5 +1,5 @@
 // Per-key rate limit and quotas (INTERFACE.md section 8): minute, UTC day, UTC month; IETF RateLimit header fields.
-import type { CounterStore, TakeResult, UsageCounts } from '../adapters/counter-store.js';
+import type { CounterStore, LimitWindows, TakeResult, UsageCounts } from '../adapters/counter-store.js';
 import type { KeyRecord } from '../adapters/key-store.js';
 import { secondsUntil, utcDay, utcMonth, type UtcWindow } from '../domain/utc-windows.js';
 import { ApiError } from './errors.js';
@@ -94,6 +94,34 @@ function windowUsage(limit: number, used: number, resetMs: number, now: number):
 
 const WINDOWS = ['minute', 'day', 'month'] as const;
 
+/** A key's limits and counters for one day and month: what the store is asked to count. Never mutated. */
+interface Prepared {
+  limits: LimitValues;
+  day: UtcWindow;
+  month: UtcWindow;
+  windows: LimitWindows;
+  calendarKeys: readonly string[];
+}
+
+const MAX_PREPARED = 10_000;
+
+const sameLimits = (l: LimitValues, key: KeyRecord, d: LimitValues): boolean =>
+  l.perMinute === (key.perMinute ?? d.perMinute) && l.perDay === (key.perDay ?? d.perDay) && l.perMonth === (key.perMonth ?? d.perMonth);
+
+function prepareKey(key: KeyRecord, limits: LimitValues, day: UtcWindow, month: UtcWindow): Prepared {
+  const tag = `{${key.id}}`;
+  const dayKey = `${tag}:${day.id}`;
+  const monthKey = `${tag}:${month.id}`;
+  const windows: LimitWindows = Object.freeze({
+    minute: Object.freeze({ key: `${tag}:m`, limit: limits.perMinute }),
+    calendar: Object.freeze([
+      Object.freeze({ key: dayKey, limit: limits.perDay, expiresAt: day.endsAt }),
+      Object.freeze({ key: monthKey, limit: limits.perMonth, expiresAt: month.endsAt }),
+    ]),
+  });
+  return { limits, day, month, windows, calendarKeys: Object.freeze([dayKey, monthKey]) };
+}
+
 /**
  * Checks minute, day, month in that order; the store counts all three or, when one is exhausted, none.
  * Counter keys carry the key id in braces (a Redis Cluster hash tag) and the UTC date of their window,
@@ -106,15 +134,22 @@ export function createLimiter(opts: LimiterOptions): Limiter {
   // The current day and month, recomputed only when the clock leaves them (not on every request).
   let day = utcDay(clock());
   let month = utcMonth(clock());
-  const prepare = (key: KeyRecord) => {
-    const limits = effectiveLimits(key, defaults);
+  // Per key: its limits, counter keys and windows, rebuilt when the day, the month or the key's limits change
+  // (the three key strings and five objects were made anew for every request). Bounded by the number of keys.
+  const prepared = new Map<string, Prepared>();
+  const prepare = (key: KeyRecord): { p: Prepared; now: number } => {
     const now = clock();
     if (now < day.startsAt || now >= day.endsAt) day = utcDay(now);
     if (now < month.startsAt || now >= month.endsAt) month = utcMonth(now);
-    const tag = `{${key.id}}`;
-    return { limits, now, day, month, minuteKey: `${tag}:m`, dayKey: `${tag}:${day.id}`, monthKey: `${tag}:${month.id}` };
+    let p = prepared.get(key.id);
+    if (p === undefined || p.day !== day || p.month !== month || !sameLimits(p.limits, key, defaults)) {
+      p = prepareKey(key, effectiveLimits(key, defaults), day, month);
+      if (prepared.size >= MAX_PREPARED) prepared.clear();
+      prepared.set(key.id, p);
+    }
+    return { p, now };
   };
-  const stateOf = (p: ReturnType<typeof prepare>, r: TakeResult | UsageCounts): State => ({
+  const stateOf = (p: Prepared, now: number, r: TakeResult | UsageCounts): State => ({
     limits: p.limits,
     minuteUsed: r.minute.used,
     minuteResetMs: r.minute.resetMs,
@@ -122,33 +157,27 @@ export function createLimiter(opts: LimiterOptions): Limiter {
     monthUsed: r.counts[1],
     day: p.day,
     month: p.month,
-    now: p.now,
+    now,
   });
 
   return {
     async consume(key: KeyRecord): Promise<LimitOutcome> {
-      const p = prepare(key);
-      const r = await counters.take({
-        minute: { key: p.minuteKey, limit: p.limits.perMinute },
-        calendar: [
-          { key: p.dayKey, limit: p.limits.perDay, expiresAt: p.day.endsAt },
-          { key: p.monthKey, limit: p.limits.perMonth, expiresAt: p.month.endsAt },
-        ],
-      });
-      const s = stateOf(p, r);
+      const { p, now } = prepare(key);
+      const r = await counters.take(p.windows);
+      const s = stateOf(p, now, r);
       if (r.refused >= 0) throw refusal(s, WINDOWS[r.refused]);
       return { headers: headersOf(s) };
     },
 
     async peek(key: KeyRecord) {
-      const p = prepare(key);
-      const s = stateOf(p, await counters.read(p.minuteKey, [p.dayKey, p.monthKey]));
+      const { p, now } = prepare(key);
+      const s = stateOf(p, now, await counters.read(p.windows.minute.key, p.calendarKeys));
       return {
         headers: headersOf(s),
         usage: {
-          minute: windowUsage(p.limits.perMinute, s.minuteUsed, s.minuteResetMs, p.now),
-          day: windowUsage(p.limits.perDay, s.dayUsed, p.day.endsAt - p.now, p.now),
-          month: windowUsage(p.limits.perMonth, s.monthUsed, p.month.endsAt - p.now, p.now),
+          minute: windowUsage(p.limits.perMinute, s.minuteUsed, s.minuteResetMs, now),
+          day: windowUsage(p.limits.perDay, s.dayUsed, p.day.endsAt - now, now),
+          month: windowUsage(p.limits.perMonth, s.monthUsed, p.month.endsAt - now, now),
         },
       };
     },

@@ -171,6 +171,19 @@ describe('per-key limits', () => {
     expect((await refusal(limiter.consume(key))).code).toBe('RATE_LIMIT_EXCEEDED');
   });
 
+  it("a key's changed limit (keys update) applies from its next request, with the same counts", async () => {
+    const { limiter } = embedded({ perMinute: 100, perDay: 100, perMonth: 1000 });
+    const key = keyRecord({ perMinute: 2 });
+    await consumeTimes(limiter, key, 2);
+    expect((await refusal(limiter.consume(key))).code).toBe('RATE_LIMIT_EXCEEDED');
+    const raised = { ...key, perMinute: 5 };
+    const { headers } = await limiter.consume(raised);
+    expect(headers['RateLimit-Limit']).toBe('5');
+    expect(headers['RateLimit-Remaining']).toBe('2');
+    const lowered = { ...key, perMinute: 3 };
+    expect((await refusal(limiter.consume(lowered))).code).toBe('RATE_LIMIT_EXCEEDED');
+  });
+
   it('keys are counted separately', async () => {
     const { limiter } = embedded({ perMinute: 100, perDay: 1, perMonth: 100 });
     await limiter.consume(keyRecord());
