@@ -132,7 +132,7 @@ let off: Launched | null = null;
 let red: Launched | null = null;
 // Both sides of the limits pair start fresh, together, and differ only in RATE_LIMITS: the main service has by now
 // served every row and holds the password pool's threads, full caches and a grown heap, a history the limits-off
-// side would not share. (Measured both ways, the ratio stayed within this host's noise: 0.71-0.80x, 0.73x fresh.)
+// side would not share.
 await main?.svc.stop();
 let on: Launched | null = null;
 if (run.wanted(OFF[0]) || run.wanted(REDIS[0])) {
