@@ -22,10 +22,12 @@ import { loadSpec, projectPath } from './http/spec.js';
 import type { HandlerMap } from './http/types.js';
 import { loadBinTable } from './adapters/bin-table.js';
 import { createDnsResolver, systemDnsServers } from './adapters/dns-resolver.js';
+import { loadEmailLists } from './adapters/email-lists.js';
 import { createStrengthEstimator } from './adapters/password-pool.js';
 import { createRangeClient } from './adapters/range-client.js';
 import { openGeoIp, type GeoIp } from './adapters/geoip-reader.js';
 import { addressResolver, createTlsProber } from './adapters/tls-prober.js';
+import { createEmailClassifier } from './domain/email.js';
 import { createBicOperations } from './operations/bic.js';
 import { createDnsEmailOperations } from './operations/dns-email.js';
 import { createIbanCardOperations } from './operations/iban-card.js';
@@ -98,6 +100,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
     logger,
   });
   metrics.addCache('dns', () => resolver.stats());
+  const email = createEmailClassifier(loadEmailLists());
   const tls = createTlsProber({
     resolve: addressResolver(resolver),
     port: config.tlsInspectPort,
@@ -145,7 +148,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
   const handlers: HandlerMap = {
     ...createBicOperations(),
     ...(createIbanCardOperations({ bin }) as HandlerMap),
-    ...createDnsEmailOperations({ resolver }),
+    ...createDnsEmailOperations({ resolver, email }),
     ...createTlsIpOperations({ tls, geo: () => geo, trustProxy: config.trustProxy }),
     ...createUsageOperations({ limiter }),
     ...createPasswordOperations({ estimator, ranges }),

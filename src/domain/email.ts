@@ -1,13 +1,7 @@
 // Email address syntax and classification (RFC 5321 §4.5.3.1 lengths, RFC 5322 addr-spec, RFC 6531 UTF-8 local parts, IDNA domains).
 import { domainToASCII } from 'node:url';
 import isEmailModule from 'validator/lib/isEmail.js';
-import {
-  DISPOSABLE_DOMAINS,
-  DISPOSABLE_WILDCARD_DOMAINS,
-  FREE_EMAIL_DOMAINS,
-  POPULAR_EMAIL_DOMAINS,
-  ROLE_LOCAL_PARTS,
-} from './email-lists.js';
+import { POPULAR_EMAIL_DOMAINS } from './popular-mail-domains.js';
 
 export interface ParsedEmail {
   /** Trimmed; the domain lower-cased and in A-labels (when convertible). */
@@ -17,6 +11,15 @@ export interface ParsedEmail {
   /** Domain part in lower-case A-labels; as written (lower-cased) when not convertible; "" without '@'. */
   domain: string;
   validFormat: boolean;
+}
+
+/** The reference lists classification works on (loaded by src/adapters/email-lists.ts), all lower case. */
+export interface EmailLists {
+  roleLocalParts: ReadonlySet<string>;
+  disposableDomains: ReadonlySet<string>;
+  /** A listed domain and all its subdomains are disposable. */
+  disposableWildcardDomains: ReadonlySet<string>;
+  freeDomains: ReadonlySet<string>;
 }
 
 export interface EmailClassification {
@@ -76,25 +79,6 @@ export function parseEmailAddress(input: string): ParsedEmail {
   return { email, user, domain, validFormat };
 }
 
-/** A role mailbox (admin@, info@, ...); a `+tag` is ignored, so admin+x@ is one too. */
-export function isRoleAddress(user: string): boolean {
-  const base = user.toLowerCase().replace(/^"|"$/g, '').split('+')[0];
-  return base.length > 0 && ROLE_LOCAL_PARTS.has(base);
-}
-
-/** Listed as disposable, or a subdomain of (or equal to) a wildcard-listed disposable domain. */
-export function isDisposableDomain(domain: string): boolean {
-  const d = domain.toLowerCase();
-  if (DISPOSABLE_DOMAINS.has(d)) return true;
-  const labels = d.split('.');
-  for (let i = 0; i < labels.length - 1; i++) {
-    if (DISPOSABLE_WILDCARD_DOMAINS.has(labels.slice(i).join('.'))) return true;
-  }
-  return false;
-}
-
-export const isFreeEmailDomain = (domain: string): boolean => FREE_EMAIL_DOMAINS.has(domain.toLowerCase());
-
 /** Optimal-string-alignment distance: insertions, deletions, substitutions and adjacent transpositions cost 1. */
 export function editDistance(a: string, b: string, max = Number.POSITIVE_INFINITY): number {
   // Three rolling rows (the transposition needs two back); stop once a whole row exceeds max.
@@ -117,49 +101,81 @@ export function editDistance(a: string, b: string, max = Number.POSITIVE_INFINIT
   return prev[b.length];
 }
 
-/** Suggestions already computed, per domain (bounded; the answer for a domain never changes). */
-const suggestions = new Map<string, string | null>();
+export interface EmailClassifier {
+  /** A role mailbox (admin@, info@, ...); a `+tag` is ignored, so admin+x@ is one too. */
+  isRoleAddress(user: string): boolean;
+  /** Listed as disposable, or a subdomain of (or equal to) a wildcard-listed disposable domain. */
+  isDisposableDomain(domain: string): boolean;
+  isFreeEmailDomain(domain: string): boolean;
+  /**
+   * The popular domain `domain` is most likely a typo of, or null. Known domains (popular or free
+   * providers) are never corrected; the allowed distance grows with length to avoid false hits on
+   * short real domains: none under 6 characters, 1 from 6, 2 from 10.
+   */
+  suggestDomain(domain: string): string | null;
+  /** Role/disposable/free flags (false for a malformed address) and the typo suggestion (a well-formed address or null). */
+  classifyEmail(parsed: ParsedEmail): EmailClassification;
+}
+
+/** Suggestions remembered per domain, at most (the answer for a domain never changes). */
 const MAX_REMEMBERED = 10_000;
 
-/**
- * The popular domain `domain` is most likely a typo of, or null. Known domains (popular or free
- * providers) are never corrected; the allowed distance grows with length to avoid false hits on
- * short real domains: none under 6 characters, 1 from 6, 2 from 10.
- */
-export function suggestDomain(domain: string): string | null {
-  const d = domain.toLowerCase();
-  const known = suggestions.get(d);
-  if (known !== undefined) return known;
-  const found = findSuggestion(d);
-  if (suggestions.size >= MAX_REMEMBERED) suggestions.delete(suggestions.keys().next().value!);
-  suggestions.set(d, found);
-  return found;
-}
+export function createEmailClassifier(lists: EmailLists): EmailClassifier {
+  const suggestions = new Map<string, string | null>();
 
-function findSuggestion(d: string): string | null {
-  if (!d || POPULAR_EMAIL_DOMAINS.includes(d) || FREE_EMAIL_DOMAINS.has(d)) return null;
-  const allowed = d.length >= 10 ? 2 : d.length >= 6 ? 1 : 0;
-  let best: string | null = null;
-  let bestDistance = allowed + 1;
-  for (const candidate of POPULAR_EMAIL_DOMAINS) {
-    if (Math.abs(candidate.length - d.length) >= bestDistance) continue;
-    const dist = editDistance(d, candidate, bestDistance - 1);
-    if (dist < bestDistance) {
-      best = candidate;
-      bestDistance = dist;
-    }
-  }
-  return best;
-}
-
-/** Role/disposable/free flags (false for a malformed address) and the typo suggestion (a well-formed address or null). */
-export function classifyEmail(parsed: ParsedEmail): EmailClassification {
-  const suggestion = parsed.user && parsed.domain ? suggestDomain(parsed.domain) : null;
-  const didYouMean = suggestion ? `${parsed.user}@${suggestion}` : null;
-  return {
-    roleAddress: parsed.validFormat && isRoleAddress(parsed.user),
-    disposableEmail: parsed.validFormat && isDisposableDomain(parsed.domain),
-    freeEmailProvider: parsed.validFormat && isFreeEmailDomain(parsed.domain),
-    didYouMean: didYouMean && parseEmailAddress(didYouMean).validFormat ? didYouMean : null,
+  const isRoleAddress = (user: string): boolean => {
+    const base = user.toLowerCase().replace(/^"|"$/g, '').split('+')[0];
+    return base.length > 0 && lists.roleLocalParts.has(base);
   };
+
+  const isDisposableDomain = (domain: string): boolean => {
+    const d = domain.toLowerCase();
+    if (lists.disposableDomains.has(d)) return true;
+    const labels = d.split('.');
+    for (let i = 0; i < labels.length - 1; i++) {
+      if (lists.disposableWildcardDomains.has(labels.slice(i).join('.'))) return true;
+    }
+    return false;
+  };
+
+  const isFreeEmailDomain = (domain: string): boolean => lists.freeDomains.has(domain.toLowerCase());
+
+  const findSuggestion = (d: string): string | null => {
+    if (!d || POPULAR_EMAIL_DOMAINS.includes(d) || lists.freeDomains.has(d)) return null;
+    const allowed = d.length >= 10 ? 2 : d.length >= 6 ? 1 : 0;
+    let best: string | null = null;
+    let bestDistance = allowed + 1;
+    for (const candidate of POPULAR_EMAIL_DOMAINS) {
+      if (Math.abs(candidate.length - d.length) >= bestDistance) continue;
+      const dist = editDistance(d, candidate, bestDistance - 1);
+      if (dist < bestDistance) {
+        best = candidate;
+        bestDistance = dist;
+      }
+    }
+    return best;
+  };
+
+  const suggestDomain = (domain: string): string | null => {
+    const d = domain.toLowerCase();
+    const known = suggestions.get(d);
+    if (known !== undefined) return known;
+    const found = findSuggestion(d);
+    if (suggestions.size >= MAX_REMEMBERED) suggestions.delete(suggestions.keys().next().value!);
+    suggestions.set(d, found);
+    return found;
+  };
+
+  const classifyEmail = (parsed: ParsedEmail): EmailClassification => {
+    const suggestion = parsed.user && parsed.domain ? suggestDomain(parsed.domain) : null;
+    const didYouMean = suggestion ? `${parsed.user}@${suggestion}` : null;
+    return {
+      roleAddress: parsed.validFormat && isRoleAddress(parsed.user),
+      disposableEmail: parsed.validFormat && isDisposableDomain(parsed.domain),
+      freeEmailProvider: parsed.validFormat && isFreeEmailDomain(parsed.domain),
+      didYouMean: didYouMean && parseEmailAddress(didYouMean).validFormat ? didYouMean : null,
+    };
+  };
+
+  return { isRoleAddress, isDisposableDomain, isFreeEmailDomain, suggestDomain, classifyEmail };
 }

@@ -6,13 +6,15 @@ import type { ApiRequest, Handler } from '../http/types.js';
 import { DKIM_SELECTORS, dkimName, isDkimRecord } from '../domain/dkim.js';
 import { parseDmarc } from '../domain/dmarc.js';
 import type { DmarcResult } from '../domain/dmarc.js';
-import { classifyEmail, parseEmailAddress, toAsciiDomain } from '../domain/email.js';
+import { parseEmailAddress, toAsciiDomain, type EmailClassifier } from '../domain/email.js';
 import { analyseSpf } from '../domain/spf-analysis.js';
 import type { SpfResult } from '../domain/spf.js';
 import type { components } from '../../generated/api.js';
 
 export interface DnsEmailDeps {
   resolver: DnsResolver;
+  /** Role, disposable, free-provider and typo classification over the reference lists loaded at start. */
+  email: EmailClassifier;
 }
 
 /** The contract's DnsResult (openapi.yaml is the source of truth). */
@@ -157,7 +159,7 @@ export function createDnsEmailOperations(deps: DnsEmailDeps): { lookupDns: Handl
         validFormat: parsed.validFormat,
         mxRecord,
         aRecord,
-        ...classifyEmail(parsed),
+        ...deps.email.classifyEmail(parsed),
       },
     };
   };

@@ -7,7 +7,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { validateBic, normaliseBic } from '../../src/domain/bic.js';
 import { cardBrand, luhnValid, sanitiseCardNumber, validateCard, type BinLookup } from '../../src/domain/card.js';
 import { dmarcTags, firstMailto, parseDmarc } from '../../src/domain/dmarc.js';
-import { classifyEmail, parseEmailAddress, suggestDomain, toAsciiDomain } from '../../src/domain/email.js';
+import { loadEmailLists } from '../../src/adapters/email-lists.js';
+import { createEmailClassifier, parseEmailAddress, toAsciiDomain } from '../../src/domain/email.js';
 import { normaliseIban, validateIban } from '../../src/domain/iban.js';
 import { classifyIp, parseIp, parseLegacyIpv4 } from '../../src/domain/ip-ranges.js';
 import { sha1Parts, truncateForAnalysis } from '../../src/domain/password.js';
@@ -15,6 +16,7 @@ import { parseSpf, spfTerms } from '../../src/domain/spf.js';
 import { parseTlsTarget } from '../../src/domain/tls-target.js';
 import { loadSpec } from '../../src/http/spec.js';
 
+const { classifyEmail, suggestDomain } = createEmailClassifier(loadEmailLists());
 const SEED = 20261122;
 const RUNS = 400;
 const opts = { seed: SEED, numRuns: RUNS };

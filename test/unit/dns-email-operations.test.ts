@@ -4,6 +4,8 @@ import { createDnsResolver } from '../../src/adapters/dns-resolver.js';
 import { ApiError } from '../../src/http/errors.js';
 import type { ApiRequest } from '../../src/http/types.js';
 import { createDnsEmailOperations } from '../../src/operations/dns-email.js';
+import { loadEmailLists } from '../../src/adapters/email-lists.js';
+import { createEmailClassifier } from '../../src/domain/email.js';
 import type { DnsLookupResult, EmailValidationResult } from '../../src/operations/dns-email.js';
 import { startDnsServer } from '../support/dns-server.js';
 import type { TestDnsServer, Zone } from '../support/dns-server.js';
@@ -43,7 +45,9 @@ const zone: Zone = {
 
 let server: TestDnsServer;
 let silent: TestDnsServer;
-const ops = () => createDnsEmailOperations({ resolver: createDnsResolver({ servers: [{ host: '127.0.0.1', port: server.port }], timeoutMs: 500 }) });
+const email = createEmailClassifier(loadEmailLists());
+const ops = () =>
+  createDnsEmailOperations({ resolver: createDnsResolver({ servers: [{ host: '127.0.0.1', port: server.port }], timeoutMs: 500 }), email });
 
 beforeAll(async () => {
   server = await startDnsServer(zone);
@@ -160,6 +164,7 @@ describe('lookupDns: errors', () => {
   it('answers 502 when the DNS server never answers', async () => {
     const o = createDnsEmailOperations({
       resolver: createDnsResolver({ servers: [{ host: '127.0.0.1', port: silent.port }], timeoutMs: 150 }),
+      email,
     });
     const err = await failure(o.lookupDns(req({ domain: 'corp.test' }, {})));
     expect(err).toMatchObject({ status: 502, code: 'UPSTREAM_UNAVAILABLE', message: 'DNS lookup failed' });
@@ -287,6 +292,7 @@ describe('validateEmail', () => {
   it('answers 502 when the DNS server never answers', async () => {
     const o = createDnsEmailOperations({
       resolver: createDnsResolver({ servers: [{ host: '127.0.0.1', port: silent.port }], timeoutMs: 150 }),
+      email,
     });
     const err = await failure(o.validateEmail(req({}, { address: 'jane@corp.test' })));
     expect(err).toMatchObject({ status: 502, code: 'UPSTREAM_UNAVAILABLE' });

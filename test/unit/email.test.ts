@@ -1,14 +1,9 @@
 // Email address syntax, normalisation and classification (role, disposable, free provider, typo suggestion).
 import { describe, expect, it } from 'vitest';
-import {
-  classifyEmail,
-  editDistance,
-  isDisposableDomain,
-  isFreeEmailDomain,
-  isRoleAddress,
-  parseEmailAddress,
-  suggestDomain,
-} from '../../src/domain/email.js';
+import { loadEmailLists } from '../../src/adapters/email-lists.js';
+import { createEmailClassifier, editDistance, parseEmailAddress } from '../../src/domain/email.js';
+
+const { classifyEmail, isDisposableDomain, isFreeEmailDomain, isRoleAddress, suggestDomain } = createEmailClassifier(loadEmailLists());
 
 describe('parseEmailAddress: valid formats', () => {
   it.each([
