@@ -5,17 +5,18 @@ export const MINUTE_MS = 60_000;
 
 /** One calendar counter: its key (unique per window, e.g. `{key_ab12}:d:2026-11-22`), limit and end. */
 export interface CalendarCounter {
-  key: string;
-  limit: number;
+  readonly key: string;
+  readonly limit: number;
   /** End of the window (epoch ms); the store may forget the counter after it. */
-  expiresAt: number;
+  readonly expiresAt: number;
 }
 
+/** What a store is asked to count; never changed once made (stores may key their own state on the object). */
 export interface LimitWindows {
   /** The per-minute window of one API key. */
-  minute: { key: string; limit: number };
+  readonly minute: { readonly key: string; readonly limit: number };
   /** Calendar counters, checked after the minute window, in order (day, month). */
-  calendar: readonly CalendarCounter[];
+  readonly calendar: readonly CalendarCounter[];
 }
 
 export interface MinuteState {

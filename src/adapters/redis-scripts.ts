@@ -75,10 +75,17 @@ return out
 export const minuteState = (pttl: number, used: number): MinuteState =>
   pttl > 0 ? { used, resetMs: pttl } : { used: 0, resetMs: MINUTE_MS };
 
+/** Ids already built, per windows object: the limiter hands the same object for a key all day. */
+const ids = new WeakMap<LimitWindows, string>();
+
 /** Requests share a batch (and a reserve) only when every counter key and limit is the same. */
 export function windowsId(w: LimitWindows): string {
-  let id = `${w.minute.key} ${w.minute.limit}`;
-  for (const c of w.calendar) id += ` ${c.key} ${c.limit}`;
+  let id = ids.get(w);
+  if (id === undefined) {
+    id = `${w.minute.key} ${w.minute.limit}`;
+    for (const c of w.calendar) id += ` ${c.key} ${c.limit}`;
+    ids.set(w, id);
+  }
   return id;
 }
 
