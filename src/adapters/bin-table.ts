@@ -1,6 +1,6 @@
 // Card BIN/IIN table (ISO/IEC 7812 issuer prefixes) from a binlist-format CSV (RFC 4180), read once at start-up.
 import { readFile } from 'node:fs/promises';
-import type { BinEntry, BinLookup, CardType } from '../domain/card.js';
+import { leadingNumber, type BinEntry, type BinLookup, type CardType } from '../domain/card.js';
 
 export type { BinEntry, CardType };
 
@@ -129,10 +129,9 @@ export function binTableFromCsv(text: string): LoadedBinTable {
     size,
     lookup(digits: string): BinEntry | null {
       for (const level of levels) {
-        if (digits.length < level.length) continue;
-        const key = digits.slice(0, level.length);
-        if (!/^[0-9]+$/.test(key)) continue;
-        const found = findRange(level, Number(key));
+        const key = leadingNumber(digits, level.length);
+        if (key < 0) continue;
+        const found = findRange(level, key);
         if (found) return found.entry;
       }
       return null;

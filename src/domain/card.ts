@@ -32,9 +32,21 @@ export const BRAND_LENGTHS: Readonly<Record<Exclude<CardBrand, 'Unknown'>, reado
 
 const MAX_INPUT = 64;
 
-/** Every non-digit character removed. */
+/** Every non-digit character removed; runs of digits are copied whole ("4111 1111 ..." is four slices). */
 export function sanitiseCardNumber(input: string): string {
-  return input.replace(/[^0-9]/g, '');
+  let out = '';
+  let run = -1;
+  for (let i = 0; i < input.length; i++) {
+    const c = input.charCodeAt(i);
+    if (c >= 48 && c <= 57) {
+      if (run < 0) run = i;
+    } else if (run >= 0) {
+      out += input.slice(run, i);
+      run = -1;
+    }
+  }
+  if (run === 0) return input;
+  return run > 0 ? out + input.slice(run) : out;
 }
 
 /** The Luhn (mod 10) checksum over a string of digits; false for "" or any non-digit. */
@@ -55,18 +67,26 @@ export function luhnValid(digits: string): boolean {
   return sum % 10 === 0;
 }
 
-/** The leading `n` digits as a number, or -1 when the number is shorter. */
-function prefix(digits: string, n: number): number {
-  return digits.length >= n ? Number(digits.slice(0, n)) : -1;
+/** The leading `n` characters read as a decimal number (n <= 15), or -1 when shorter or not all digits. */
+export function leadingNumber(digits: string, n: number): number {
+  if (digits.length < n) return -1;
+  let value = 0;
+  for (let i = 0; i < n; i++) {
+    const d = digits.charCodeAt(i) - 48;
+    if (d < 0 || d > 9) return -1;
+    value = value * 10 + d;
+  }
+  return value;
 }
 
 /** Brand by prefix (INTERFACE.md 2.6). */
 export function cardBrand(digits: string): CardBrand {
-  if (!/^[0-9]/.test(digits)) return 'Unknown';
-  const p2 = prefix(digits, 2);
-  const p3 = prefix(digits, 3);
-  const p4 = prefix(digits, 4);
-  if (digits[0] === '4') return 'Visa';
+  const first = leadingNumber(digits, 1);
+  if (first < 0) return 'Unknown';
+  if (first === 4) return 'Visa';
+  const p2 = leadingNumber(digits, 2);
+  const p3 = leadingNumber(digits, 3);
+  const p4 = leadingNumber(digits, 4);
   if ((p2 >= 51 && p2 <= 55) || (p4 >= 2221 && p4 <= 2720)) return 'Mastercard';
   if (p2 === 34 || p2 === 37) return 'AmericanExpress';
   if (p4 === 6011 || p2 === 65) return 'Discover';

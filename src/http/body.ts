@@ -14,8 +14,9 @@ const parser = koaBody({
   jsonStrict: true,
   // The same types JSON_TYPE admits (application/json and any +json): koa-body's default list of five
   // named types skipped e.g. application/merge-patch+json after our check had passed it, and matching
-  // five types through type-is was 2.8% of a card request.
-  jsonTypes: ['json', '+json'],
+  // five types through type-is was 2.8% of a card request. Spelled as full media types: a short name
+  // ('json') sends type-is through a mime-db lookup on every request (1.4 -> 1.0 us per match here).
+  jsonTypes: ['application/json', 'application/*+json'],
 });
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;

@@ -1,4 +1,5 @@
 import { describe, it, expect, beforeAll } from 'vitest';
+import fc from 'fast-check';
 import { fileURLToPath } from 'node:url';
 import {
   cardBrand,
@@ -6,6 +7,7 @@ import {
   sanitiseCardNumber,
   validateCard,
   brandLengthValid,
+  leadingNumber,
   type BinLookup,
 } from '../../src/domain/card.js';
 import { binTableFromCsv, loadBinTable, parseCsv, type LoadedBinTable } from '../../src/adapters/bin-table.js';
@@ -106,6 +108,31 @@ describe('brand prefixes (INTERFACE.md 2.6)', () => {
     expect(r).toMatchObject({ luhnValid: true, cardBrand: 'Unknown', valid: false });
   });
 
+  it.each([
+    ['4', 'Visa'],
+    ['37', 'AmericanExpress'],
+    ['65', 'Discover'],
+    ['601', 'Unknown'],
+    ['3', 'Unknown'],
+    ['x4111111111111111', 'Unknown'],
+  ])('cardBrand(%j) = %s: a prefix decides once the number is long enough for it', (digits, brand) => {
+    expect(cardBrand(digits)).toBe(brand);
+  });
+
+  it.each([
+    ['4571080012345677', 1, 4],
+    ['4571080012345677', 4, 4571],
+    ['4571080012345677', 8, 45710800],
+    ['457108001234567', 15, 457108001234567],
+    ['0042', 4, 42],
+    ['457', 4, -1],
+    ['45a1', 4, -1],
+    ['4 71', 2, -1],
+    ['', 1, -1],
+  ])('leadingNumber(%j, %i) = %i', (digits, n, want) => {
+    expect(leadingNumber(digits, n)).toBe(want);
+  });
+
   it('cardBrand of an empty string is Unknown', () => {
     expect(cardBrand('')).toBe('Unknown');
   });
@@ -171,6 +198,27 @@ describe('sanitising and plausibility', () => {
     ['65 digits', '4'.repeat(65)],
   ])('returns null for %s', (_what, input) => {
     expect(validateCard(input, NO_BIN)).toBeNull();
+  });
+
+  it.each([
+    ['', ''],
+    ['4111', '4111'],
+    ['-4111', '4111'],
+    ['4111-', '4111'],
+    ['a1b2c3', '123'],
+    ['٤١١١ 1111', '1111'],
+    ['4１11', '411'],
+  ])('sanitiseCardNumber(%j) = %j (ASCII digits only)', (input, want) => {
+    expect(sanitiseCardNumber(input)).toBe(want);
+  });
+
+  it('agrees with removing every non-digit by regular expression, for any input', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: fc.constantFrom(...'0123456789 -./x\t٤'.split('')), maxLength: 64 }), (input) => {
+        expect(sanitiseCardNumber(input)).toBe(input.replace(/[^0-9]/g, ''));
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('accepts 64 characters', () => {
