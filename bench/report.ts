@@ -13,6 +13,10 @@ export interface Row {
   vsHttp: number | null;
   /** Peak RSS of the measured process (tree) during the run, MB. */
   peakRssMb: number | null;
+  /** CPU time of the measured process (tree) per response, microseconds. */
+  cpuUsPerReq: number | null;
+  /** Host CPU steal during the measurement, percent (the hypervisor's share; noise, not the service). */
+  stealPct: number | null;
   note: string | null;
 }
 
@@ -26,7 +30,7 @@ export interface Target {
 }
 
 export function emptyRow(id: string, label: string, status: Row['status'], note: string): Row {
-  return { id, label, status, rps: null, p50: null, p99: null, non2xx: 0, errors: 0, vsKoa: null, vsHttp: null, peakRssMb: null, note };
+  return { id, label, status, rps: null, p50: null, p99: null, non2xx: 0, errors: 0, vsKoa: null, vsHttp: null, peakRssMb: null, cpuUsPerReq: null, stealPct: null, note };
 }
 
 /** Fill in the ratios once both baselines are known. */
@@ -44,7 +48,7 @@ const ratio = (v: number | null): string => (v === null ? '-' : `${v.toFixed(2)}
 
 export function formatTable(rows: Row[]): string {
   const notes: string[] = [];
-  const head = ['endpoint', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx/err', 'vs Koa', 'vs node:http', 'peak RSS MB', ''];
+  const head = ['endpoint', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx/err', 'vs Koa', 'vs node:http', 'peak RSS MB', 'CPU us/req', 'steal %', ''];
   const body = rows.map((r) => {
     let mark = '';
     if (r.note) {
@@ -52,7 +56,7 @@ export function formatTable(rows: Row[]): string {
       mark = `[${notes.length}]`;
     }
     const state = r.status === 'ok' ? `${r.non2xx}/${r.errors}` : r.status.toUpperCase();
-    return [r.label, num(r.rps), num(r.p50, 2), num(r.p99, 2), state, ratio(r.vsKoa), ratio(r.vsHttp), num(r.peakRssMb, 1), mark];
+    return [r.label, num(r.rps), num(r.p50, 2), num(r.p99, 2), state, ratio(r.vsKoa), ratio(r.vsHttp), num(r.peakRssMb, 1), num(r.cpuUsPerReq, 1), num(r.stealPct, 1), mark];
   });
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ').trimEnd();
@@ -132,13 +136,13 @@ export function formatMarkdown(header: string, rows: Row[], targets: Target[]): 
   const out = [
     header,
     '',
-    '| endpoint | req/s | p50 ms | p99 ms | non-2xx/err | vs Koa | vs node:http | peak RSS MB | note |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---|',
+    '| endpoint | req/s | p50 ms | p99 ms | non-2xx/err | vs Koa | vs node:http | peak RSS MB | CPU us/req | steal % | note |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
   ];
   for (const r of rows) {
     if (r.note) notes.push(r.note);
     const state = r.status === 'ok' ? `${r.non2xx}/${r.errors}` : `**${r.status.toUpperCase()}**`;
-    const cells = [r.label, num(r.rps), num(r.p50, 2), num(r.p99, 2), state, ratio(r.vsKoa), ratio(r.vsHttp), num(r.peakRssMb, 1), r.note ? `[${notes.length}]` : ''];
+    const cells = [r.label, num(r.rps), num(r.p50, 2), num(r.p99, 2), state, ratio(r.vsKoa), ratio(r.vsHttp), num(r.peakRssMb, 1), num(r.cpuUsPerReq, 1), num(r.stealPct, 1), r.note ? `[${notes.length}]` : ''];
     out.push(`| ${cells.join(' | ')} |`);
   }
   if (notes.length) out.push('', ...notes.map((n, i) => `${i + 1}. ${n.replace(/\|/g, '\\|')}`));

@@ -13,7 +13,7 @@ import { runLoad } from './measure.js';
 import { PeakRss, ROOT, startBaseline, waitIdle, type Proc } from './processes.js';
 import { addRatios, evaluateTargets, formatMarkdown, formatTable, formatTargets } from './report.js';
 import { geoDatabases, serviceEnv } from './service-env.js';
-import { Session, settings, type Launched } from './session.js';
+import { Session, settings, type Launched, type Pair } from './session.js';
 import { zxcvbnPerCallMs } from './zxcvbn-per-call.js';
 
 if (!existsSync(join(ROOT, 'dist/src/main.js'))) {
@@ -56,17 +56,17 @@ const upstream = (id: string): (() => string) | null => {
  * not from rows measured a minute apart: the host's speed drifts more than the margins in between.
  */
 let koaPaired = false;
-async function ratiosToKoa(url: string, key: string): Promise<void> {
+async function ratiosToKoa(url: string, key: string, pid: number): Promise<void> {
   const ids = KOA_PAIRED.filter((id) => run.wanted(id));
   if (koaPaired || ids.length === 0) return;
   koaPaired = true;
   let koa: Proc | null = null;
   try {
     koa = await startBaseline('koa-pairs', 'baseline-koa.ts', dir);
-    const koaSide = { url: koa.url, requests: [{ method: 'GET' as const, path: '/', headers: {} }] };
+    const koaSide = { url: koa.url, requests: [{ method: 'GET' as const, path: '/', headers: {} }], pid: koa.pid };
     const perSide = Math.max(1, durationS * 0.5);
     run.log(`${ids.join(', ')} each alternated with bare Koa: ${settings.pairRounds} rounds of ${(perSide / settings.pairRounds).toFixed(1)} s per side`);
-    for (const id of ids) await run.ratioToKoa(id, { url, requests: requestsFor(endpoint(id), key) }, koaSide, perSide);
+    for (const id of ids) await run.ratioToKoa(id, { url, requests: requestsFor(endpoint(id), key), pid }, koaSide, perSide);
   } catch (err) {
     run.log(`ratios to Koa not measured: ${(err as Error).message}`);
   } finally {
@@ -95,14 +95,14 @@ if (main) {
       continue;
     }
     if (p.problem) note.push(`WARNING ${p.problem}`);
-    if (id === 'password') await ratiosToKoa(svc.url, key); // before the password pool exists
+    if (id === 'password') await ratiosToKoa(svc.url, key, svc.pid); // before the password pool exists
     if (id === 'password') await waitIdle(svc.pid, 15); // the pool started on the probe
     const upstreamNote = upstream(id);
     const row = await run.measure(id, label, svc.url, requestsFor(endpoint(id), key), svc.pid, note, id === 'password' ? Math.max(2, settings.warmupS) : settings.warmupS);
     if (upstreamNote) row.note = [row.note, upstreamNote()].filter(Boolean).join('; ');
     rows.push(row);
   }
-  await ratiosToKoa(svc.url, key); // when the password row was not wanted
+  await ratiosToKoa(svc.url, key, svc.pid); // when the password row was not wanted
   if (run.wanted('bic-under-password')) {
     if (!(await probe(svc.url, endpoint('password'), key)).ok) {
       for (const [id, label] of concurrent) run.mark(id, label, 'failed', 'the password endpoint does not answer 200');
@@ -196,9 +196,14 @@ const header =
   `${settings.warmupS} s warm-up + ${durationS} s per row; GeoIP: ${geo.real ? 'GeoLite2 (var/geoip)' : 'MaxMind test databases'}; ` +
   `limits on main rows: ${state.limitsOn === null ? 'unknown' : state.limitsOn ? 'yes' : 'NO'}; total ${run.elapsedS().toFixed(0)} s`;
 const koaPairs = run.pairs.filter((p) => p.id.endsWith('-vs-koa'));
+/** CPU per request of both sides and the host's steal: what part of a ratio is the service's own cost. */
+const cpuNote = (p: Pair): string =>
+  p.cpuUsPerReq === null || p.versusCpuUsPerReq === null
+    ? ''
+    : `; CPU ${p.cpuUsPerReq.toFixed(1)} vs ${p.versusCpuUsPerReq.toFixed(1)} us/req${p.stealPct === null ? '' : `, steal ${p.stealPct.toFixed(1)}%`}`;
 const alternated = koaPairs.length
   ? `\n\nAlternated with bare Koa (service req/s / Koa req/s, median of rounds):\n${koaPairs
-      .map((p) => `  ${p.id.replace('-vs-koa', '').padEnd(5)} ${p.ratio.toFixed(2)}x (${p.rounds.map((r) => r.toFixed(2)).join(', ')}; ${Math.round(p.rps)} vs ${Math.round(p.versusRps)} req/s)`)
+      .map((p) => `  ${p.id.replace('-vs-koa', '').padEnd(5)} ${p.ratio.toFixed(2)}x (${p.rounds.map((r) => r.toFixed(2)).join(', ')}; ${Math.round(p.rps)} vs ${Math.round(p.versusRps)} req/s${cpuNote(p)})`)
       .join('\n')}`
   : '';
 process.stdout.write(`\n${header}\n\n${formatTable(rows)}${alternated}\n\nTargets:\n${formatTargets(targets)}\n`);

@@ -6,6 +6,7 @@ import { merge, runLoad, warmUntilSteady, type Measured } from './measure.js';
 import { runWrk } from './wrk.js';
 import { createKey, PeakRss, startService, waitIdle, type Proc, type ServiceOptions } from './processes.js';
 import { emptyRow, type Row } from './report.js';
+import { sampleCpu, UsageTotals, type Usage } from './cpu-usage.js';
 
 const num = (name: string, def: number): number => {
   const v = Number(process.env[name] ?? def);
@@ -33,6 +34,11 @@ export interface Pair {
   ratio: number;
   /** Every round's ratio, in time order: the spread shows the machine's noise. */
   rounds: number[];
+  /** CPU per response of each side's process tree over its slices, microseconds. */
+  cpuUsPerReq: number | null;
+  versusCpuUsPerReq: number | null;
+  /** Host CPU steal over the whole alternation, percent. */
+  stealPct: number | null;
 }
 
 export interface ServiceStart {
@@ -48,6 +54,8 @@ export interface ServiceStart {
 export interface Side {
   url: string;
   requests: RequestSpec[];
+  /** The process answering, for its CPU per response. */
+  pid: number | null;
 }
 
 export interface Launched {
@@ -93,14 +101,26 @@ export class Session {
     }
     const rss = pid ? new PeakRss(pid) : null;
     rss?.start();
+    const before = sampleCpu(pid);
     const m = await runLoad({ url, requests, connections, durationS });
-    return this.toRow(id, label, m, rss?.stop() ?? null, note);
+    const usage = new UsageTotals(pid !== null).add(before, sampleCpu(pid), m.responses).usage();
+    return this.toRow(id, label, m, rss?.stop() ?? null, note, usage);
   }
 
-  toRow(id: string, label: string, m: Measured, peakRssMb: number | null, note: string[]): Row {
+  toRow(id: string, label: string, m: Measured, peakRssMb: number | null, note: string[], usage: Usage | null = null): Row {
     const bad = m.non2xx + m.errors > 0;
     if (bad) note.unshift(`FAILED: ${m.non2xx} non-2xx ${JSON.stringify(m.statusCodes)}, ${m.errors} connection errors/timeouts`);
-    return { ...emptyRow(id, label, bad ? 'failed' : 'ok', ''), note: note.join('; ') || null, rps: m.rps, p50: m.p50, p99: m.p99, non2xx: m.non2xx, errors: m.errors, peakRssMb };
+    return {
+      ...emptyRow(id, label, bad ? 'failed' : 'ok', ''),
+      ...usage,
+      note: note.join('; ') || null,
+      rps: m.rps,
+      p50: m.p50,
+      p99: m.p99,
+      non2xx: m.non2xx,
+      errors: m.errors,
+      peakRssMb,
+    };
   }
 
   /** A row that could not be measured (unless one with that id exists already). */
@@ -145,34 +165,43 @@ export class Session {
    * load moves by 20-50% within seconds, and a pair of adjacent slices sees nearly the same machine,
    * where totals over the whole run would let one burst of noise decide.
    */
-  async alternate(x: Side, y: Side, durationS: number, loader: 'autocannon' | 'wrk' = 'autocannon'): Promise<{ mx: Measured; my: Measured; ratio: number; rounds: number[] }> {
+  async alternate(x: Side, y: Side, durationS: number, loader: 'autocannon' | 'wrk' = 'autocannon'): Promise<Alternation> {
     const { connections, pairRounds } = settings;
     const slice = durationS / pairRounds;
     const runs: Record<'x' | 'y', Measured[]> = { x: [], y: [] };
+    const usage = { x: new UsageTotals(x.pid !== null), y: new UsageTotals(y.pid !== null) };
+    const host = new UsageTotals(false);
+    const start = sampleCpu(null);
     for (let round = 0; round < pairRounds; round++) {
       for (const side of round % 2 === 0 ? (['x', 'y'] as const) : (['y', 'x'] as const)) {
         const s = side === 'x' ? x : y;
+        const before = sampleCpu(s.pid);
         const m =
           loader === 'wrk'
             ? await runWrk({ url: s.url, request: s.requests[0], connections, durationS: slice })
             : await runLoad({ url: s.url, requests: s.requests, connections, durationS: slice });
+        usage[side].add(before, sampleCpu(s.pid), m.responses);
         runs[side].push(m);
       }
     }
+    host.add(start, sampleCpu(null), 0);
     const rounds = runs.x.map((m, i) => m.rps / runs.y[i].rps);
-    return { mx: merge(runs.x), my: merge(runs.y), ratio: median(rounds), rounds };
+    return { mx: merge(runs.x), my: merge(runs.y), ratio: median(rounds), rounds, ux: usage.x.usage(), uy: usage.y.usage(), stealPct: host.usage().stealPct };
   }
 
   /** BIC on service `x` alternated with BIC on service `y`: a row of x's, with the ratio x / y in its note and in `pairs`. */
   async pair(id: string, x: Launched, y: Launched, note: string[] = [], loader: 'autocannon' | 'wrk' = 'autocannon'): Promise<void> {
     this.log(`${x.label} alternated with ${y.label}: ${settings.pairRounds} rounds of ${(settings.durationS / settings.pairRounds).toFixed(1)} s each`);
-    const side = (l: Launched): Side => ({ url: l.svc.url, requests: requestsFor(endpoint('bic'), l.key) });
+    const side = (l: Launched): Side => ({ url: l.svc.url, requests: requestsFor(endpoint('bic'), l.key), pid: l.svc.pid });
     const rss = new PeakRss(x.svc.pid);
     rss.start();
-    const { mx, my, ratio, rounds } = await this.alternate(side(x), side(y), settings.durationS, loader);
-    this.pairs.push({ id, versus: y.label, rps: mx.rps, versusRps: my.rps, ratio, rounds });
+    const a = await this.alternate(side(x), side(y), settings.durationS, loader);
+    const { mx, my, ratio, rounds } = a;
+    this.pairs.push(pairOf(id, y.label, a));
     const yBad = my.non2xx + my.errors > 0 ? [`FAILED on ${y.label}: ${my.non2xx} non-2xx, ${my.errors} errors`] : [];
-    this.rows.push(this.toRow(id, x.label, mx, rss.stop(), [...yBad, `alternated with ${y.label} (${Math.round(my.rps)} req/s): ratio ${ratio.toFixed(2)}x (median of ${rounds.map((r) => r.toFixed(2)).join(', ')})`, ...note]));
+    const yCpu = a.uy.cpuUsPerReq === null ? '' : `, ${a.uy.cpuUsPerReq.toFixed(1)} us CPU/req`;
+    const text = `alternated with ${y.label} (${Math.round(my.rps)} req/s${yCpu}): ratio ${ratio.toFixed(2)}x (median of ${rounds.map((r) => r.toFixed(2)).join(', ')})`;
+    this.rows.push(this.toRow(id, x.label, mx, rss.stop(), [...yBad, text, ...note], { ...a.ux, stealPct: a.stealPct }));
     if (yBad.length) this.rows[this.rows.length - 1].status = 'failed';
   }
 
@@ -181,13 +210,29 @@ export class Session {
    * own, a pair `<id>-vs-koa` (a failed answer on either side leaves the pair out and is logged).
    */
   async ratioToKoa(id: string, service: Side, koa: Side, durationS: number): Promise<void> {
-    const { mx, my, ratio, rounds } = await this.alternate(service, koa, durationS);
+    const a = await this.alternate(service, koa, durationS);
+    const { mx, my } = a;
     if (mx.non2xx + mx.errors + my.non2xx + my.errors > 0) {
       this.log(`${id} vs Koa: non-2xx answers or errors, no ratio`);
       return;
     }
-    this.pairs.push({ id: `${id}-vs-koa`, versus: 'bare Koa (baseline)', rps: mx.rps, versusRps: my.rps, ratio, rounds });
+    this.pairs.push(pairOf(`${id}-vs-koa`, 'bare Koa (baseline)', a));
   }
+}
+
+interface Alternation {
+  mx: Measured;
+  my: Measured;
+  ratio: number;
+  rounds: number[];
+  ux: Usage;
+  uy: Usage;
+  stealPct: number | null;
+}
+
+function pairOf(id: string, versus: string, a: Alternation): Pair {
+  const { mx, my, ratio, rounds } = a;
+  return { id, versus, rps: mx.rps, versusRps: my.rps, ratio, rounds, cpuUsPerReq: a.ux.cpuUsPerReq, versusCpuUsPerReq: a.uy.cpuUsPerReq, stealPct: a.stealPct };
 }
 
 function median(values: number[]): number {
