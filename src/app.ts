@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import Koa from 'koa';
 import { createDispatch, type DispatchDeps } from './http/dispatch.js';
-import { toErrorInfo, ApiError } from './http/errors.js';
+import { ApiError, errorReply } from './http/errors.js';
+import { addHeaders, sendJson } from './http/send-json.js';
 import { createSystemRoutes, type SystemRoutesDeps } from './http/system-routes.js';
 
 export type AppDeps = DispatchDeps & SystemRoutesDeps;
@@ -70,12 +71,8 @@ export function createApp(deps: AppDeps): App {
 
 function writeError(res: ServerResponse, path: string, err: ApiError): void {
   const requestId = randomUUID();
-  const body = JSON.stringify(toErrorInfo(err, path, requestId));
-  res.writeHead(err.status, {
-    ...err.headers,
-    'Content-Type': 'application/json; charset=utf-8',
-    'Content-Length': Buffer.byteLength(body),
-    'X-Request-Id': requestId,
-  });
-  res.end(res.req?.method === 'HEAD' ? undefined : body);
+  const reply = errorReply(err, path, requestId);
+  const headers: Record<string, string | number> = { 'x-request-id': requestId };
+  addHeaders(headers, reply.headers);
+  sendJson(res, res.req?.method ?? 'GET', reply.status, reply.body, headers);
 }

@@ -96,3 +96,16 @@ export function toErrorInfo(err: unknown, path: string, requestId: string | null
   if (e.retryAfter !== undefined) body.retryAfter = e.retryAfter;
   return body;
 }
+
+/**
+ * The answer to a failure: its status, the ErrorInfo body and its header fields (the ApiError's own, and Retry-After
+ * when it says when to retry). The missing-key 401 arises before a correlation id is handed out (INTERFACE.md section 7).
+ */
+export function errorReply(err: unknown, path: string, requestId: string): { status: number; body: ErrorInfo; headers: Record<string, string> } {
+  const apiError = err instanceof ApiError ? err : null;
+  const status = apiError?.status ?? 500;
+  const body = toErrorInfo(err, path, status === 401 ? null : requestId);
+  const headers: Record<string, string> = { ...(apiError?.headers ?? {}) };
+  if (apiError?.retryAfter !== undefined) headers['Retry-After'] = String(apiError.retryAfter);
+  return { status, body, headers };
+}
