@@ -194,7 +194,16 @@ const header =
   `${machine.nproc} CPU (${machine.cpuModel}), ${machine.memoryGb} GB, node ${machine.node}; ${connections} connections; ` +
   `after each service start: idle, then warm-up until BIC req/s is steady (max ${settings.serviceWarmupMaxS} s); ` +
   `${settings.warmupS} s warm-up + ${durationS} s per row; GeoIP: ${geo.real ? 'GeoLite2 (var/geoip)' : 'MaxMind test databases'}; ` +
-  `limits on main rows: ${state.limitsOn === null ? 'unknown' : state.limitsOn ? 'yes' : 'NO'}; total ${run.elapsedS().toFixed(0)} s`;
+  `limits on main rows: ${state.limitsOn === null ? 'unknown' : state.limitsOn ? 'yes' : 'NO'}; total ${run.elapsedS().toFixed(0)} s; ` +
+  stealSummary([...rows.map((r) => r.stealPct), ...run.pairs.map((p) => p.stealPct)]);
+/** The host's steal over the measured windows: above ~10% the ratios of this run say more about the host than the code. */
+function stealSummary(values: Array<number | null>): string {
+  const v = values.filter((x): x is number => x !== null).sort((a, b) => a - b);
+  if (v.length === 0) return 'host steal: not measured';
+  const median = v[v.length >> 1];
+  const warn = median > 10 ? ' (a disturbed host: compare ratios only with runs of low steal)' : '';
+  return `host steal: median ${median.toFixed(1)}%, max ${v[v.length - 1].toFixed(1)}%${warn}`;
+}
 const koaPairs = run.pairs.filter((p) => p.id.endsWith('-vs-koa'));
 /** CPU per request of both sides and the host's steal: what part of a ratio is the service's own cost. */
 const cpuNote = (p: Pair): string =>
