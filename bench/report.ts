@@ -72,7 +72,11 @@ export function formatTargets(targets: Target[]): string {
 }
 
 /** Every speed target from the issues, judged on this run's rows and alternated pairs (`ratio` = row / versus). */
-export function evaluateTargets(rows: Row[], pairs: Array<{ id: string; ratio: number }>, opts: { realGeoDbs: boolean }): Target[] {
+export function evaluateTargets(
+  rows: Row[],
+  pairs: Array<{ id: string; ratio: number; rps: number; versusRps: number; cpuUsPerReq: number | null }>,
+  opts: { realGeoDbs: boolean; cores: number },
+): Target[] {
   const get = (id: string): Row | null => {
     const r = rows.find((x) => x.id === id);
     return r && r.status === 'ok' ? r : null;
@@ -123,7 +127,15 @@ export function evaluateTargets(rows: Row[], pairs: Array<{ id: string; ratio: n
   const offRatio = rowPair('bic-limits-off');
   add(7, 'BIC limits on (embedded) vs limits off, alternated', '>= 0.85x', offRatio ? 1 / offRatio : null, (v) => v >= 0.85, x);
   add(7, 'BIC limits on (Redis) vs limits off, alternated', '>= 0.7x', rowPair('bic-redis'), (v) => v >= 0.7, x);
-  add(8, 'BIC WORKERS=2 vs WORKERS=1 (both on Redis), alternated', '>= 1.6x', rowPair('bic-workers-2'), (v) => v >= 1.6, x);
+  // The cores two workers used, and the cores 1.6x would take at their CPU per request: on a small host that also runs
+  // the load generator and Redis, when the second figure nears the number of cores only a cheaper request can meet it.
+  const w = pairs.find((p) => p.id === 'bic-workers-2');
+  const cores = (rps: number) => (w?.cpuUsPerReq ? (rps * w.cpuUsPerReq) / 1e6 : null);
+  const used = w ? cores(w.rps) : null;
+  const needed = w ? cores(1.6 * w.versusRps) : null;
+  const withCores = (v: number) =>
+    `${x(v)}${used === null || needed === null ? '' : ` (2 workers used ${used.toFixed(2)} of ${opts.cores} cores; 1.6x at their CPU per request needs ${needed.toFixed(2)})`}`;
+  add(8, 'BIC WORKERS=2 vs WORKERS=1 (both on Redis), alternated', '>= 1.6x', rowPair('bic-workers-2'), (v) => v >= 1.6, withCores);
   for (const id of ['dns', 'email', 'tls']) {
     add(8, `${id} (warm cache) p50 vs BIC p50`, '<= 2x', div(get(id)?.p50, bic?.p50), (v) => v <= 2, x);
   }

@@ -182,7 +182,7 @@ const openLoop = rows.find((r) => r.id === 'bic-under-password');
 if (openLoop) openLoop.vsKoa = openLoop.vsHttp = null; // a fixed request rate, not a throughput
 const order = ['koa', 'http', ...ENDPOINTS.map((e) => e.id), ...concurrent.map(([id]) => id), OFF[0], REDIS[0], W2[0]];
 rows.sort((a, b) => order.indexOf(a.id) - order.indexOf(b.id));
-const targets = evaluateTargets(rows, run.pairs, { realGeoDbs: geo.real });
+const targets = evaluateTargets(rows, run.pairs, { realGeoDbs: geo.real, cores: cpus().length });
 const failed = rows.some((r) => r.status === 'failed');
 const machine = {
   nproc: cpus().length,

@@ -39,6 +39,8 @@ export interface Pair {
   versusCpuUsPerReq: number | null;
   /** Host CPU steal over the whole alternation, percent. */
   stealPct: number | null;
+  /** The host's busy share during the versus side's slices, percent (what is left idle bounds a scaled-out x). */
+  versusHostBusyPct: number | null;
 }
 
 export interface ServiceStart {
@@ -199,7 +201,9 @@ export class Session {
     const { mx, my, ratio, rounds } = a;
     this.pairs.push(pairOf(id, y.label, a));
     const yBad = my.non2xx + my.errors > 0 ? [`FAILED on ${y.label}: ${my.non2xx} non-2xx, ${my.errors} errors`] : [];
-    const yCpu = a.uy.cpuUsPerReq === null ? '' : `, ${a.uy.cpuUsPerReq.toFixed(1)} us CPU/req`;
+    const yCpu =
+      (a.uy.cpuUsPerReq === null ? '' : `, ${a.uy.cpuUsPerReq.toFixed(1)} us CPU/req`) +
+      (a.uy.hostBusyPct === null ? '' : `, host ${a.uy.hostBusyPct.toFixed(0)}% busy`);
     const text = `alternated with ${y.label} (${Math.round(my.rps)} req/s${yCpu}): ratio ${ratio.toFixed(2)}x (median of ${rounds.map((r) => r.toFixed(2)).join(', ')})`;
     this.rows.push(this.toRow(id, x.label, mx, rss.stop(), [...yBad, text, ...note], { ...a.ux, stealPct: a.stealPct }));
     if (yBad.length) this.rows[this.rows.length - 1].status = 'failed';
@@ -232,7 +236,7 @@ interface Alternation {
 
 function pairOf(id: string, versus: string, a: Alternation): Pair {
   const { mx, my, ratio, rounds } = a;
-  return { id, versus, rps: mx.rps, versusRps: my.rps, ratio, rounds, cpuUsPerReq: a.ux.cpuUsPerReq, versusCpuUsPerReq: a.uy.cpuUsPerReq, stealPct: a.stealPct };
+  return { id, versus, rps: mx.rps, versusRps: my.rps, ratio, rounds, cpuUsPerReq: a.ux.cpuUsPerReq, versusCpuUsPerReq: a.uy.cpuUsPerReq, stealPct: a.stealPct, versusHostBusyPct: a.uy.hostBusyPct };
 }
 
 function median(values: number[]): number {
