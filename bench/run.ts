@@ -9,7 +9,7 @@ import { BREACHED, ENDPOINTS, PASSWORDS, endpoint, probe, requestsFor } from './
 import { redisBinaryPresent, startFixtures, startRedis, type BenchRedis } from './fixtures.js';
 import { wrkPresent } from './wrk.js';
 import { runLoadInChild } from './load-child.js';
-import { runLoad } from './measure.js';
+import { runLoad, warmUntilSteady } from './measure.js';
 import { PeakRss, ROOT, startBaseline, waitIdle, type Proc } from './processes.js';
 import { addRatios, evaluateTargets, formatMarkdown, formatTable, formatTargets } from './report.js';
 import { geoDatabases, serviceEnv } from './service-env.js';
@@ -64,6 +64,9 @@ async function ratiosToKoa(url: string, key: string, pid: number): Promise<void>
   try {
     koa = await startBaseline('koa-pairs', 'baseline-koa.ts', dir);
     const koaSide = { url: koa.url, requests: [{ method: 'GET' as const, path: '/', headers: {} }], pid: koa.pid };
+    // Warmed like every service start: a cold Koa in the first slice (JIT) gave the service 1.5-1.9x in that round.
+    const w = await warmUntilSteady(koa.url, [], koaSide.requests, connections, settings.serviceWarmupMaxS);
+    run.log(`koa-pairs: warm-up ${w.seconds.toFixed(1)} s (req/s per second: ${w.rounds.join(', ')})`);
     const perSide = Math.max(1, durationS * 0.5);
     run.log(`${ids.join(', ')} each alternated with bare Koa: ${settings.pairRounds} rounds of ${(perSide / settings.pairRounds).toFixed(1)} s per side`);
     for (const id of ids) await run.ratioToKoa(id, { url, requests: requestsFor(endpoint(id), key), pid }, koaSide, perSide);
