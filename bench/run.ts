@@ -24,13 +24,15 @@ const { connections, durationS, bicRate } = settings;
 const run = new Session(mkdtempSync(join(tmpdir(), 'vls-bench-')));
 const { rows, dir } = run;
 
-// ---- 1. baselines, each a child process
+// ---- 1. baselines, each a child process (the Koa one stays up, warm, for the ratios to Koa further down)
+let warmKoa: Proc | null = null;
 for (const [id, label, script] of [['koa', 'bare Koa (baseline)', 'baseline-koa.ts'], ['http', 'bare node:http (baseline)', 'baseline-http.ts']]) {
   if (!run.wanted(id)) continue;
   let proc: Proc | null = null;
   try {
     proc = await startBaseline(id, script, dir);
     rows.push(await run.measure(id, label, proc.url, [{ method: 'GET', path: '/', headers: {} }], proc.pid));
+    if (id === 'koa') [warmKoa, proc] = [proc, null];
   } catch (err) {
     run.mark(id, label, 'failed', `could not run: ${(err as Error).message}`);
   } finally {
@@ -60,16 +62,20 @@ async function ratiosToKoa(url: string, key: string, pid: number): Promise<void>
   const ids = KOA_PAIRED.filter((id) => run.wanted(id));
   if (koaPaired || ids.length === 0) return;
   koaPaired = true;
-  let koa: Proc | null = null;
+  let koa: Proc | null = warmKoa;
+  warmKoa = null;
   try {
-    koa = await startBaseline('koa-pairs', 'baseline-koa.ts', dir);
-    const koaSide = { url: koa.url, requests: [{ method: 'GET' as const, path: '/', headers: {} }], pid: koa.pid };
-    // Warmed like every service start: a cold Koa in the first slice (JIT) gave the service 1.5-1.9x in that round.
-    const w = await warmUntilSteady(koa.url, [], koaSide.requests, connections, settings.serviceWarmupMaxS);
-    run.log(`koa-pairs: warm-up ${w.seconds.toFixed(1)} s (req/s per second: ${w.rounds.join(', ')})`);
+    const koaSide = (k: Proc) => ({ url: k.url, requests: [{ method: 'GET' as const, path: '/', headers: {} }], pid: k.pid });
+    // Warm, like every service start: the baseline row's Koa, else one warmed up here (a cold Koa in the first
+    // slice, before its JIT, gave the service 1.5-1.9x in that round).
+    if (!koa) {
+      koa = await startBaseline('koa-pairs', 'baseline-koa.ts', dir);
+      const w = await warmUntilSteady(koa.url, [], koaSide(koa).requests, connections, settings.serviceWarmupMaxS);
+      run.log(`koa-pairs: warm-up ${w.seconds.toFixed(1)} s (req/s per second: ${w.rounds.join(', ')})`);
+    }
     const perSide = Math.max(1, durationS * 0.5);
     run.log(`${ids.join(', ')} each alternated with bare Koa: ${settings.pairRounds} rounds of ${(perSide / settings.pairRounds).toFixed(1)} s per side`);
-    for (const id of ids) await run.ratioToKoa(id, { url, requests: requestsFor(endpoint(id), key), pid }, koaSide, perSide);
+    for (const id of ids) await run.ratioToKoa(id, { url, requests: requestsFor(endpoint(id), key), pid }, koaSide(koa), perSide);
   } catch (err) {
     run.log(`ratios to Koa not measured: ${(err as Error).message}`);
   } finally {
@@ -174,6 +180,7 @@ if (run.wanted(W2[0])) {
 await red?.svc.stop();
 await redis?.stop();
 await fixtures.close();
+await warmKoa?.stop(); // when no ratio to Koa was measured
 
 // ---- 5. report
 run.log("zxcvbn per-call time (in this process, the service's options)");
