@@ -90,13 +90,15 @@ export function evaluateTargets(
 
   const bic = get('bic');
   const pair = (id: string): number | null => pairs.find((p) => p.id === id)?.ratio ?? null;
-  // Ratios to Koa and to BIC from the alternated pairs where measured (each against Koa in adjacent slices;
-  // X vs BIC = (X vs Koa) / (BIC vs Koa)), else from the rows.
+  // Ratios to Koa and to BIC from the rotation of Koa and the four endpoints where measured (medians of per-round
+  // ratios), else from the rows.
   const vsKoa = (id: string): { v: number | null; how: string } => {
     const p = get(id) ? pair(`${id}-vs-koa`) : null;
-    return p !== null ? { v: p, how: 'alternated with Koa' } : { v: get(id)?.vsKoa ?? null, how: 'rows' };
+    return p !== null ? { v: p, how: 'in turn with Koa' } : { v: get(id)?.vsKoa ?? null, how: 'rows' };
   };
   const vsBic = (id: string): { v: number | null; how: string } => {
+    const direct = get(id) && bic ? pair(`${id}-vs-bic`) : null;
+    if (direct !== null) return { v: direct, how: 'in turn with BIC' };
     const a = vsKoa(id);
     const b = vsKoa('bic');
     if (a.how !== 'rows' && b.how !== 'rows') return { v: div(a.v, b.v), how: 'each alternated with Koa' };

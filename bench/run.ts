@@ -73,9 +73,10 @@ async function ratiosToKoa(url: string, key: string, pid: number): Promise<void>
       const w = await warmUntilSteady(koa.url, [], koaSide(koa).requests, connections, settings.serviceWarmupMaxS);
       run.log(`koa-pairs: warm-up ${w.seconds.toFixed(1)} s (req/s per second: ${w.rounds.join(', ')})`);
     }
-    const perSide = Math.max(1, durationS * 0.5);
-    run.log(`${ids.join(', ')} each alternated with bare Koa: ${settings.pairRounds} rounds of ${(perSide / settings.pairRounds).toFixed(1)} s per side`);
-    for (const id of ids) await run.ratioToKoa(id, { url, requests: requestsFor(endpoint(id), key), pid }, koaSide(koa), perSide);
+    const perSide = Math.max(1, durationS * 0.7);
+    run.log(`bare Koa, ${ids.join(', ')} in turn: ${settings.pairRounds} rounds of ${(perSide / settings.pairRounds).toFixed(1)} s per side`);
+    const sides = Object.fromEntries(ids.map((id) => [id, { url, requests: requestsFor(endpoint(id), key), pid }]));
+    await run.ratiosToKoaAndBic(sides, koaSide(koa), perSide);
   } catch (err) {
     run.log(`ratios to Koa not measured: ${(err as Error).message}`);
   } finally {
@@ -214,15 +215,15 @@ function stealSummary(values: Array<number | null>): string {
   const warn = median > 10 ? ' (a disturbed host: compare ratios only with runs of low steal)' : '';
   return `host steal: median ${median.toFixed(1)}%, max ${v[v.length - 1].toFixed(1)}%${warn}`;
 }
-const koaPairs = run.pairs.filter((p) => p.id.endsWith('-vs-koa'));
+const koaPairs = run.pairs.filter((p) => p.id.endsWith('-vs-koa') || p.id.endsWith('-vs-bic'));
 /** CPU per request of both sides and the host's steal: what part of a ratio is the service's own cost. */
 const cpuNote = (p: Pair): string =>
   p.cpuUsPerReq === null || p.versusCpuUsPerReq === null
     ? ''
     : `; CPU ${p.cpuUsPerReq.toFixed(1)} vs ${p.versusCpuUsPerReq.toFixed(1)} us/req${p.stealPct === null ? '' : `, steal ${p.stealPct.toFixed(1)}%`}`;
 const alternated = koaPairs.length
-  ? `\n\nAlternated with bare Koa (service req/s / Koa req/s, median of rounds):\n${koaPairs
-      .map((p) => `  ${p.id.replace('-vs-koa', '').padEnd(5)} ${p.ratio.toFixed(2)}x (${p.rounds.map((r) => r.toFixed(2)).join(', ')}; ${Math.round(p.rps)} vs ${Math.round(p.versusRps)} req/s${cpuNote(p)})`)
+  ? `\n\nBare Koa and the endpoints in turn (req/s ratios, median of the rounds' ratios):\n${koaPairs
+      .map((p) => `  ${p.id.replace(/-vs-/, ' vs ').padEnd(12)} ${p.ratio.toFixed(2)}x (${p.rounds.map((r) => r.toFixed(2)).join(', ')}; ${Math.round(p.rps)} vs ${Math.round(p.versusRps)} req/s${cpuNote(p)})`)
       .join('\n')}`
   : '';
 process.stdout.write(`\n${header}\n\n${formatTable(rows)}${alternated}\n\nTargets:\n${formatTargets(targets)}\n`);

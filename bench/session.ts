@@ -210,18 +210,61 @@ export class Session {
   }
 
   /**
-   * An endpoint of the service alternated with the bare Koa baseline, for the "vs Koa" targets: no row of its
-   * own, a pair `<id>-vs-koa` (a failed answer on either side leaves the pair out and is logged).
+   * Load every side in turn, round after round, each `durationS` in all; the order rotates and turns every other
+   * round, so that no side always runs first or after the same neighbour. A ratio between two sides is the median of
+   * their per-round ratios: slices of one round see nearly the same machine.
    */
-  async ratioToKoa(id: string, service: Side, koa: Side, durationS: number): Promise<void> {
-    const a = await this.alternate(service, koa, durationS);
-    const { mx, my } = a;
-    if (mx.non2xx + mx.errors + my.non2xx + my.errors > 0) {
-      this.log(`${id} vs Koa: non-2xx answers or errors, no ratio`);
-      return;
+  async rotate(sides: Side[], durationS: number): Promise<Rotation> {
+    const { connections, pairRounds } = settings;
+    const slice = durationS / pairRounds;
+    const runs: Measured[][] = sides.map(() => []);
+    const usage = sides.map((s) => new UsageTotals(s.pid !== null));
+    const host = new UsageTotals(false);
+    const start = sampleCpu(null);
+    for (let round = 0; round < pairRounds; round++) {
+      const order = sides.map((_, i) => (i + round) % sides.length);
+      if (round % 2) order.reverse();
+      for (const i of order) {
+        const before = sampleCpu(sides[i].pid);
+        const m = await runLoad({ url: sides[i].url, requests: sides[i].requests, connections, durationS: slice });
+        usage[i].add(before, sampleCpu(sides[i].pid), m.responses);
+        runs[i].push(m);
+      }
     }
-    this.pairs.push(pairOf(`${id}-vs-koa`, 'bare Koa (baseline)', a));
+    host.add(start, sampleCpu(null), 0);
+    return { runs, usage: usage.map((u) => u.usage()), stealPct: host.usage().stealPct };
   }
+
+  /**
+   * Endpoints of the service and the bare Koa baseline in one rotation, for the "vs Koa" and "vs BIC" targets: no
+   * rows of their own, pairs `<id>-vs-koa` and `<id>-vs-bic` (an endpoint with a failed answer is left out and logged).
+   */
+  async ratiosToKoaAndBic(endpoints: Record<string, Side>, koa: Side, durationS: number): Promise<void> {
+    const ids = Object.keys(endpoints);
+    const r = await this.rotate([koa, ...ids.map((id) => endpoints[id])], durationS);
+    const bad = (i: number) => r.runs[i].some((m) => m.non2xx + m.errors > 0);
+    if (bad(0)) return this.log('bare Koa: non-2xx answers or errors, no ratios');
+    const bic = ids.indexOf('bic') + 1;
+    ids.forEach((id, k) => {
+      const i = k + 1;
+      if (bad(i)) return this.log(`${id}: non-2xx answers or errors, no ratios`);
+      this.pairs.push(pairOf(`${id}-vs-koa`, 'bare Koa (baseline)', between(r, i, 0)));
+      if (bic > 0 && i !== bic && !bad(bic)) this.pairs.push(pairOf(`${id}-vs-bic`, 'BIC', between(r, i, bic)));
+    });
+  }
+}
+
+/** Every side's slices in round order, the CPU per response of each, and the host's steal over the rotation. */
+interface Rotation {
+  runs: Measured[][];
+  usage: Usage[];
+  stealPct: number | null;
+}
+
+/** Side x against side y of a rotation, as an alternation of the two. */
+function between(r: Rotation, x: number, y: number): Alternation {
+  const rounds = r.runs[x].map((m, k) => m.rps / r.runs[y][k].rps);
+  return { mx: merge(r.runs[x]), my: merge(r.runs[y]), ratio: median(rounds), rounds, ux: r.usage[x], uy: r.usage[y], stealPct: r.stealPct };
 }
 
 interface Alternation {
