@@ -161,43 +161,13 @@ export class Session {
     }
   }
 
-  /**
-   * Load `x` and `y` in short alternating slices (x y, y x, x y, ... so that neither side always goes
-   * first), each side `durationS` in all. The ratio is the median of the rounds' x_i / y_i: the host's
-   * load moves by 20-50% within seconds, and a pair of adjacent slices sees nearly the same machine,
-   * where totals over the whole run would let one burst of noise decide.
-   */
-  async alternate(x: Side, y: Side, durationS: number, loader: 'autocannon' | 'wrk' = 'autocannon'): Promise<Alternation> {
-    const { connections, pairRounds } = settings;
-    const slice = durationS / pairRounds;
-    const runs: Record<'x' | 'y', Measured[]> = { x: [], y: [] };
-    const usage = { x: new UsageTotals(x.pid !== null), y: new UsageTotals(y.pid !== null) };
-    const host = new UsageTotals(false);
-    const start = sampleCpu(null);
-    for (let round = 0; round < pairRounds; round++) {
-      for (const side of round % 2 === 0 ? (['x', 'y'] as const) : (['y', 'x'] as const)) {
-        const s = side === 'x' ? x : y;
-        const before = sampleCpu(s.pid);
-        const m =
-          loader === 'wrk'
-            ? await runWrk({ url: s.url, request: s.requests[0], connections, durationS: slice })
-            : await runLoad({ url: s.url, requests: s.requests, connections, durationS: slice });
-        usage[side].add(before, sampleCpu(s.pid), m.responses);
-        runs[side].push(m);
-      }
-    }
-    host.add(start, sampleCpu(null), 0);
-    const rounds = runs.x.map((m, i) => m.rps / runs.y[i].rps);
-    return { mx: merge(runs.x), my: merge(runs.y), ratio: median(rounds), rounds, ux: usage.x.usage(), uy: usage.y.usage(), stealPct: host.usage().stealPct };
-  }
-
   /** BIC on service `x` alternated with BIC on service `y`: a row of x's, with the ratio x / y in its note and in `pairs`. */
   async pair(id: string, x: Launched, y: Launched, note: string[] = [], loader: 'autocannon' | 'wrk' = 'autocannon'): Promise<void> {
     this.log(`${x.label} alternated with ${y.label}: ${settings.pairRounds} rounds of ${(settings.durationS / settings.pairRounds).toFixed(1)} s each`);
     const side = (l: Launched): Side => ({ url: l.svc.url, requests: requestsFor(endpoint('bic'), l.key), pid: l.svc.pid });
     const rss = new PeakRss(x.svc.pid);
     rss.start();
-    const a = await this.alternate(side(x), side(y), settings.durationS, loader);
+    const a = between(await this.rotate([side(x), side(y)], settings.durationS, { loader }), 0, 1);
     const { mx, my, ratio, rounds } = a;
     this.pairs.push(pairOf(id, y.label, a));
     const yBad = my.non2xx + my.errors > 0 ? [`FAILED on ${y.label}: ${my.non2xx} non-2xx, ${my.errors} errors`] : [];
@@ -210,26 +180,32 @@ export class Session {
   }
 
   /**
-   * Load every side in turn, round after round, each `durationS` in all; the order rotates and turns every other
-   * round, so that no side always runs first or after the same neighbour. A ratio between two sides is the median of
-   * their per-round ratios: slices of one round see nearly the same machine.
+   * Load every side in turn, round after round, each `durationS` in all. The order reverses every other round and
+   * rotates every two (two sides: x y, y x, y x, x y, ...), so no side always runs first or after the same
+   * neighbour. A ratio between two sides is the median of their per-round ratios (`between`): the host's load moves
+   * by 20-50% within seconds, and slices of one round see nearly the same machine, where totals over the whole run
+   * would let one burst of noise decide.
    */
-  async rotate(sides: Side[], durationS: number): Promise<Rotation> {
+  async rotate(sides: Side[], durationS: number, o: { loader?: 'autocannon' | 'wrk'; warmFirst?: boolean } = {}): Promise<Rotation> {
     const { connections, pairRounds } = settings;
     const slice = durationS / pairRounds;
+    const load = (s: Side, seconds: number): Promise<Measured> =>
+      o.loader === 'wrk'
+        ? runWrk({ url: s.url, request: s.requests[0], connections, durationS: seconds })
+        : runLoad({ url: s.url, requests: s.requests, connections, durationS: seconds });
     const runs: Measured[][] = sides.map(() => []);
     const usage = sides.map((s) => new UsageTotals(s.pid !== null));
     const host = new UsageTotals(false);
-    // One unrecorded slice each first: an endpoint not called for the last minute of rows measured at half its rate
-    // in its first slice (BIC 0.32-0.34x of Koa in round 0 against 0.59-0.66x in the others).
-    for (const side of sides) await runLoad({ url: side.url, requests: side.requests, connections, durationS: Math.min(slice, 0.3) });
+    // One unrecorded slice each first where asked: an endpoint not called for the last minute of rows measured at
+    // half its rate in its first slice (BIC 0.32-0.34x of Koa in round 0 against 0.59-0.66x in the others).
+    if (o.warmFirst) for (const side of sides) await load(side, Math.min(slice, 0.3));
     const start = sampleCpu(null);
     for (let round = 0; round < pairRounds; round++) {
-      const order = sides.map((_, i) => (i + round) % sides.length);
+      const order = sides.map((_, i) => (i + (round >> 1)) % sides.length);
       if (round % 2) order.reverse();
       for (const i of order) {
         const before = sampleCpu(sides[i].pid);
-        const m = await runLoad({ url: sides[i].url, requests: sides[i].requests, connections, durationS: slice });
+        const m = await load(sides[i], slice);
         usage[i].add(before, sampleCpu(sides[i].pid), m.responses);
         runs[i].push(m);
       }
@@ -244,7 +220,7 @@ export class Session {
    */
   async ratiosToKoaAndBic(endpoints: Record<string, Side>, koa: Side, durationS: number): Promise<void> {
     const ids = Object.keys(endpoints);
-    const r = await this.rotate([koa, ...ids.map((id) => endpoints[id])], durationS);
+    const r = await this.rotate([koa, ...ids.map((id) => endpoints[id])], durationS, { warmFirst: true });
     const bad = (i: number) => r.runs[i].some((m) => m.non2xx + m.errors > 0);
     if (bad(0)) return this.log('bare Koa: non-2xx answers or errors, no ratios');
     const bic = ids.indexOf('bic') + 1;
