@@ -39,8 +39,6 @@ export interface Pair {
   versusCpuUsPerReq: number | null;
   /** Host CPU steal over the whole alternation, percent. */
   stealPct: number | null;
-  /** The host's busy share during the versus side's slices, percent (what is left idle bounds a scaled-out x). */
-  versusHostBusyPct: number | null;
 }
 
 export interface ServiceStart {
@@ -258,7 +256,7 @@ interface Alternation {
 
 function pairOf(id: string, versus: string, a: Alternation): Pair {
   const { mx, my, ratio, rounds } = a;
-  return { id, versus, rps: mx.rps, versusRps: my.rps, ratio, rounds, cpuUsPerReq: a.ux.cpuUsPerReq, versusCpuUsPerReq: a.uy.cpuUsPerReq, stealPct: a.stealPct, versusHostBusyPct: a.uy.hostBusyPct };
+  return { id, versus, rps: mx.rps, versusRps: my.rps, ratio, rounds, cpuUsPerReq: a.ux.cpuUsPerReq, versusCpuUsPerReq: a.uy.cpuUsPerReq, stealPct: a.stealPct };
 }
 
 function median(values: number[]): number {
