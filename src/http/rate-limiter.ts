@@ -30,13 +30,10 @@ export function effectiveLimits(key: KeyRecord, defaults: LimitValues): LimitVal
   };
 }
 
+/** What a refusal is explained from: the key's limits, the store's counts and the calendar windows. */
 interface State {
   limits: LimitValues;
-  minuteUsed: number;
-  /** ms until the per-minute window resets. */
-  minuteResetMs: number;
-  dayUsed: number;
-  monthUsed: number;
+  counted: TakeResult | UsageCounts;
   day: UtcWindow;
   month: UtcWindow;
   now: number;
@@ -44,22 +41,22 @@ interface State {
 
 const remaining = (limit: number, used: number): number => Math.max(0, limit - used);
 
-function headersOf(s: State): Record<string, string> {
+function headersOf(limits: LimitValues, c: TakeResult | UsageCounts): Record<string, string> {
   return {
-    'RateLimit-Limit': String(s.limits.perMinute),
-    'RateLimit-Remaining': String(remaining(s.limits.perMinute, s.minuteUsed)),
-    'RateLimit-Reset': String(Math.max(0, Math.ceil(s.minuteResetMs / 1000))),
-    'X-Quota-Daily-Remaining': String(remaining(s.limits.perDay, s.dayUsed)),
-    'X-Quota-Monthly-Remaining': String(remaining(s.limits.perMonth, s.monthUsed)),
+    'RateLimit-Limit': String(limits.perMinute),
+    'RateLimit-Remaining': String(remaining(limits.perMinute, c.minute.used)),
+    'RateLimit-Reset': String(Math.max(0, Math.ceil(c.minute.resetMs / 1000))),
+    'X-Quota-Daily-Remaining': String(remaining(limits.perDay, c.counts[0])),
+    'X-Quota-Monthly-Remaining': String(remaining(limits.perMonth, c.counts[1])),
   };
 }
 
 function refusal(s: State, window: 'minute' | 'day' | 'month'): ApiError {
   const retryAfter =
     window === 'minute'
-      ? Math.max(1, Math.ceil(s.minuteResetMs / 1000))
+      ? Math.max(1, Math.ceil(s.counted.minute.resetMs / 1000))
       : secondsUntil(window === 'day' ? s.day.endsAt : s.month.endsAt, s.now, 1);
-  const headers = { ...headersOf(s), 'Retry-After': String(retryAfter) };
+  const headers = { ...headersOf(s.limits, s.counted), 'Retry-After': String(retryAfter) };
   if (window === 'minute') {
     return new ApiError(
       429,
@@ -137,8 +134,7 @@ export function createLimiter(opts: LimiterOptions): Limiter {
   // Per key: its limits, counter keys and windows, rebuilt when the day, the month or the key's limits change
   // (the three key strings and five objects were made anew for every request). Bounded by the number of keys.
   const prepared = new Map<string, Prepared>();
-  const prepare = (key: KeyRecord): { p: Prepared; now: number } => {
-    const now = clock();
+  const prepare = (key: KeyRecord, now: number): Prepared => {
     if (now < day.startsAt || now >= day.endsAt) day = utcDay(now);
     if (now < month.startsAt || now >= month.endsAt) month = utcMonth(now);
     let p = prepared.get(key.id);
@@ -147,37 +143,27 @@ export function createLimiter(opts: LimiterOptions): Limiter {
       if (prepared.size >= MAX_PREPARED) prepared.clear();
       prepared.set(key.id, p);
     }
-    return { p, now };
+    return p;
   };
-  const stateOf = (p: Prepared, now: number, r: TakeResult | UsageCounts): State => ({
-    limits: p.limits,
-    minuteUsed: r.minute.used,
-    minuteResetMs: r.minute.resetMs,
-    dayUsed: r.counts[0],
-    monthUsed: r.counts[1],
-    day: p.day,
-    month: p.month,
-    now,
-  });
-
   return {
     async consume(key: KeyRecord): Promise<LimitOutcome> {
-      const { p, now } = prepare(key);
+      const now = clock();
+      const p = prepare(key, now);
       const r = await counters.take(p.windows);
-      const s = stateOf(p, now, r);
-      if (r.refused >= 0) throw refusal(s, WINDOWS[r.refused]);
-      return { headers: headersOf(s) };
+      if (r.refused >= 0) throw refusal({ limits: p.limits, counted: r, day: p.day, month: p.month, now }, WINDOWS[r.refused]);
+      return { headers: headersOf(p.limits, r) };
     },
 
     async peek(key: KeyRecord) {
-      const { p, now } = prepare(key);
-      const s = stateOf(p, now, await counters.read(p.windows.minute.key, p.calendarKeys));
+      const now = clock();
+      const p = prepare(key, now);
+      const c = await counters.read(p.windows.minute.key, p.calendarKeys);
       return {
-        headers: headersOf(s),
+        headers: headersOf(p.limits, c),
         usage: {
-          minute: windowUsage(p.limits.perMinute, s.minuteUsed, s.minuteResetMs, now),
-          day: windowUsage(p.limits.perDay, s.dayUsed, p.day.endsAt - now, now),
-          month: windowUsage(p.limits.perMonth, s.monthUsed, p.month.endsAt - now, now),
+          minute: windowUsage(p.limits.perMinute, c.minute.used, c.minute.resetMs, now),
+          day: windowUsage(p.limits.perDay, c.counts[0], p.day.endsAt - now, now),
+          month: windowUsage(p.limits.perMonth, c.counts[1], p.month.endsAt - now, now),
         },
       };
     },
