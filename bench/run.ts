@@ -137,6 +137,12 @@ const REDIS: [string, string] = ['bic-redis', 'BIC, limits on, Redis'];
 const redisOk = redisBinaryPresent();
 const clusterMode = readFileSync(join(ROOT, 'dist/src/main.js'), 'utf8').includes('node:cluster');
 const W2: [string, string] = ['bic-workers-2', `BIC, WORKERS=2${redisOk ? ', Redis' : ''}`];
+// wrk (one C thread) where installed, for every pair below: autocannon alone takes about one of the two cores here,
+// which caps what a second worker can show, and it spends ~5 us more CPU per response parsing the five limit header
+// fields (bench/header-cost.ts: 0.86x on bare node:http with autocannon, 1.0x with wrk), a cost of the load generator
+// sharing the service's cores that would be charged to the limiter. Both sides of a pair use the same generator.
+const loader = wrkPresent() ? 'wrk' : 'autocannon';
+const loaderNote = `load generator: ${loader}`;
 let redis: BenchRedis | null = null;
 let off: Launched | null = null;
 let red: Launched | null = null;
@@ -151,14 +157,14 @@ if (run.wanted(OFF[0]) || run.wanted(REDIS[0])) {
     run.wanted(OFF[0]) ? run.launch({ name: 'service-limits-on', env: env('on'), dir }, 'BIC, limits on (embedded)', [OFF]) : null,
   ]);
 }
-if (off && on && run.wanted(OFF[0])) await run.pair(OFF[0], off, on, ['RATE_LIMITS=off: the same service with no limiter; both started fresh']);
+if (off && on && run.wanted(OFF[0])) await run.pair(OFF[0], off, on, ['RATE_LIMITS=off: the same service with no limiter; both started fresh', loaderNote], loader);
 await on?.svc.stop();
 if (run.wanted(REDIS[0]) || run.wanted(W2[0])) {
   if (!redisOk) run.mark(REDIS[0], REDIS[1], 'skipped', 'redis-server not installed (apt-get install -y redis-server)');
   else {
     redis = await startRedis();
     red = await run.launch({ name: 'service-redis', env: env('redis', { REDIS_URL: redis.url }), dir }, REDIS[1], [REDIS]);
-    if (red && off && run.wanted(REDIS[0])) await run.pair(REDIS[0], red, off);
+    if (red && off && run.wanted(REDIS[0])) await run.pair(REDIS[0], red, off, [loaderNote], loader);
     else if (red && run.wanted(REDIS[0])) run.mark(REDIS[0], REDIS[1], 'failed', 'no limits-off service to compare with');
   }
 }
@@ -170,10 +176,7 @@ if (run.wanted(W2[0])) {
     const extra = { WORKERS: '2', ...(redis ? { REDIS_URL: redis.url } : {}) };
     const w2 = await run.launch({ name: 'service-workers-2', env: env('workers', extra), dir, processes: 3 }, W2[1], [W2], [], redis ? 'failed' : 'skipped');
     const base = red ?? null;
-    // wrk (one C thread) where installed: autocannon alone takes about one of the two cores here, which caps
-    // what a second worker can show. Both sides of the pair use the same load generator.
-    const loader = wrkPresent() ? 'wrk' : 'autocannon';
-    if (w2 && base) await run.pair(W2[0], w2, base, ['RSS = primary + 2 workers', `load generator: ${loader}`], loader);
+    if (w2 && base) await run.pair(W2[0], w2, base, ['RSS = primary + 2 workers', loaderNote], loader);
     else if (w2) run.mark(W2[0], W2[1], 'skipped', 'no WORKERS=1 service on the same store to compare with');
     await w2?.svc.stop();
   }
