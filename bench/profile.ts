@@ -1,6 +1,6 @@
 // CPU profiles of the service under load, one service process per endpoint (node --cpu-prof), summarised per endpoint.
 // Run (after `npx tsc -p tsconfig.build.json`):
-//   node --import tsx bench/profile.ts [bic iban ... | koa http] [--duration 5] [--warmup 5] [--connections 32] [--top 10] [--limits-off]
+//   node --import tsx bench/profile.ts [bic iban ... | koa http] [--duration 5] [--warmup 5] [--connections 32] [--top 10] [--limits-off] [--redis-url redis://...]
 // (default: every service endpoint; koa and http profile the baselines for comparison)
 // Profiles land in bench/results/profiles/<endpoint>/ (main thread CPU.*.<pid>.0.*.cpuprofile, worker threads beside it);
 // only the samples of the measured load window count (start-up, warm-up and shutdown are left out).
@@ -24,6 +24,7 @@ const { values, positionals } = parseArgs({
     connections: { type: 'string', default: '32' },
     top: { type: 'string', default: '10' },
     'limits-off': { type: 'boolean', default: false },
+    'redis-url': { type: 'string' },
   },
 });
 const ids = positionals.length ? positionals : ENDPOINTS.map((e) => e.id);
@@ -47,10 +48,12 @@ const BASELINE_ENDPOINT: Endpoint = { id: 'baseline', label: 'baseline', method:
 
 for (const id of ids) {
   const e = BASELINES[id] ? { ...BASELINE_ENDPOINT, id, label: `bare ${id} (baseline)` } : endpoint(id);
-  const out = join(outRoot, id + (values['limits-off'] ? '-limits-off' : ''));
+  const out = join(outRoot, id + (values['limits-off'] ? '-limits-off' : '') + (values['redis-url'] ? '-redis' : ''));
   rmSync(out, { recursive: true, force: true });
   mkdirSync(out, { recursive: true });
-  const env = { ...serviceEnv(fixtures, mkdtempSync(join(dir, `${id}-`)), geo), ...(values['limits-off'] ? { RATE_LIMITS: 'off' } : {}) };
+  const env = { ...serviceEnv(fixtures, mkdtempSync(join(dir, `${id}-`)), geo), ...(values['limits-off'] ? { RATE_LIMITS: 'off' } : {}),
+    ...(values['redis-url'] ? { REDIS_URL: values['redis-url'] } : {}),
+  };
   const nodeArgs = ['--cpu-prof', '--cpu-prof-dir', out];
   const key = BASELINES[id] ? '' : await createKey(`profile-${id}`, env, dir);
   const svc = BASELINES[id]
