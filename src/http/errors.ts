@@ -51,7 +51,12 @@ export class ApiError extends Error {
     message: string,
     opts: { details?: FieldError[]; headers?: Record<string, string>; retryAfter?: number } = {},
   ) {
+    // No stack: an ApiError is an answer, not a fault, and is never logged with one. Capturing it walked the
+    // whole async call chain (~12 us), so every 401, 404 or 429 of a flood cost as much as a served request.
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(message);
+    Error.stackTraceLimit = limit;
     this.name = 'ApiError';
     this.status = status;
     this.code = code;
