@@ -51,7 +51,9 @@ for (const id of ids) {
   const out = join(outRoot, id + (values['limits-off'] ? '-limits-off' : '') + (values['redis-url'] ? '-redis' : ''));
   rmSync(out, { recursive: true, force: true });
   mkdirSync(out, { recursive: true });
-  const env = { ...serviceEnv(fixtures, mkdtempSync(join(dir, `${id}-`)), geo), ...(values['limits-off'] ? { RATE_LIMITS: 'off' } : {}),
+  const env = {
+    ...serviceEnv(fixtures, mkdtempSync(join(dir, `${id}-`)), geo),
+    ...(values['limits-off'] ? { RATE_LIMITS: 'off' } : {}),
     ...(values['redis-url'] ? { REDIS_URL: values['redis-url'] } : {}),
   };
   const nodeArgs = ['--cpu-prof', '--cpu-prof-dir', out];
