@@ -11,7 +11,7 @@ import type { LimitWindows, TakeResult } from './counter-store.js';
  * Most units one grant reserves. A top-up starts at half a reserve, so half of it must outlast the round trip
  * to Redis while the host is busy: with 100, a BIC load of ~10k req/s on two cores ran the reserve dry between
  * top-ups (every request then waits for Redis and the event loop idles), at 97 us CPU per request against 77 us
- * with 400, which matches the embedded store (`bench/`, services alternated).
+ * with 400, which matches the embedded store (services alternated under one load; BENCHMARKS.md, sixth session).
  */
 export const RESERVE_MAX = 400;
 /** A grant reserves at most this fraction (1/16) of the headroom left: below 16 requests of room, none. */
