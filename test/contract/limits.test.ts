@@ -65,6 +65,29 @@ describe('429 answers', () => {
     expect(res.body.code).toBe('QUOTA_EXCEEDED');
   });
 
+  it.each([
+    { given: 'a body that is not JSON', body: '{"cardNumber": ', want: 'INVALID_FORMAT', status: 400 },
+    { given: 'a body over 16 KiB', body: JSON.stringify({ cardNumber: '4'.repeat(17 * 1024) }), want: 'VALIDATION_ERROR', status: 413 },
+  ])('answers 429, not $status, to a refused request with $given (limits before the body)', async ({ body, want }) => {
+    const { key } = await keyWith({ perMinute: 1 });
+    const post = { method: 'POST', headers: { 'content-type': 'application/json' }, body, key };
+    expect((await h.call('/api/v1/creditcard/validate', post)).body.code).toBe(want); // counted, then refused
+    const res = await h.call('/api/v1/creditcard/validate', post);
+    expect(res.status).toBe(429);
+    expect(res.body.code).toBe('RATE_LIMIT_EXCEEDED');
+  });
+
+  it('answers 401, not 400, to a request with no key and a body that is not JSON', async () => {
+    const res = await h.call('/api/v1/creditcard/validate', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"cardNumber": ',
+      key: null,
+    });
+    expect(res.status).toBe(401);
+    expect(res.body.code).toBe('UNAUTHORIZED');
+  });
+
   it('consumes nothing for a request refused for authentication', async () => {
     const { id, key } = await keyWith({});
     await h.composition.keyStore.setStatus(id, 'inactive');
