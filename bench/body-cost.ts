@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { endpoint, requestsFor, type RequestSpec } from './endpoints.js';
-import { runLoad } from './measure.js';
+import { median, runLoad } from './measure.js';
 import { cpuSeconds, startBaseline, type Proc } from './processes.js';
 
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '7' }, seconds: { type: 'string', default: '1' } } });
@@ -32,7 +32,6 @@ async function measure(side: Side, record = true): Promise<void> {
   side.cpuUs.push(((cpuSeconds(side.proc.pid) - cpu0) * 1e6) / m.responses);
 }
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 const dir = mkdtempSync(join(tmpdir(), 'vls-body-cost-'));
 const get = await startBaseline('koa-get', 'baseline-koa.ts', dir);
 const post = await startBaseline('koa-body-post', 'baseline-koa.ts', dir, [], { KOA_BODY: '1' });

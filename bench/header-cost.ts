@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { RequestSpec } from './endpoints.js';
-import { runLoad, type Measured } from './measure.js';
+import { median, runLoad, type Measured } from './measure.js';
 import { cpuSeconds, startBaseline, type Proc } from './processes.js';
 import { runWrk, wrkPresent } from './wrk.js';
 
@@ -37,7 +37,6 @@ async function measure(loader: 'autocannon' | 'wrk', svc: Proc, side: Side): Pro
   if (loader === 'autocannon') side.loaderUs.push((own.user + own.system) / m.responses);
 }
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 const plain = await startBaseline('http-plain', 'baseline-http.ts', dir);
 const limited = await startBaseline('http-limit-headers', 'baseline-http.ts', dir, [], { LIMIT_HEADERS: '1' });
 try {

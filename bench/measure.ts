@@ -77,6 +77,13 @@ export async function runLoad(o: LoadOptions): Promise<Measured> {
  * Several runs as one: requests/s over their summed duration, percentiles over all their response times
  * (runs without single timings, from wrk: the median of their p50s and the largest p99).
  */
+/** The middle value (the mean of the two middle ones for an even count). */
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
 export function merge(runs: Measured[]): Measured {
   const n = runs.reduce((s, r) => s + r.times.length, 0);
   const times = new Float64Array(n);

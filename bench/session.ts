@@ -2,7 +2,7 @@
 import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { endpoint, probe, requestsFor, type RequestSpec } from './endpoints.js';
-import { merge, runLoad, warmUntilSteady, type Measured } from './measure.js';
+import { median, merge, runLoad, warmUntilSteady, type Measured } from './measure.js';
 import { runWrk } from './wrk.js';
 import { createKey, PeakRss, startService, waitIdle, type Proc, type ServiceOptions } from './processes.js';
 import { emptyRow, type Row } from './report.js';
@@ -259,8 +259,3 @@ function pairOf(id: string, versus: string, a: Alternation): Pair {
   return { id, versus, rps: mx.rps, versusRps: my.rps, ratio, rounds, cpuUsPerReq: a.ux.cpuUsPerReq, versusCpuUsPerReq: a.uy.cpuUsPerReq, stealPct: a.stealPct };
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
