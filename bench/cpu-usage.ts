@@ -63,3 +63,20 @@ export class UsageTotals {
   }
 }
 
+/**
+ * CPU seconds of the load generator so far: this process (autocannon runs in it) or its reaped children (wrk, whose
+ * time the kernel adds to ours when it exits: cutime and cstime in /proc/self/stat). Read before and after one run.
+ */
+export function loaderCpuSeconds(kind: 'self' | 'children'): number {
+  if (kind === 'self') {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1e6;
+  }
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[13]) + Number(f[14])) / 100; // cutime, cstime; USER_HZ is 100 on Linux
+  } catch {
+    return NaN;
+  }
+}

@@ -1,5 +1,6 @@
 // One load run with autocannon (as a library): requests/s, p50/p99 from every 2xx response time, non-2xx and errors.
 import autocannon from 'autocannon';
+import { loaderCpuSeconds } from './cpu-usage.js';
 import type { RequestSpec } from './endpoints.js';
 
 export interface LoadOptions {
@@ -25,6 +26,12 @@ export interface Measured {
   durationS: number;
   /** Every 2xx response time, ms, sorted. */
   times: Float64Array;
+  /**
+   * CPU microseconds the load generator spent on the run (null: not known). It shares the host's cores with the
+   * service, so its cost per response, which grows with the response's header fields and the request's body, is
+   * part of every ratio measured here.
+   */
+  loaderCpuUs: number | null;
 }
 
 function percentile(sorted: Float64Array, p: number): number {
@@ -36,6 +43,7 @@ export async function runLoad(o: LoadOptions): Promise<Measured> {
   let times = new Float64Array(1 << 16);
   let n = 0;
   let responses = 0;
+  const cpu0 = loaderCpuSeconds('self');
   const instance = autocannon({
     url: o.url,
     connections: o.connections,
@@ -56,6 +64,7 @@ export async function runLoad(o: LoadOptions): Promise<Measured> {
     times[n++] = ms;
   });
   const r = await instance;
+  const loaderCpuUs = (loaderCpuSeconds('self') - cpu0) * 1e6;
   const sorted = times.subarray(0, n).sort();
   const statusCodes: Record<string, number> = {};
   for (const [code, s] of Object.entries(r.statusCodeStats ?? {})) if (!code.startsWith('2')) statusCodes[code] = s.count;
@@ -70,6 +79,7 @@ export async function runLoad(o: LoadOptions): Promise<Measured> {
     statusCodes,
     durationS,
     times: sorted,
+    loaderCpuUs,
   };
 }
 
@@ -108,6 +118,7 @@ export function merge(runs: Measured[]): Measured {
     statusCodes,
     durationS,
     times,
+    loaderCpuUs: runs.every((r) => r.loaderCpuUs !== null) ? runs.reduce((s, r) => s + r.loaderCpuUs!, 0) : null,
   };
 }
 

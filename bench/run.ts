@@ -219,11 +219,15 @@ function stealSummary(values: Array<number | null>): string {
   return `host steal: median ${median.toFixed(1)}%, max ${v[v.length - 1].toFixed(1)}%${warn}`;
 }
 const koaPairs = run.pairs.filter((p) => p.id.endsWith('-vs-koa') || p.id.endsWith('-vs-bic'));
-/** CPU per request of both sides and the host's steal: what part of a ratio is the service's own cost. */
-const cpuNote = (p: Pair): string =>
-  p.cpuUsPerReq === null || p.versusCpuUsPerReq === null
-    ? ''
-    : `; CPU ${p.cpuUsPerReq.toFixed(1)} vs ${p.versusCpuUsPerReq.toFixed(1)} us/req${p.stealPct === null ? '' : `, steal ${p.stealPct.toFixed(1)}%`}`;
+/**
+ * CPU per request of both sides, the load generator's on each side and the host's steal: what part of a ratio is the
+ * service's own cost. autocannon shares the two cores and costs more per response with more header fields or a body.
+ */
+const cpuNote = (p: Pair): string => {
+  if (p.cpuUsPerReq === null || p.versusCpuUsPerReq === null) return '';
+  const loader = p.loaderUsPerReq === null || p.versusLoaderUsPerReq === null ? '' : ` (autocannon ${p.loaderUsPerReq.toFixed(1)} vs ${p.versusLoaderUsPerReq.toFixed(1)})`;
+  return `; CPU ${p.cpuUsPerReq.toFixed(1)} vs ${p.versusCpuUsPerReq.toFixed(1)} us/req${loader}${p.stealPct === null ? '' : `, steal ${p.stealPct.toFixed(1)}%`}`;
+};
 const alternated = koaPairs.length
   ? `\n\nBare Koa and the endpoints in turn (req/s ratios, median of the rounds' ratios):\n${koaPairs
       .map((p) => `  ${p.id.replace(/-vs-/, ' vs ').padEnd(12)} ${p.ratio.toFixed(2)}x (${p.rounds.map((r) => r.toFixed(2)).join(', ')}; ${Math.round(p.rps)} vs ${Math.round(p.versusRps)} req/s${cpuNote(p)})`)

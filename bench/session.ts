@@ -37,6 +37,9 @@ export interface Pair {
   /** CPU per response of each side's process tree over its slices, microseconds. */
   cpuUsPerReq: number | null;
   versusCpuUsPerReq: number | null;
+  /** The load generator's CPU per response on each side, microseconds: it runs on the same cores. */
+  loaderUsPerReq: number | null;
+  versusLoaderUsPerReq: number | null;
   /** Host CPU steal over the whole alternation, percent. */
   stealPct: number | null;
 }
@@ -169,9 +172,12 @@ export class Session {
     const { mx, my, ratio, rounds } = a;
     this.pairs.push(pairOf(id, y.label, a));
     const yBad = my.non2xx + my.errors > 0 ? [`FAILED on ${y.label}: ${my.non2xx} non-2xx, ${my.errors} errors`] : [];
+    const loaderX = perResponse(mx.loaderCpuUs, mx.responses);
+    const loaderY = perResponse(my.loaderCpuUs, my.responses);
     const yCpu =
       (a.uy.cpuUsPerReq === null ? '' : `, ${a.uy.cpuUsPerReq.toFixed(1)} us CPU/req`) +
-      (a.uy.hostBusyPct === null ? '' : `, host ${a.uy.hostBusyPct.toFixed(0)}% busy`);
+      (a.uy.hostBusyPct === null ? '' : `, host ${a.uy.hostBusyPct.toFixed(0)}% busy`) +
+      (loaderX === null || loaderY === null ? '' : `; ${loader} ${loaderX.toFixed(1)} vs ${loaderY.toFixed(1)} us CPU/req`);
     const text = `alternated with ${y.label} (${Math.round(my.rps)} req/s${yCpu}): ratio ${ratio.toFixed(2)}x (median of ${rounds.map((r) => r.toFixed(2)).join(', ')})`;
     this.rows.push(this.toRow(id, x.label, mx, rss.stop(), [...yBad, text, ...note], { ...a.ux, stealPct: a.stealPct }));
     if (yBad.length) this.rows[this.rows.length - 1].status = 'failed';
@@ -256,6 +262,22 @@ interface Alternation {
 
 function pairOf(id: string, versus: string, a: Alternation): Pair {
   const { mx, my, ratio, rounds } = a;
-  return { id, versus, rps: mx.rps, versusRps: my.rps, ratio, rounds, cpuUsPerReq: a.ux.cpuUsPerReq, versusCpuUsPerReq: a.uy.cpuUsPerReq, stealPct: a.stealPct };
+  return {
+    id,
+    versus,
+    rps: mx.rps,
+    versusRps: my.rps,
+    ratio,
+    rounds,
+    cpuUsPerReq: a.ux.cpuUsPerReq,
+    versusCpuUsPerReq: a.uy.cpuUsPerReq,
+    loaderUsPerReq: perResponse(mx.loaderCpuUs, mx.responses),
+    versusLoaderUsPerReq: perResponse(my.loaderCpuUs, my.responses),
+    stealPct: a.stealPct,
+  };
+}
+
+function perResponse(us: number | null, responses: number): number | null {
+  return us !== null && Number.isFinite(us) && responses > 0 ? us / responses : null;
 }
 

@@ -1,6 +1,7 @@
 // One load run with wrk (C, one thread): for comparisons where the load generator's own CPU would decide the
 // result on a small machine (WORKERS=2 against 1 on two cores: autocannon takes about a core by itself).
 import { spawn, spawnSync } from 'node:child_process';
+import { loaderCpuSeconds } from './cpu-usage.js';
 import type { RequestSpec } from './endpoints.js';
 import type { Measured } from './measure.js';
 
@@ -21,6 +22,7 @@ export async function runWrk(o: { url: string; request: RequestSpec; connections
   const args = ['-t1', `-c${o.connections}`, `-d${Math.max(1, Math.round(o.durationS))}s`, '--latency'];
   for (const [name, value] of Object.entries(o.request.headers ?? {})) args.push('-H', `${name}: ${value}`);
   args.push(new URL(o.request.path, o.url).href);
+  const cpu0 = loaderCpuSeconds('children');
   const out = await new Promise<string>((resolve, reject) => {
     const child = spawn('wrk', args, { stdio: ['ignore', 'pipe', 'inherit'] });
     let text = '';
@@ -45,5 +47,7 @@ export async function runWrk(o: { url: string; request: RequestSpec; connections
     statusCodes: non2xx ? { 'non-2xx': non2xx } : {},
     durationS,
     times: new Float64Array(0),
+    // wrk's CPU reaches our children's time when it is reaped, before 'close'; nothing else of ours exits meanwhile.
+    loaderCpuUs: (loaderCpuSeconds('children') - cpu0) * 1e6,
   };
 }
