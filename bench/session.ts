@@ -170,14 +170,15 @@ export class Session {
     rss.start();
     const a = between(await this.rotate([side(x), side(y)], settings.durationS, { loader }), 0, 1);
     const { mx, my, ratio, rounds } = a;
-    this.pairs.push(pairOf(id, y.label, a));
+    const p = pairOf(id, y.label, a);
+    this.pairs.push(p);
     const yBad = my.non2xx + my.errors > 0 ? [`FAILED on ${y.label}: ${my.non2xx} non-2xx, ${my.errors} errors`] : [];
-    const loaderX = perResponse(mx.loaderCpuUs, mx.responses);
-    const loaderY = perResponse(my.loaderCpuUs, my.responses);
     const yCpu =
       (a.uy.cpuUsPerReq === null ? '' : `, ${a.uy.cpuUsPerReq.toFixed(1)} us CPU/req`) +
       (a.uy.hostBusyPct === null ? '' : `, host ${a.uy.hostBusyPct.toFixed(0)}% busy`) +
-      (loaderX === null || loaderY === null ? '' : `; ${loader} ${loaderX.toFixed(1)} vs ${loaderY.toFixed(1)} us CPU/req`);
+      (p.loaderUsPerReq === null || p.versusLoaderUsPerReq === null
+        ? ''
+        : `; ${loader} ${p.loaderUsPerReq.toFixed(1)} vs ${p.versusLoaderUsPerReq.toFixed(1)} us CPU/req`);
     const text = `alternated with ${y.label} (${Math.round(my.rps)} req/s${yCpu}): ratio ${ratio.toFixed(2)}x (median of ${rounds.map((r) => r.toFixed(2)).join(', ')})`;
     this.rows.push(this.toRow(id, x.label, mx, rss.stop(), [...yBad, text, ...note], { ...a.ux, stealPct: a.stealPct }));
     if (yBad.length) this.rows[this.rows.length - 1].status = 'failed';
