@@ -25,16 +25,13 @@ interface Side {
 
 async function measure(loader: 'autocannon' | 'wrk', svc: Proc, side: Side): Promise<void> {
   const server0 = cpuSeconds(svc.pid);
-  const own0 = process.cpuUsage();
   const m: Measured =
     loader === 'wrk'
       ? await runWrk({ url: svc.url, request, connections, durationS })
       : await runLoad({ url: svc.url, requests: [request], connections, durationS });
-  const own = process.cpuUsage(own0);
   side.rps.push(m.rps);
   side.serverUs.push(((cpuSeconds(svc.pid) - server0) * 1e6) / m.responses);
-  // wrk is a child process whose CPU is not ours to read; autocannon runs here.
-  if (loader === 'autocannon') side.loaderUs.push((own.user + own.system) / m.responses);
+  if (m.loaderCpuUs !== null && Number.isFinite(m.loaderCpuUs)) side.loaderUs.push(m.loaderCpuUs / m.responses);
 }
 
 const plain = await startBaseline('http-plain', 'baseline-http.ts', dir);
