@@ -1,9 +1,9 @@
 // Configuration: every setting read once from the environment, documented, validated and frozen (OPERATIONS.md).
 
-export interface HostPort {
-  host: string;
-  port: number;
-}
+import { parseHostPort } from './domain/host-port.js';
+import type { HostPort } from './domain/host-port.js';
+
+export type { HostPort } from './domain/host-port.js';
 
 export interface Config {
   port: number;
@@ -99,20 +99,13 @@ const redisUrl: Parse<string | null> = (raw, name) => {
   return raw.trim();
 };
 
-/** `host`, `host:port`, `[v6]:port` or a bare IPv6 address, comma-separated; default port 53. */
+/** `ip`, `ip:port`, `[v6]:port` or a bare IPv6 address, comma-separated; default port 53. */
 export const parseHostPorts: Parse<HostPort[] | null> = (raw, name) => {
   if (raw.trim() === '') return null;
   return raw.split(',').map((part) => {
-    const p = part.trim();
-    const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(p);
-    const plain = /^([^:\s]+)(?::(\d+))?$/.exec(p);
-    const bareV6 = p.includes(':') && !plain && !bracketed ? p : null;
-    const host = bracketed?.[1] ?? plain?.[1] ?? bareV6;
-    const port = Number(bracketed?.[2] ?? plain?.[2] ?? 53);
-    if (!host || !Number.isInteger(port) || port < 1 || port > 65535) {
-      throw new ConfigError(name, `"${p}" is not host, host:port or [ipv6]:port`);
-    }
-    return { host, port };
+    const server = parseHostPort(part);
+    if (!server) throw new ConfigError(name, `"${part.trim()}" is not ip, ip:port or [ipv6]:port (a resolver is given by address, port 1-65535)`);
+    return server;
   });
 };
 
@@ -139,7 +132,7 @@ function settings(cpus: number): Setting<keyof Config>[] {
     s('rateLimitPerMinute', 'RATE_LIMIT_PER_MINUTE', 60, int(1, 1e9), 'per-key per-minute limit default'),
     s('quotaPerDay', 'QUOTA_PER_DAY', 5000, int(1, 1e12), 'per-key daily quota default (UTC day)'),
     s('quotaPerMonth', 'QUOTA_PER_MONTH', 100000, int(1, 1e12), 'per-key monthly quota default (UTC month)'),
-    s('dnsServers', 'DNS_SERVERS', null, parseHostPorts, 'comma-separated host[:port] list; default: the system resolvers'),
+    s('dnsServers', 'DNS_SERVERS', null, parseHostPorts, 'comma-separated ip[:port] / [ipv6]:port list; default: the system resolvers'),
     s('dnsTimeoutMs', 'DNS_TIMEOUT_MS', 3000, int(1, 60000), 'per-query DNS timeout'),
     s('tlsInspectPort', 'TLS_INSPECT_PORT', 443, int(1, 65535), 'port certificate inspection connects to'),
     s('tlsTimeoutMs', 'TLS_TIMEOUT_MS', 5000, int(1, 60000), 'TLS connect + handshake timeout'),

@@ -1,6 +1,6 @@
 // Caching stub resolver (RFC 1035 client, RFC 2308 negative caching) over the configured recursive DNS servers.
 import dns from 'node:dns';
-import net from 'node:net';
+import { parseHostPort } from '../domain/host-port.js';
 import { upstreamUnavailable } from '../http/errors.js';
 import { DnsAnswerCache } from './dns-cache.js';
 import { exchange, toDnsAnswer } from './dns-wire.js';
@@ -33,26 +33,8 @@ export interface DnsResolverOptions {
   logger?: { debug: (obj: object, msg?: string) => void; warn: (obj: object, msg?: string) => void };
 }
 
-/** Parse one "host", "host:port", "ipv6" or "[ipv6]:port" server (the form of dns.getServers() and DNS_SERVERS); null if malformed. */
-export function parseDnsServer(text: string): DnsServer | null {
-  const s = text.trim();
-  let host = s;
-  let port = 53;
-  const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(s);
-  if (bracketed) {
-    host = bracketed[1];
-    if (!net.isIPv6(host)) return null;
-    if (bracketed[2] !== undefined) port = Number(bracketed[2]);
-  } else if (!net.isIPv6(s)) {
-    const m = /^([^:]+):(\d+)$/.exec(s);
-    if (m) {
-      host = m[1];
-      port = Number(m[2]);
-    }
-  }
-  if (!host || host.includes(':') !== net.isIPv6(host) || !(port >= 1 && port <= 65535)) return null;
-  return { host, port };
-}
+/** One "ip", "ip:port", "ipv6" or "[ipv6]:port" server (the form of dns.getServers() and DNS_SERVERS); null if malformed. */
+export const parseDnsServer = (text: string): DnsServer | null => parseHostPort(text);
 
 /** The system's resolvers (node's dns.getServers(), i.e. /etc/resolv.conf); 127.0.0.1:53 when it lists none. */
 export function systemDnsServers(): DnsServer[] {

@@ -111,11 +111,21 @@ function udpExchange(server: DnsServer, name: string, type: RecordType, edns: bo
       if (matches(p, id, name, type)) finish(null, p);
     });
     // A connected socket only accepts datagrams from the server and surfaces ICMP unreachable as an error.
-    sock.connect(server.port, server.host, () => {
-      sock.send(buf, (err) => {
-        if (err) finish(new DnsExchangeError('network'));
-      });
-    });
+    // Bad addresses throw synchronously, inside or outside the callback: a failed exchange, never an uncaught error.
+    const send = (): void => {
+      try {
+        sock.send(buf, (err) => {
+          if (err) finish(new DnsExchangeError('network'));
+        });
+      } catch {
+        finish(new DnsExchangeError('network'));
+      }
+    };
+    try {
+      sock.connect(server.port, server.host, send);
+    } catch {
+      finish(new DnsExchangeError('network'));
+    }
   });
 }
 

@@ -40,6 +40,8 @@ describe('loadConfig', () => {
     ['PWNED_PASSWORDS_URL', 'ftp://x'],
     ['REDIS_URL', 'http://localhost:6379'],
     ['DNS_SERVERS', '1.1.1.1:99999'],
+    ['DNS_SERVERS', '127.0.0.1:abc'],
+    ['DNS_SERVERS', 'resolver.example'],
     ['WORKERS', 'many'],
     ['QUOTA_PER_DAY', '0'],
   ])('rejects %s=%s naming the variable', (name, value) => {

@@ -173,6 +173,10 @@ describe('upstream failures', () => {
     await expectUpstreamError(createDnsResolver({ servers: [at(s)], timeoutMs: 150 }).query('example.test', 'A'));
   });
 
+  it.each([0, 70000])('gives 502, not an uncaught error, for a server on port %i', async (port) => {
+    await expectUpstreamError(createDnsResolver({ servers: [{ host: '127.0.0.1', port }], timeoutMs: 150 }).query('example.test', 'A'));
+  });
+
   it.each<DnsServerMode>(['silent', 'servfail'])('moves on to the next server when the first is %s', async (mode) => {
     const first = await withMode(mode);
     const answer = await resolverFor(first, server).query('example.test', 'AAAA');
@@ -277,7 +281,7 @@ describe('server configuration', () => {
     expect(parseDnsServer(text)).toEqual(expected);
   });
 
-  it.each(['', '1.2.3.4:0', '1.2.3.4:70000', '1.2.3.4:x', '[not-v6]:53'])('rejects %j', (text) => {
+  it.each(['', '1.2.3.4:0', '1.2.3.4:70000', '1.2.3.4:x', '127.0.0.1:abc', '[not-v6]:53', 'dns.example', 'localhost:5353', '[1.2.3.4]:53'])('rejects %j', (text) => {
     expect(parseDnsServer(text)).toBeNull();
   });
 
