@@ -1,5 +1,5 @@
 // Composition root: config -> adapters -> operations -> app dependencies. The one place that knows every adapter.
-import { access, readFile, stat } from 'node:fs/promises';
+import { access, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { KeyStore } from './adapters/key-store.js';
 import type { CounterStore } from './adapters/counter-store.js';
@@ -25,6 +25,7 @@ import { createDnsResolver, systemDnsServers } from './adapters/dns-resolver.js'
 import { loadEmailLists } from './adapters/email-lists.js';
 import { createStrengthEstimator } from './adapters/password-pool.js';
 import { createRangeClient } from './adapters/range-client.js';
+import { loadNamedFile, readCaBundle, requireDirectory } from './adapters/startup-files.js';
 import { openGeoIp, type GeoIp } from './adapters/geoip-reader.js';
 import { addressResolver, createTlsProber } from './adapters/tls-prober.js';
 import { createEmailClassifier } from './domain/email.js';
@@ -92,7 +93,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
     (config.rateLimits
       ? createLimiter({ defaults: { perMinute: config.rateLimitPerMinute, perDay: config.quotaPerDay, perMonth: config.quotaPerMonth }, counters })
       : unlimited);
-  const bin = await loadBinTable(config.binDataFile ?? projectPath('data/bin/ranges.csv'));
+  const bin = await loadNamedFile('BIN_DATA_FILE', config.binDataFile ?? projectPath('data/bin/ranges.csv'), loadBinTable);
   logger.info({ entries: bin.size }, 'BIN table loaded');
   const resolver = createDnsResolver({
     servers: config.dnsServers ?? systemDnsServers(),
@@ -105,7 +106,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
     resolve: addressResolver(resolver),
     port: config.tlsInspectPort,
     timeoutMs: config.tlsTimeoutMs,
-    extraCaPem: config.tlsExtraCaFile ? await readFile(config.tlsExtraCaFile, 'utf8') : undefined,
+    extraCaPem: config.tlsExtraCaFile ? await readCaBundle('TLS_EXTRA_CA_FILE', config.tlsExtraCaFile) : undefined,
     allowPrivate: config.allowPrivateTargets,
   });
   metrics.addCache('tls', () => {
@@ -117,6 +118,8 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
     minThreads: config.passwordMinThreads,
     extraLanguages: config.passwordExtraLanguages,
   });
+  // An absent mirror would answer "not breached" for every password: refuse it rather than mislead.
+  if (config.pwnedPasswordsDir) await requireDirectory('PWNED_PASSWORDS_DIR', config.pwnedPasswordsDir);
   const ranges = createRangeClient({
     baseUrl: config.pwnedPasswordsUrl,
     timeoutMs: config.pwnedTimeoutMs,

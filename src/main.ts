@@ -108,6 +108,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  process.stderr.write(`fatal: ${err instanceof Error ? err.message : String(err)}\n`);
+  const kind = err instanceof ConfigError ? 'configuration error' : 'fatal';
+  process.stderr.write(`${kind}: ${err instanceof Error ? err.message : String(err)}\n`);
   process.exit(1);
 });
