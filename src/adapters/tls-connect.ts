@@ -18,6 +18,14 @@ export function presentedChain(socket: TLSSocket): X509Certificate[] {
   return out;
 }
 
+/** OpenSSL reasons (Node's ERR_SSL_* codes) grouped into what a client can act on; nothing of OpenSSL's own text is passed on. */
+const TLS_FAILURES: ReadonlyArray<[RegExp, (where: string) => string]> = [
+  [/WRONG_VERSION_NUMBER|PACKET_LENGTH_TOO_LONG|RECORD_LENGTH_MISMATCH|HTTP_REQUEST|UNEXPECTED_MESSAGE/, (w) => `${w} did not answer with TLS`],
+  [/PROTOCOL_VERSION|UNSUPPORTED_PROTOCOL|NO_PROTOCOLS_AVAILABLE|VERSION_TOO_LOW|VERSION_TOO_HIGH/, (w) => `${w} offers no TLS version this inspector speaks`],
+  [/HANDSHAKE_FAILURE|NO_SHARED_CIPHER|NO_CIPHERS_AVAILABLE|NO_SUITABLE|INSUFFICIENT_SECURITY/, (w) => `${w} refused the handshake: no cipher suite in common`],
+  [/ALERT/, (w) => `${w} ended the TLS handshake with an alert`],
+];
+
 function describeConnectError(err: NodeJS.ErrnoException, where: string): string {
   switch (err.code) {
     case 'ECONNREFUSED':
@@ -27,8 +35,10 @@ function describeConnectError(err: NodeJS.ErrnoException, where: string): string
     case 'EHOSTUNREACH':
     case 'ENETUNREACH':
       return `${where} is unreachable`;
-    default:
-      return `TLS handshake with ${where} failed: ${err.message}`;
+    default: {
+      const known = TLS_FAILURES.find(([pattern]) => pattern.test(err.code ?? ''));
+      return known ? known[1](where) : `TLS handshake with ${where} failed`;
+    }
   }
 }
 

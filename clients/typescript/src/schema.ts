@@ -493,7 +493,7 @@ export interface components {
             cipherSuite: string | null;
             /** @description Certificates from leaf to root, the root included. */
             chainLength: number | null;
-            /** @description Why the connection or verification failed; null on success. */
+            /** @description Why the connection or verification failed, in a fixed phrase naming the address tried (for example "connection refused by 192.0.2.1:443", "192.0.2.1:443 did not answer with TLS", "192.0.2.1:443 refused the handshake: no cipher suite in common"); never TLS library internals. Null on success. */
             errorMessage: string | null;
             /**
              * @description Overall grade (rules on the operation).
