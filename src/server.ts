@@ -14,7 +14,7 @@ export interface ServerLimits {
   keepAliveTimeoutMs: number;
   /** Request line plus headers, in bytes; beyond it the answer is 431. */
   maxHeaderSize: number;
-  /** Header lines kept per request (the rest are dropped unread). */
+  /** Header lines a request may carry; one more is answered 431 (Node would otherwise drop the rest silently). */
   maxHeadersCount: number;
   /**
    * How often Node checks requestTimeout and headersTimeout. Node's default is 30 s, which would let a
@@ -44,6 +44,16 @@ function clientErrorReply(code: string | undefined): { status: number; reason: s
     return { status: 408, reason: 'Request Timeout', error: new ApiError(408, 'VALIDATION_ERROR', 'the request did not arrive in time') };
   }
   return { status: 400, reason: 'Bad Request', error: new ApiError(400, 'INVALID_FORMAT', 'malformed HTTP request') };
+}
+
+/** Raw 431 for a request with more header lines than allowed; the request is not handed to the app. */
+function refuseHeaderCount(req: IncomingMessage, res: ServerResponse, max: number): void {
+  const requestId = randomUUID();
+  const path = (req.url ?? '').split('?')[0];
+  const error = new ApiError(431, 'VALIDATION_ERROR', `more than ${max} header lines`);
+  const body = JSON.stringify(toErrorInfo(error, path.startsWith('/') ? path : '', requestId));
+  res.writeHead(431, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), 'X-Request-Id': requestId, Connection: 'close' });
+  res.end(body);
 }
 
 function onClientError(err: Error & { code?: string }, socket: Duplex & { _httpMessage?: ServerResponse | null }): void {
@@ -115,6 +125,7 @@ function trackConnections(server: Server): void {
 
 export function createHttpServer(app: { callback(): RequestListener }, overrides: Partial<ServerLimits> = {}): Server {
   const limits = { ...DEFAULT_LIMITS, ...overrides };
+  const handle = app.callback();
   const server = createServer(
     {
       maxHeaderSize: limits.maxHeaderSize,
@@ -122,10 +133,11 @@ export function createHttpServer(app: { callback(): RequestListener }, overrides
       headersTimeout: limits.headersTimeoutMs,
       connectionsCheckingInterval: limits.connectionsCheckingIntervalMs,
     },
-    app.callback(),
+    (req, res) => (req.rawHeaders.length > 2 * limits.maxHeadersCount ? refuseHeaderCount(req, res, limits.maxHeadersCount) : handle(req, res)),
   );
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
-  server.maxHeadersCount = limits.maxHeadersCount;
+  // Node parses this many header lines and drops the rest unseen: one over the limit is enough to know it was exceeded.
+  server.maxHeadersCount = limits.maxHeadersCount + 1;
   server.on('clientError', onClientError);
   trackConnections(server);
   return server;

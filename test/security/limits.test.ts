@@ -86,7 +86,7 @@ describe('defaults', () => {
       headersTimeout: s.headersTimeout,
       requestTimeout: s.requestTimeout,
       keepAliveTimeout: s.keepAliveTimeout,
-      maxHeadersCount: s.maxHeadersCount,
+      maxHeadersCount: s.maxHeadersCount - 1,
     }).toEqual({
       headersTimeout: DEFAULT_LIMITS.headersTimeoutMs,
       requestTimeout: DEFAULT_LIMITS.requestTimeoutMs,
@@ -111,6 +111,23 @@ describe('header and URL size', () => {
     expect(res.headers).toMatch(/content-type: application\/json/i);
     expect(checkError(JSON.parse(res.body))).toBeNull();
     expect(res.body).not.toContain('aaaaaaaa');
+  });
+
+  const withHeaders = (count: number) =>
+    request(['GET /api/v1/bic/DEUTDEFF HTTP/1.1', 'Host: x', `X-Api-Key: ${h.key}`, 'Connection: close', ...Array.from({ length: count - 3 }, (_, i) => `X-H${i}: 1`)]);
+
+  it('answers a request of exactly 100 small header lines', async () => {
+    const res = await raw(port(), [withHeaders(DEFAULT_LIMITS.maxHeadersCount)]);
+    expect(res.status).toBe(200);
+  });
+
+  it('answers 431 with ErrorInfo for 101 small header lines, rather than dropping the extra one', async () => {
+    const res = await raw(port(), [withHeaders(DEFAULT_LIMITS.maxHeadersCount + 1)]);
+    expect(res.status).toBe(431);
+    const body = JSON.parse(res.body);
+    expect(checkError(body)).toBeNull();
+    expect(body).toMatchObject({ code: 'VALIDATION_ERROR', message: 'more than 100 header lines', path: '/api/v1/bic/DEUTDEFF' });
+    expect(res.headers).toMatch(/x-request-id: [0-9a-f-]{36}/i);
   });
 
   it('answers a long URL under the limit through the API: 400 INVALID_FORMAT', async () => {
