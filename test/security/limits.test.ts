@@ -86,7 +86,7 @@ describe('defaults', () => {
       headersTimeout: s.headersTimeout,
       requestTimeout: s.requestTimeout,
       keepAliveTimeout: s.keepAliveTimeout,
-      maxHeadersCount: s.maxHeadersCount - 1,
+      maxHeadersCount: (s.maxHeadersCount ?? 0) - 1,
     }).toEqual({
       headersTimeout: DEFAULT_LIMITS.headersTimeoutMs,
       requestTimeout: DEFAULT_LIMITS.requestTimeoutMs,
