@@ -406,7 +406,7 @@ export interface components {
             priority: number | null;
         };
         SpfResult: {
-            /** @description Exactly one SPF record (`v=spf1`) was found. */
+            /** @description An SPF record (`v=spf1`) was found. Several records are a permerror for receivers (RFC 7208 section 4.5): `present` is still true, the first is analysed and a warning says so. */
             present: boolean;
             /** @description The SPF TXT value; empty when absent. */
             rawRecord: string;
@@ -420,7 +420,7 @@ export interface components {
             qualifier: "+all" | "-all" | "~all" | "?all" | "";
             /** @description Every term except `all`, in order (e.g. `include:_spf.example.net`, `ip4:192.0.2.0/24`, `redirect=_spf.example.com`). */
             mechanisms: string[];
-            /** @description DNS-querying terms (include, a, mx, ptr, exists, redirect) counted recursively through includes; RFC 7208 allows 10. */
+            /** @description DNS-querying terms (include, a, mx, ptr, exists, redirect) that evaluation can reach, counted recursively through includes and redirects; RFC 7208 section 4.6.4 allows 10. Terms after `all` are never reached and a `redirect=` beside `all` is ignored (section 6.1), so neither counts; `exp=` does not count. */
             dnsLookups: number;
             /** @description Problems found (multiple records, `+all`, `ptr`, more than 10 DNS-querying terms counted through includes). */
             warnings: string[];

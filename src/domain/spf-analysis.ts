@@ -4,7 +4,7 @@ import {
   lookupLimitWarning,
   parseSpf,
   spfTerms,
-  isLookupTerm,
+  lookupTermsReached,
   SPF_LOOKUP_LIMIT,
   termDomain,
 } from './spf.js';
@@ -44,10 +44,11 @@ export async function analyseSpf(domain: string, txtLookup: TxtLookup): Promise<
   /** Count one record's lookups, recurse into its targets; resolves with its effective default qualifier. */
   async function walk(record: string, path: readonly string[], warn: (w: string) => void): Promise<SpfQualifier> {
     const terms = spfTerms(record);
-    total += terms.filter(isLookupTerm).length;
+    const reached = lookupTermsReached(terms);
+    total += reached.length;
     const all = terms.find((t) => t.kind === 'mechanism' && t.name === 'all');
-    const redirect = all ? undefined : terms.find((t) => t.kind === 'modifier' && t.name === 'redirect');
-    const targets = terms.filter((t) => t.kind === 'mechanism' && t.name === 'include');
+    const redirect = reached.find((t) => t.kind === 'modifier' && t.name === 'redirect');
+    const targets = reached.filter((t) => t.kind === 'mechanism' && t.name === 'include');
     if (redirect) targets.push(redirect);
 
     const followable = targets.filter((t) => termDomain(t) && !termDomain(t).includes('%'));

@@ -57,6 +57,16 @@ export function spfTerms(record: string): SpfTerm[] {
 export const isLookupTerm = (t: SpfTerm): boolean =>
   t.kind === 'mechanism' ? LOOKUP_MECHANISMS.has(t.name) : t.name === 'redirect';
 
+/**
+ * The DNS-querying terms an evaluation can reach (RFC 7208 §4.6.4): mechanisms before the first `all`
+ * (evaluation ends there, §5.1), and redirect= only when there is no `all` (§6.1). exp= never counts.
+ */
+export function lookupTermsReached(terms: readonly SpfTerm[]): SpfTerm[] {
+  const allAt = terms.findIndex((t) => t.kind === 'mechanism' && t.name === 'all');
+  const reached = terms.filter((t, i) => (t.kind === 'mechanism' ? allAt < 0 || i < allAt : allAt < 0));
+  return reached.filter(isLookupTerm);
+}
+
 /** Domain argument of include/exists/redirect, or of a/mx/ptr before any CIDR; "" when absent. */
 export const termDomain = (t: SpfTerm): string => (t.value.startsWith('/') ? '' : t.value.split('/')[0]);
 
@@ -68,6 +78,14 @@ function cidrOk(value: string, v6: boolean): boolean {
   return lenOk && (v6 ? net.isIPv6(addr) : net.isIPv4(addr));
 }
 
+/** a and mx arguments (RFC 7208 §5.3, §5.4): [":" domain] ["/" 0-32] ["//" 0-128]. */
+function dualCidrOk(t: SpfTerm): boolean {
+  const m = /^([^/]*)(?:\/(\d{1,2}))?(?:\/\/(\d{1,3}))?$/.exec(t.value);
+  if (!m) return false;
+  if (/^[+\-~?]?[a-z]+:/i.test(t.raw) && m[1] === '') return false; // "a:" promises a domain
+  return (m[2] === undefined || Number(m[2]) <= 32) && (m[3] === undefined || Number(m[3]) <= 128);
+}
+
 function termWarning(t: SpfTerm): string | null {
   if (t.kind === 'modifier') return null; // unknown modifiers are ignored (RFC 7208 §6)
   if (!MECHANISMS.has(t.name)) return `unknown mechanism '${t.raw}' (permerror)`;
@@ -75,6 +93,7 @@ function termWarning(t: SpfTerm): string | null {
   if (t.name === 'ip4' && !cidrOk(t.value, false)) return `'${t.raw}': invalid IPv4 network (permerror)`;
   if (t.name === 'ip6' && !cidrOk(t.value, true)) return `'${t.raw}': invalid IPv6 network (permerror)`;
   if ((t.name === 'include' || t.name === 'exists') && !t.value) return `'${t.raw}' needs a domain (permerror)`;
+  if ((t.name === 'a' || t.name === 'mx') && !dualCidrOk(t)) return `'${t.raw}': invalid domain or prefix length (permerror)`;
   return null;
 }
 
@@ -91,10 +110,11 @@ export function parseSpf(txtRecords: readonly string[]): SpfResult {
   }
   let all: SpfTerm | undefined;
   let afterAllWarned = false;
-  let dnsLookups = 0;
+  const terms = spfTerms(rawRecord);
+  const dnsLookups = lookupTermsReached(terms).length;
   const mechanisms: string[] = [];
   const modifierCount = new Map<string, number>();
-  for (const t of spfTerms(rawRecord)) {
+  for (const t of terms) {
     if (t.kind === 'mechanism' && t.name === 'all') {
       if (t.value) warnings.push(`'${t.raw}': all takes no argument (permerror)`);
       if (all) warnings.push(`'${t.raw}': a second all mechanism is never evaluated`);
@@ -106,7 +126,6 @@ export function parseSpf(txtRecords: readonly string[]): SpfResult {
       warnings.push(`mechanisms after '${all.raw}' are never evaluated`);
       afterAllWarned = true;
     }
-    if (isLookupTerm(t)) dnsLookups++;
     if (t.kind === 'modifier') modifierCount.set(t.name, (modifierCount.get(t.name) ?? 0) + 1);
     const w = termWarning(t);
     if (w) warnings.push(w);

@@ -96,6 +96,11 @@ describe('parseSpf: warnings', () => {
     ['v=spf1 -all ip4:192.0.2.1', 'never evaluated'],
     ['v=spf1 redirect=a.example redirect=b.example', 'redirect= modifier appears more than once'],
     ['v=spf1 redirect=a.example -all', 'redirect= is ignored'],
+    ['v=spf1 a/33 -all', "'a/33': invalid domain or prefix length"],
+    ['v=spf1 mx//129 -all', "'mx//129': invalid domain or prefix length"],
+    ['v=spf1 a: -all', "'a:': invalid domain or prefix length"],
+    ['v=spf1 ~MX:/24 -all', "'~MX:/24': invalid domain or prefix length"],
+    ['v=spf1 mx:example.com/24/8 -all', 'invalid domain or prefix length'],
   ])('%s warns about %s', (record, part) => {
     expect(hasWarning(parseSpf([record]).warnings, part)).toBe(true);
   });
@@ -105,6 +110,21 @@ describe('parseSpf: warnings', () => {
     const r = parseSpf([`v=spf1 ${terms} -all`]);
     expect(r.dnsLookups).toBe(11);
     expect(hasWarning(r.warnings, 'exceed the limit of 10')).toBe(true);
+  });
+
+  it.each(['v=spf1 a mx a:mail.example.com mx:example.com/24 a/24//64 mx//48 a:example.com//128 -all', 'v=spf1 a/0 mx/32 ~all'])(
+    'accepts the a/mx forms of %s without warnings',
+    (record) => {
+      expect(parseSpf([record]).warnings).toEqual([]);
+    },
+  );
+
+  it.each([
+    ['v=spf1 redirect=a.example -all', 0],
+    ['v=spf1 include:a.example -all include:b.example a', 1],
+    ['v=spf1 include:a.example exp=explain.example redirect=b.example', 2],
+  ])('counts only the terms evaluation reaches in %s (RFC 7208 §6.1, §4.6.4)', (record, want) => {
+    expect(parseSpf([record]).dnsLookups).toBe(want);
   });
 
   it('counts include, a, mx, ptr, exists and redirect but not ip4, ip6 or all', () => {
@@ -170,6 +190,17 @@ describe('analyseSpf', () => {
     const r = await analyseSpf('example.com', lookupIn(zone));
     expect(r.dnsLookups).toBeGreaterThan(10);
     expect(hasWarning(r.warnings, 'exceed the limit of 10')).toBe(true);
+  });
+
+  it('neither counts nor follows what comes after all, nor a redirect beside it', async () => {
+    const seen: string[] = [];
+    const r = await analyseSpf(
+      'example.com',
+      lookupIn({ 'example.com': ['v=spf1 include:a.example -all include:late.example redirect=r.example'], 'a.example': ['v=spf1 mx ~all'] }, seen),
+    );
+    expect(r.dnsLookups).toBe(2);
+    expect(seen).toEqual(['example.com', 'a.example']);
+    expect(r.qualifier).toBe('-all');
   });
 
   it('stops at an include loop and warns', async () => {
