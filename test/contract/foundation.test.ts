@@ -150,6 +150,28 @@ describe('request validation', () => {
     expect(res.text).not.toContain('hunter2');
   });
 
+  it.each([
+    ['Latin-1 bytes', 'application/json', Buffer.from('{"password":"caf\xe9-Sommer-2019"}', 'latin1')],
+    ['a raw U+FFFD', 'application/json', Buffer.from('{"password":"caf\uFFFD-Sommer-2019"}', 'utf8')],
+    ['a charset other than UTF-8', 'application/json; charset=iso-8859-1', Buffer.from('{"password":"cafe-Sommer-2019"}')],
+  ])('answers 400 INVALID_FORMAT for a body with %s, rather than checking a different password', async (_, type, body) => {
+    const res = await h.call('/api/v1/password/strength', { method: 'POST', headers: { 'content-type': type }, body });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: 'INVALID_FORMAT', message: 'request body must be UTF-8 encoded JSON', details: [{ field: 'body' }] });
+    expect(res.text).not.toContain('Sommer');
+  });
+
+  it.each([
+    ['the escape \\ufffd', 'application/json', '{"password":"caf\\ufffd-Sommer-2019"}'],
+    ['charset=UTF-8', 'application/json; charset=UTF-8', '{"password":"café-Sommer-2019"}'],
+    ['charset="utf-8"', 'application/json;charset="utf-8"', '{"password":"café-Sommer-2019"}'],
+  ])('accepts a body with %s', async (_, type, body) => {
+    const res = await h.call('/api/v1/password/strength', { method: 'POST', headers: { 'content-type': type }, body });
+    // This harness has no range API: an accepted body gets as far as the breach check, which answers 502.
+    expect(res.status).toBe(502);
+    expect(res.body.code).toBe('UPSTREAM_UNAVAILABLE');
+  });
+
   it('answers 400 INVALID_FORMAT for a non-JSON content type', async () => {
     const res = await h.call('/api/v1/password/strength', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hunter2' });
     expect(res.status).toBe(400);
