@@ -329,7 +329,7 @@ export interface components {
         ErrorInfo: {
             /** @description Correlation id (also in `X-Request-Id`); null only for the missing-key 401. */
             requestId: string | null;
-            /** @description The request path that caused the error. */
+            /** @description The request path that caused the error, without the query string. A run of 12 to 19 digits that passes the Luhn check (a card number put in a URL by mistake) is masked to its last four digits. */
             path: string;
             /** @description The HTTP status, repeated for clients of the simpler error shape. */
             status: number;

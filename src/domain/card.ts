@@ -67,6 +67,14 @@ export function luhnValid(digits: string): boolean {
   return sum % 10 === 0;
 }
 
+/**
+ * `text` with every unbroken run of 12-19 digits that passes Luhn (a possible card number, ISO/IEC 7812)
+ * masked to its last four: for echoing a request path a client put a card number in by mistake.
+ */
+export function maskCardNumbers(text: string): string {
+  return text.replace(/(?<!\d)\d{12,19}(?!\d)/g, (run) => (luhnValid(run) ? `${'*'.repeat(run.length - 4)}${run.slice(-4)}` : run));
+}
+
 /** The leading `n` characters read as a decimal number (n <= 15), or -1 when shorter or not all digits. */
 export function leadingNumber(digits: string, n: number): number {
   if (digits.length < n) return -1;

@@ -81,7 +81,7 @@ export function createDispatch(deps: DispatchDeps, contextFor: ContextFor) {
     try {
       if (deps.draining()) throw new ApiError(503, 'SERVICE_UNAVAILABLE', 'server is shutting down', { headers: { 'Retry-After': '5' } });
       const match = routes.match(method, path);
-      if (match.kind === 'not-found') throw new ApiError(404, 'RESOURCE_NOT_FOUND', `no endpoint at ${path}`);
+      if (match.kind === 'not-found') throw new ApiError(404, 'RESOURCE_NOT_FOUND', 'no endpoint at this path');
       if (match.kind === 'method-not-allowed') {
         throw new ApiError(405, 'METHOD_NOT_ALLOWED', `method ${method} is not allowed on this path`, {
           headers: { Allow: match.allow },

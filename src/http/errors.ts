@@ -1,4 +1,5 @@
 // Error model (INTERFACE.md section 7): the one place an error becomes an HTTP status, code and ErrorInfo body.
+import { maskCardNumbers } from '../domain/card.js';
 
 export type ErrorCode =
   | 'UNAUTHORIZED'
@@ -91,7 +92,7 @@ export function toErrorInfo(err: unknown, path: string, requestId: string | null
   const e = err instanceof ApiError ? err : new ApiError(500, 'INTERNAL_ERROR', 'internal server error');
   const body: ErrorInfo = {
     requestId,
-    path,
+    path: maskCardNumbers(path),
     status: e.status,
     code: e.code,
     message: e.message,

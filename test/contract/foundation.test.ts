@@ -82,6 +82,18 @@ describe('routing errors', () => {
     expect(res.body).toMatchObject({ code: 'RESOURCE_NOT_FOUND', path: '/api/v1/nothing-here', details: [] });
   });
 
+  it('answers 404 without echoing a card number put in the path, masking it to its last four in path', async () => {
+    const res = await h.call('/api/v1/creditcard/4111111111111111');
+    expect(res.status).toBe(404);
+    expect(res.body).toMatchObject({ message: 'no endpoint at this path', path: '/api/v1/creditcard/************1111' });
+    expect(res.text).not.toContain('4111111111111111');
+  });
+
+  it('echoes an IBAN in the path of an error unmasked (its digits do not pass Luhn)', async () => {
+    const res = await h.call('/api/v1/iban/DE89370400440532013000', { key: null });
+    expect(res.body.path).toBe('/api/v1/iban/DE89370400440532013000');
+  });
+
   it('answers 404 with ErrorInfo for an unknown path outside the API', async () => {
     const res = await h.call('/favicon.ico', { key: null });
     expect(res.status).toBe(404);

@@ -2,6 +2,7 @@ import { describe, it, expect, beforeAll } from 'vitest';
 import fc from 'fast-check';
 import { fileURLToPath } from 'node:url';
 import {
+  maskCardNumbers,
   cardBrand,
   luhnValid,
   sanitiseCardNumber,
@@ -359,5 +360,19 @@ describe('parseCsv', () => {
       ['a', 'b'],
       ['1', '2'],
     ]);
+  });
+});
+
+describe('maskCardNumbers', () => {
+  it.each([
+    ['/api/v1/creditcard/4111111111111111', '/api/v1/creditcard/************1111'],
+    ['/x/378282246310005/y/5555555555554444', '/x/***********0005/y/************4444'],
+    ['/x/4111111111111112', '/x/4111111111111112'],
+    ['/x/41111111111111110', '/x/41111111111111110'],
+    ['/x/12345678901', '/x/12345678901'],
+    ['/api/v1/iban/DE89370400440532013000', '/api/v1/iban/DE89370400440532013000'],
+    ['', ''],
+  ])('%s -> %s', (given, want) => {
+    expect(maskCardNumbers(given)).toBe(want);
   });
 });
