@@ -18,12 +18,31 @@ export const REDACT_PATHS = [
   '*.body',
 ];
 
+/** Field names censored at any depth, compared lower-case without '-' and '_' (X-Api-Key, card_number, ...). */
+const SECRET_NAMES: ReadonlySet<string> = new Set(['password', 'cardnumber', 'number', 'pan', 'key', 'apikey', 'xapikey', 'authorization', 'cookie', 'body', 'rawbody']);
+const MAX_DEPTH = 8;
+
+/** A copy of `value` with every secret-named field censored, however deep; cycles and depth beyond 8 are cut. */
+export function censorSecrets(value: unknown, depth = 0, seen = new WeakSet<object>()): unknown {
+  if (value === null || typeof value !== 'object' || value instanceof Error) return value;
+  if (depth >= MAX_DEPTH || seen.has(value)) return '[cut]';
+  seen.add(value);
+  if (Array.isArray(value)) return value.map((v) => censorSecrets(v, depth + 1, seen));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    out[k] = SECRET_NAMES.has(k.toLowerCase().replace(/[-_]/g, '')) ? '[redacted]' : censorSecrets(v, depth + 1, seen);
+  }
+  return out;
+}
+
 export function createLogger(level: string, destination?: DestinationStream): Logger {
   return pino(
     {
       level,
       base: { service: 'validation-lookup' },
+      // Paths for speed and certainty where we know the shape; the walk for shapes nobody foresaw.
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+      formatters: { log: (obj) => censorSecrets(obj) as Record<string, unknown> },
     },
     destination ?? (new LogSink(1) as unknown as DestinationStream),
   );

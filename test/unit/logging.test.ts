@@ -21,14 +21,28 @@ describe('logger redaction', () => {
     ['a request body', { body: { password: 'hunter2-Secret', cardNumber: '4571080012345677' } }],
     ['an API key header', { req: { headers: { 'x-api-key': 'vls_SECRETSECRETSECRET' } } }],
     ['an api key field', { apiKey: 'vls_SECRETSECRETSECRET' }],
+    ['a password three levels down', { ctx: { request: { body: 'x', fields: { password: 'hunter2-Secret' } } } }],
+    ['a card number five levels down in snake case', { a: { b: { c: { d: { card_number: '4571080012345677' } } } } }],
+    ['a capitalised X-Api-Key header', { ctx: { req: { headers: { 'X-Api-Key': 'vls_SECRETSECRETSECRET' } } } }],
+    ['a card number inside an array', { items: [{ number: '4571080012345677' }] }],
+    ['a secret below the depth cut', { a: { b: { c: { d: { e: { f: { g: { h: { i: { password: 'hunter2-Secret' } } } } } } } } } }],
   ])('redacts %s at trace level', (_label, fields) => {
     const { logger, lines } = capture();
     logger.trace(fields, 'event');
     logger.flush();
     const out = lines.join('');
-    expect(out).toContain('[redacted]');
+    expect(out).toMatch(/\[redacted\]|\[cut\]/);
     expect(out).not.toMatch(/hunter2|4571080012345677|SECRETSECRET/);
   });
+});
+
+it('keeps other fields and survives a cycle', () => {
+  const { logger, lines } = capture();
+  const loop: Record<string, unknown> = { kind: 'timeout', source: 'mirror' };
+  loop.self = loop;
+  logger.warn(loop, 'range lookup failed');
+  logger.flush();
+  expect(JSON.parse(lines.join(''))).toMatchObject({ kind: 'timeout', source: 'mirror', self: '[cut]', msg: 'range lookup failed' });
 });
 
 describe('access log line', () => {
