@@ -31,14 +31,17 @@ export const DKIM_SELECTORS: readonly string[] = [
 /** The DNS name holding a selector's key record. */
 export const dkimName = (selector: string, domain: string): string => `${selector}._domainkey.${domain}`;
 
-/** A TXT string is a DKIM key record when it has a `v=DKIM1` tag or a `p=` (public key) tag. */
+/**
+ * A TXT string is a usable DKIM key record (RFC 6376 §3.6.1): a non-empty `p=` public key, and, when the
+ * record has a `v=` tag, `v=DKIM1` as its first tag. An empty `p=` is a revoked key: not a usable record.
+ */
 export function isDkimRecord(txt: string): boolean {
   if (typeof txt !== 'string') return false;
-  return txt.split(';').some((part) => {
+  const tags = txt.split(';').map((part) => {
     const eq = part.indexOf('=');
-    if (eq < 0) return false;
-    const tag = part.slice(0, eq).trim().toLowerCase();
-    const value = part.slice(eq + 1).trim();
-    return (tag === 'v' && value.toUpperCase() === 'DKIM1') || tag === 'p';
+    return eq < 0 ? null : { tag: part.slice(0, eq).trim().toLowerCase(), value: part.slice(eq + 1).trim() };
   });
+  const version = tags.findIndex((t) => t?.tag === 'v');
+  if (version > 0 || (version === 0 && tags[0]?.value !== 'DKIM1')) return false;
+  return tags.some((t) => t?.tag === 'p' && t.value !== '');
 }

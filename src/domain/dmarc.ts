@@ -8,10 +8,19 @@ export type DmarcResult = components['schemas']['DmarcResult'];
 
 const POLICIES: ReadonlySet<string> = new Set(['none', 'quarantine', 'reject']);
 
+/** RFC 7489 §6.4: the record starts with the tag v, whose value is exactly DMARC1 (%x44.4d.41.52.43.31, case-sensitive). */
+const DMARC_VERSION = /^[vV][ \t]*=[ \t]*DMARC1[ \t]*(;|$)/;
+/** What a person may have meant as a version tag; receivers discard such records (§6.6.3 step 4). */
+const NEAR_VERSION = /^\s*v\s*=\s*dmarc1\s*(;|$)/i;
+
 /** The TXT strings that are DMARC records: starting with the version tag `v=DMARC1` (RFC 7489 §6.6.3 step 4). */
 export function findDmarcRecords(txtRecords: readonly string[]): string[] {
-  return txtRecords.filter((t) => typeof t === 'string' && /^\s*v\s*=\s*DMARC1\s*(;|$)/i.test(t));
+  return txtRecords.filter((t) => typeof t === 'string' && DMARC_VERSION.test(t));
 }
+
+/** TXT strings that look like DMARC records but that receivers discard (`v=dmarc1`, leading space, ...). */
+const nearMisses = (txtRecords: readonly string[]): string[] =>
+  txtRecords.filter((t) => typeof t === 'string' && NEAR_VERSION.test(t) && !DMARC_VERSION.test(t));
 
 /** Tag list (RFC 7489 §6.4): `tag=value` pairs separated by ';'; tag names lower-cased, values trimmed. */
 export function dmarcTags(record: string): Map<string, string> {
@@ -45,13 +54,14 @@ export function firstMailto(uriList: string): string {
 export function parseDmarc(txtRecords: readonly string[]): DmarcResult {
   const found = findDmarcRecords(txtRecords);
   if (found.length === 0) {
+    const ignored = nearMisses(txtRecords).map((t) => `'${t}' is ignored by receivers: a DMARC record must start with exactly v=DMARC1 (RFC 7489 §6.4)`);
     return {
       present: false,
       rawRecord: '',
       policy: '',
       subdomainPolicy: '',
       reportingEmail: '',
-      warnings: ['no DMARC record found: receivers apply no DMARC policy'],
+      warnings: ['no DMARC record found: receivers apply no DMARC policy', ...ignored],
     };
   }
   const rawRecord = found[0];
@@ -72,7 +82,7 @@ export function parseDmarc(txtRecords: readonly string[]): DmarcResult {
   let subdomainPolicy: DmarcPolicy | '' = '';
   if (tags.has('sp')) {
     if (POLICIES.has(sp)) subdomainPolicy = sp as DmarcPolicy;
-    else warnings.push(`invalid subdomain policy sp=${tags.get('sp')}: must be none, quarantine or reject`);
+    else warnings.push(`invalid subdomain policy sp=${tags.get('sp')}: must be none, quarantine or reject (receivers apply p= to subdomains)`);
   }
 
   const rua = tags.get('rua');

@@ -42,6 +42,15 @@ describe('parseDmarc', () => {
     expect(parseDmarc([raw]).present).toBe(false);
   });
 
+  it.each(['v=dmarc1; p=reject', 'v=Dmarc1; p=reject', ' v=DMARC1; p=reject'])('discards %j as receivers do, saying why', (raw) => {
+    const r = parseDmarc([raw]);
+    expect(r).toMatchObject({ present: false, policy: '' });
+    expect(r.warnings).toEqual([
+      'no DMARC record found: receivers apply no DMARC policy',
+      `'${raw}' is ignored by receivers: a DMARC record must start with exactly v=DMARC1 (RFC 7489 §6.4)`,
+    ]);
+  });
+
   it('warns about p=none', () => {
     expect(hasWarning(parseDmarc(['v=DMARC1; p=none; rua=mailto:a@example.com']).warnings, 'p=none')).toBe(true);
   });

@@ -426,7 +426,7 @@ export interface components {
             warnings: string[];
         };
         DmarcResult: {
-            /** @description A DMARC record was found at `_dmarc.DOMAIN`. */
+            /** @description A DMARC record was found at `_dmarc.DOMAIN`: a TXT record starting with exactly `v=DMARC1` (RFC 7489 section 6.4). Near misses such as `v=dmarc1` are discarded by receivers; they leave `present` false and get a warning of their own. */
             present: boolean;
             /** @description The DMARC TXT value; empty when absent. */
             rawRecord: string;
@@ -436,7 +436,7 @@ export interface components {
              */
             policy: "none" | "quarantine" | "reject" | "";
             /**
-             * @description The `sp` tag; empty when not set.
+             * @description The `sp` tag; empty when not set or not a known policy (receivers then apply `p` to subdomains).
              * @enum {string}
              */
             subdomainPolicy: "none" | "quarantine" | "reject" | "";
@@ -447,7 +447,7 @@ export interface components {
         };
         MailSecurity: {
             spf: components["schemas"]["SpfResult"];
-            /** @description A DKIM key record (`v=DKIM1` or `p=`) exists at one of the common selectors listed on the operation. */
+            /** @description A usable DKIM key record exists at one of the common selectors listed on the operation: a non-empty `p=` public key, with `v=DKIM1` first when a version tag is present (RFC 6376 section 3.6.1). An empty `p=` is a revoked key and does not count. */
             dkimFound: boolean;
             dmarc: components["schemas"]["DmarcResult"];
         };
