@@ -206,8 +206,9 @@ export interface paths {
          * Geolocate an IP address
          * @description Looks the address up in a City and an ASN database (GeoIP2/GeoLite2 schema). IPv4-mapped IPv6 addresses are
          *     treated as the IPv4 address. Loopback, private (RFC 1918), CGNAT, link-local, unique-local, unspecified,
-         *     multicast, documentation and other reserved addresses give 404; so does a public address neither database
-         *     knows. Fields the data lacks are null; `isEU` is false when the data does not say.
+         *     multicast, documentation and other reserved addresses give 404 (the IANA special-purpose registries; blocks
+         *     they mark globally reachable, such as the 192.0.0.9 and 2001:1::1 anycast addresses or 2001:20::/28, are
+         *     public); so does a public address neither database knows. Fields the data lacks are null; `isEU` is false when the data does not say.
          */
         get: operations["lookupIp"];
         put?: never;

@@ -11,11 +11,14 @@ export interface IpClass {
   range?: string;
 }
 
-interface V4Range { base: number; span: number; name: string }
-interface V6Range { base: bigint; bits: number; name: string }
+/** name null: a globally reachable block inside a special-purpose range (the registries' "Globally Reachable: True"). */
+interface V4Range { base: number; span: number; name: string | null }
+interface V6Range { base: bigint; bits: number; name: string | null }
 
 // Most specific first: the first match wins.
-const V4_RANGES: V4Range[] = [
+const V4_RANGES: V4Range[] = ([
+  ['192.0.0.9/32', null], // Port Control Protocol anycast (RFC 7723)
+  ['192.0.0.10/32', null], // TURN anycast (RFC 8155)
   ['0.0.0.0/32', 'unspecified'],
   ['255.255.255.255/32', 'broadcast'],
   ['0.0.0.0/8', 'this-network'],
@@ -33,14 +36,20 @@ const V4_RANGES: V4Range[] = [
   ['203.0.113.0/24', 'documentation'],
   ['224.0.0.0/4', 'multicast'],
   ['240.0.0.0/4', 'reserved'],
-].map(([cidr, name]) => {
+] as Array<[string, string | null]>).map(([cidr, name]) => {
   const [addr, bits] = cidr.split('/');
   return { base: v4ToInt(addr) as number, span: 2 ** (32 - Number(bits)), name };
 });
 
 // IPv6 outside these and outside 2000::/3 (global unicast) is 'reserved'. NAT64 (64:ff9b::/96) and
 // 6to4 (2002::/16) take the class of the IPv4 address they embed; IPv4-mapped becomes the IPv4 address.
-const V6_RANGES: V6Range[] = [
+const V6_RANGES: V6Range[] = ([
+  ['2001:1::1/128', null], // Port Control Protocol anycast (RFC 7723)
+  ['2001:1::2/128', null], // TURN anycast (RFC 8155)
+  ['2001:3::/32', null], // AMT (RFC 7450)
+  ['2001:4:112::/48', null], // AS112-v6 (RFC 7535)
+  ['2001:20::/28', null], // ORCHIDv2 (RFC 7343)
+  ['2001:30::/28', null], // Drone Remote ID DETs (RFC 9374)
   ['::/128', 'unspecified'],
   ['::1/128', 'loopback'],
   ['64:ff9b:1::/48', 'nat64-local-use'],
@@ -54,7 +63,7 @@ const V6_RANGES: V6Range[] = [
   ['fe80::/10', 'link-local'],
   ['fec0::/10', 'site-local'],
   ['ff00::/8', 'multicast'],
-].map(([cidr, name]) => {
+] as Array<[string, string | null]>).map(([cidr, name]) => {
   const [addr, bits] = cidr.split('/');
   return { base: groupsToBig(v6Groups(addr) as number[]), bits: Number(bits), name };
 });
@@ -147,7 +156,7 @@ function formatV6(g: number[]): string {
 function classifyV4(n: number): IpClass {
   const address = intToV4(n);
   for (const r of V4_RANGES) {
-    if (n >= r.base && n < r.base + r.span) return { version: 4, address, public: false, range: r.name };
+    if (n >= r.base && n < r.base + r.span) return r.name === null ? { version: 4, address, public: true } : { version: 4, address, public: false, range: r.name };
   }
   return { version: 4, address, public: true };
 }
@@ -170,7 +179,7 @@ function classifyV6(g: number[]): IpClass {
   if (inV6(n, groupsToBig([0x64, 0xff9b, 0, 0, 0, 0, 0, 0]), 96)) return embedded(Number(n & 0xffffffffn), 'nat64');
   if (g[0] === 0x2002) return embedded(g[1] * 65536 + g[2], '6to4');
   for (const r of V6_RANGES) {
-    if (inV6(n, r.base, r.bits)) return { version: 6, address, public: false, range: r.name };
+    if (inV6(n, r.base, r.bits)) return r.name === null ? { version: 6, address, public: true } : { version: 6, address, public: false, range: r.name };
   }
   if (g[0] < 0x2000 || g[0] > 0x3fff) return { version: 6, address, public: false, range: 'reserved' };
   return { version: 6, address, public: true };

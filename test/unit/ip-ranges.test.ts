@@ -16,6 +16,7 @@ describe('classifyIp: non-public IPv4 ranges', () => {
     ['172.16.0.1', 'private'],
     ['172.31.255.255', 'private'],
     ['192.0.0.8', 'ietf-protocol-assignments'],
+    ['192.0.0.11', 'ietf-protocol-assignments'],
     ['192.0.2.1', 'documentation'],
     ['192.88.99.1', '6to4-relay-anycast'],
     ['192.168.1.1', 'private'],
@@ -33,7 +34,7 @@ describe('classifyIp: non-public IPv4 ranges', () => {
 });
 
 describe('classifyIp: public IPv4 at the edges of the ranges', () => {
-  it.each(['9.255.255.255', '11.0.0.0', '100.63.255.255', '100.128.0.0', '172.15.255.255', '172.32.0.0', '169.253.255.255', '192.167.255.255', '198.17.255.255', '198.20.0.0', '223.255.255.255', '8.8.8.8', '81.2.69.142'])(
+  it.each(['9.255.255.255', '11.0.0.0', '100.63.255.255', '100.128.0.0', '172.15.255.255', '172.32.0.0', '169.253.255.255', '192.167.255.255', '198.17.255.255', '198.20.0.0', '223.255.255.255', '8.8.8.8', '81.2.69.142', '192.0.0.9', '192.0.0.10'])(
     '%s is public',
     (ip) => {
       expect(classifyIp(ip)).toEqual({ version: 4, address: ip, public: true });
@@ -59,6 +60,9 @@ describe('classifyIp: non-public IPv6 ranges', () => {
     ['100::1', '100::1', 'discard-only'],
     ['2001::1', '2001::1', 'teredo'],
     ['2001:2::1', '2001:2::1', 'ietf-protocol-assignments'],
+    ['2001:1::3', '2001:1::3', 'ietf-protocol-assignments'],
+    ['2001:4:113::1', '2001:4:113::1', 'ietf-protocol-assignments'],
+    ['2001:40::1', '2001:40::1', 'ietf-protocol-assignments'],
     ['64:ff9b:1::1', '64:ff9b:1::1', 'nat64-local-use'],
     ['64:ff9b::7f00:1', '64:ff9b::7f00:1', 'nat64 (loopback)'],
     ['64:ff9b::10.0.0.1', '64:ff9b::a00:1', 'nat64 (private)'],
@@ -80,6 +84,12 @@ describe('classifyIp: public IPv6', () => {
     ['64:ff9b::8.8.8.8', '64:ff9b::808:808'],
     ['2002:808:808::1', '2002:808:808::1'],
     ['2001:0db9::1', '2001:db9::1'],
+    ['2001:1::1', '2001:1::1'],
+    ['2001:1::2', '2001:1::2'],
+    ['2001:3::5', '2001:3::5'],
+    ['2001:4:112::1', '2001:4:112::1'],
+    ['2001:20::1', '2001:20::1'],
+    ['2001:3f::1', '2001:3f::1'],
   ])('%s is public as %s', (ip, address) => {
     expect(classifyIp(ip)).toEqual({ version: 6, address, public: true });
   });
