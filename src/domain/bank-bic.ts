@@ -7,6 +7,7 @@
 // - AT, BE, ES, FR, LU, NL: `iban-to-bic` 1.4.0 (MIT), datasets generated 2024-09-23 from the national
 //   sources (OeNB, NBB, BCL, Betaalvereniging) and the ECB list of monetary financial institutions (ES, FR).
 //   Some bank codes are missing (e.g. AT 19043, BE 539); those give null.
+// - MC and the French territories (GP, RE, NC, ...): the FR table, whose bank codes they share.
 // - Every other country (CH, GB, IT, ...): no offline table is available, so null.
 // 8-character BICs from the tables are expanded with branch XXX, as the BIC endpoint does.
 import { createRequire } from 'node:module';
@@ -28,8 +29,15 @@ const TABLES: ReadonlyMap<string, ReadonlyMap<string, string>> = new Map(
   ]),
 );
 
+/**
+ * Monaco and the French overseas territories share the Banque de France bank codes (the RIB) with FR, and the
+ * FR table lists their banks (e.g. 12739 CFMOMCMXXXX in Monaco): their IBANs resolve through it.
+ */
+const FR_BANK_CODES = ['MC', 'BL', 'GF', 'GP', 'MF', 'MQ', 'NC', 'PF', 'PM', 'RE', 'TF', 'WF', 'YT'] as const;
+const TABLE_OF: Readonly<Record<string, string>> = Object.fromEntries(FR_BANK_CODES.map((c) => [c, 'FR']));
+
 /** Countries for which a BIC can be resolved. */
-export const BIC_COUNTRIES: readonly string[] = ['DE', ...TABLE_COUNTRIES];
+export const BIC_COUNTRIES: readonly string[] = ['DE', ...TABLE_COUNTRIES, ...FR_BANK_CODES];
 
 function expandBic(bic: string): string {
   const upper = bic.trim().toUpperCase();
@@ -46,5 +54,5 @@ export function resolveBic(countryCode: string, bankCode: string, at?: Date): st
     const bic = bankDataByBLZ(bankCode, at)?.bic;
     return bic ? expandBic(bic) : null;
   }
-  return TABLES.get(countryCode)?.get(bankCode) ?? null;
+  return TABLES.get(TABLE_OF[countryCode] ?? countryCode)?.get(bankCode) ?? null;
 }

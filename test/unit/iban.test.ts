@@ -396,6 +396,8 @@ describe('BIC resolution', () => {
     ['FR', '30004', 'BNPAFRPPXXX'],
     ['NL', 'INGB', 'INGBNL2AXXX'],
     ['LU', '001', 'BCEELULLXXX'],
+    ['MC', '12739', 'CFMOMCMXXXX'],
+    ['GP', '14006', 'AGRIGPGXXXX'],
   ])('resolveBic(%s, %s) = %s (8-character BICs expanded)', (country, code, bic) => {
     expect(resolveBic(country, code)).toBe(bic);
   });
@@ -416,7 +418,13 @@ describe('BIC resolution', () => {
   });
 
   it('lists the countries it resolves', () => {
-    expect([...BIC_COUNTRIES].sort()).toEqual(['AT', 'BE', 'DE', 'ES', 'FR', 'LU', 'NL']);
+    expect([...BIC_COUNTRIES].sort()).toEqual(
+      ['AT', 'BE', 'BL', 'DE', 'ES', 'FR', 'GF', 'GP', 'LU', 'MC', 'MF', 'MQ', 'NC', 'NL', 'PF', 'PM', 'RE', 'TF', 'WF', 'YT'],
+    );
+  });
+
+  it('resolves a Monaco IBAN through the French bank codes it shares', () => {
+    expect(validateIban('MC5812739000011234567890181')).toMatchObject({ valid: true, bankCode: '12739', branchCode: '00001', bic: 'CFMOMCMXXXX', bicValid: true });
   });
 });
 

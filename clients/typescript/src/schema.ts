@@ -14,9 +14,12 @@ export interface paths {
         /**
          * Validate an IBAN
          * @description Normalises the input (trim, upper-case, spaces and dashes removed), checks the country's structure
-         *     (length and BBAN character classes, ISO 13616) and the ISO 7064 MOD 97-10 checksum, and extracts bank fields.
-         *     Check digits 00, 01 and 99 are never issued and make an IBAN invalid. `bic` is resolved offline from the bank
-         *     code where a table exists (AT, BE, DE, ES, FR, LU, NL).
+         *     (length and BBAN character classes, ISO 13616), the national check digits inside the BBAN where the country
+         *     has them (BA, BE, CZ, EE, ES, FR, HR, HU, MC, ME, MK, NO, PL, PT, RS, SI, SK) and the ISO 7064 MOD 97-10
+         *     checksum, and extracts bank fields. Check digits 00, 01 and 99 are never issued and make an IBAN invalid.
+         *     `bic` is resolved offline from the bank code where a table exists (AT, BE, DE, ES, FR, LU, NL; Monaco and the
+         *     French overseas territories through the French bank codes they share). DZ, GW and IR, which use IBANs
+         *     outside the SWIFT registry without a published BBAN layout, are checked but their bank fields are empty.
          *
          *     A plausible attempt (1-64 letters, digits, spaces, dashes) that fails gets 200 with `valid: false` and the
          *     fields that can still be extracted; anything else gets 400 `INVALID_FORMAT`.
@@ -357,7 +360,7 @@ export interface components {
         IbanResult: {
             /** @description The normalised IBAN (upper-case, no spaces or dashes). */
             iban: string;
-            /** @description True when the country's structure and the MOD 97-10 checksum pass and the check digits are not 00, 01 or 99. */
+            /** @description True when the country's structure, its national check digits (where it has them) and the MOD 97-10 checksum pass and the check digits are not 00, 01 or 99. */
             valid: boolean;
             /** @description ISO 3166-1 alpha-2, characters 1-2. */
             countryCode: string;
@@ -369,7 +372,7 @@ export interface components {
             branchCode: string | null;
             /** @description The account part of the BBAN (without bank and branch codes); empty when it cannot be extracted. */
             accountNumber: string;
-            /** @description BIC resolved offline from the bank code (AT, BE, DE, ES, FR, LU, NL); null when no mapping exists. */
+            /** @description BIC resolved offline from the bank code (AT, BE, DE, ES, FR, LU, NL, and MC and the French territories through the French table); null when no mapping exists. */
             bic: string | null;
             /** @description Whether the resolved BIC is structurally valid; false when none is resolved. */
             bicValid: boolean;
