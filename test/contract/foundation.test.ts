@@ -57,6 +57,7 @@ describe('authentication', () => {
     const { id, key } = await h.createKey('flip');
     await h.composition.keyStore.setStatus(id, 'inactive');
     await h.composition.keys.refresh();
+    expect((await h.call('/api/v1/bic/DEUTDEFF', { key })).status).toBe(403);
     await h.composition.keyStore.setStatus(id, 'active');
     await h.composition.keys.refresh();
     expect((await h.call('/api/v1/bic/DEUTDEFF', { key })).status).toBe(200);

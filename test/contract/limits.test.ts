@@ -27,7 +27,7 @@ describe('limit headers', () => {
 
   it('counts a 400 answer too', async () => {
     const { key } = await keyWith({});
-    await h.call('/api/v1/bic/%24', { key });
+    expect((await h.call('/api/v1/bic/%24', { key })).status).toBe(400);
     const res = await h.call('/api/v1/bic/DEUTDEFF', { key });
     expect(res.headers.get('ratelimit-remaining')).toBe('1');
   });

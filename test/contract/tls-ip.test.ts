@@ -83,9 +83,12 @@ describe('GET /api/v1/ssl/{domain}', () => {
     expect(good.connections()).toBe(before);
   });
 
-  it.each(['127.0.0.1', '2130706433', '0x7f.1', '[::ffff:127.0.0.1]'])('refuses the literal target %s', async (target) => {
+  it.each(['127.0.0.1', '2130706433', '0x7f.1', '[::ffff:127.0.0.1]'])('refuses the literal target %s without connecting', async (target) => {
+    const before = good.connections();
     const res = await strict.call(`/api/v1/ssl/${encodeURIComponent(target)}`);
     expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: 'VALIDATION_ERROR', message: expect.stringMatching(/non-public address/) });
+    expect(good.connections()).toBe(before);
   });
 
   it('answers 400 INVALID_FORMAT for a malformed domain', async () => {
