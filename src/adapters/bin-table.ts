@@ -9,11 +9,6 @@ export interface BinTable extends BinLookup {
   lookup(digits: string): BinEntry | null;
 }
 
-export interface BinTableOptions {
-  /** A CSV with the columns of binlist/data's ranges.csv (at least iin_start). */
-  csvPath: string;
-}
-
 /** A loaded table also says how many ranges it holds (for the start-up log). */
 export interface LoadedBinTable extends BinTable {
   readonly size: number;
@@ -163,9 +158,4 @@ function findRange(level: Level, x: number): Range | null {
 /** Read and index a BIN CSV file (asynchronously, at start-up). */
 export async function loadBinTable(csvPath: string): Promise<LoadedBinTable> {
   return binTableFromCsv(await readFile(csvPath, 'utf8'));
-}
-
-/** Factory in the adapters' convention; same as loadBinTable(options.csvPath). */
-export function createBinTable(options: BinTableOptions): Promise<LoadedBinTable> {
-  return loadBinTable(options.csvPath);
 }

@@ -122,9 +122,3 @@ export function createDnsResolver(opts: DnsResolverOptions): DnsResolver {
     },
   };
 }
-
-/** A and AAAA addresses of a name (A first), queried concurrently; [] when the name does not exist. */
-export async function resolveAddresses(resolver: DnsResolver, name: string): Promise<string[]> {
-  const [a, aaaa] = await Promise.all([resolver.query(name, 'A'), resolver.query(name, 'AAAA')]);
-  return [...a.records, ...aaaa.records].map((r: DnsRecord) => r.value);
-}

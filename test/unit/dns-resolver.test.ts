@@ -5,7 +5,6 @@ import { DnsAnswerCache } from '../../src/adapters/dns-cache.js';
 import {
   createDnsResolver,
   parseDnsServer,
-  resolveAddresses,
   systemDnsServers,
 } from '../../src/adapters/dns-resolver.js';
 import type { DnsRecord, DnsResolver, RecordType } from '../../src/adapters/dns-resolver.js';
@@ -297,19 +296,5 @@ describe('server configuration', () => {
     } finally {
       dns.setServers(saved);
     }
-  });
-});
-
-describe('resolveAddresses', () => {
-  it('returns the A then the AAAA addresses', async () => {
-    await expect(resolveAddresses(resolverFor(server), 'example.test')).resolves.toEqual([
-      '192.0.2.1',
-      '192.0.2.2',
-      '2001:db8::1',
-    ]);
-  });
-
-  it('returns no addresses for a name that does not exist', async () => {
-    await expect(resolveAddresses(resolverFor(server), 'missing.example.test')).resolves.toEqual([]);
   });
 });
