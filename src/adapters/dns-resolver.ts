@@ -4,7 +4,7 @@ import { parseHostPort } from '../domain/host-port.js';
 import { upstreamUnavailable } from '../http/errors.js';
 import { DnsAnswerCache } from './dns-cache.js';
 import { exchange, toDnsAnswer } from './dns-wire.js';
-import type { DnsAnswer, DnsRecord, DnsServer, RecordType } from './dns-wire.js';
+import type { DnsAnswer, DnsServer, RecordType } from './dns-wire.js';
 
 export type { DnsAnswer, DnsRecord, DnsServer, RecordType } from './dns-wire.js';
 export { RECORD_TYPES } from './dns-wire.js';
