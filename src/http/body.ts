@@ -46,6 +46,12 @@ export async function readJsonBody(ctx: Context): Promise<unknown> {
   } catch (err) {
     const status = (err as { status?: number }).status;
     if (status === 413) throw tooLarge();
+    // co-body's strict mode refuses JSON texts that are not an object or array (a bare string, number, null).
+    if (/only supports object and array/.test((err as Error).message)) {
+      throw new ApiError(400, 'INVALID_FORMAT', 'request body must be a JSON object', {
+        details: [{ field: 'body', message: 'must be a JSON object' }],
+      });
+    }
     throw new ApiError(400, 'INVALID_FORMAT', 'request body is not valid JSON', {
       details: [{ field: 'body', message: 'is not valid JSON' }],
     });

@@ -185,6 +185,20 @@ describe('request validation', () => {
     expect(res.body.code).toBe('UPSTREAM_UNAVAILABLE');
   });
 
+  it.each(['"hunter2-secret"', '42', 'null'])('answers 400 "must be a JSON object" for the JSON text %s', async (body) => {
+    const res = await h.call('/api/v1/password/strength', { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: 'INVALID_FORMAT', message: 'request body must be a JSON object', details: [{ field: 'body' }] });
+    expect(res.text).not.toContain('hunter2');
+  });
+
+  it('answers an array body as not an object', async () => {
+    const res = await h.call('/api/v1/password/strength', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '["hunter2-secret"]' });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: 'INVALID_FORMAT', details: [{ field: 'body', message: 'must be object' }] });
+    expect(res.text).not.toContain('hunter2');
+  });
+
   it('answers 400 INVALID_FORMAT for a non-JSON content type', async () => {
     const res = await h.call('/api/v1/password/strength', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hunter2' });
     expect(res.status).toBe(400);
