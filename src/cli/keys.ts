@@ -40,10 +40,11 @@ export async function runKeys(argv: string[], store: KeyStore, config: Pick<Conf
     },
   });
   const [command, id] = positionals;
-  if (values.help || !command) {
+  if (values.help || command === 'help') {
     out(USAGE);
-    return command ? 0 : 2;
+    return 0;
   }
+  if (!command) throw new UsageError('no command given');
   const limits = {
     perMinute: positive('per-minute', values['per-minute']),
     perDay: positive('per-day', values['per-day']),

@@ -95,6 +95,7 @@ describe('npm run keys', { timeout: 60_000 }, () => {
   });
 
   it.each([
+    [[], /no command given[\s\S]*usage:/],
     [['bogus'], /unknown command/],
     [['create'], /--name/],
     [['revoke'], /key ID/],
@@ -103,6 +104,12 @@ describe('npm run keys', { timeout: 60_000 }, () => {
     const res = await keys(...args);
     expect(res.code).toBe(2);
     expect(res.stderr).toMatch(message);
+  });
+
+  it.each([['--help'], ['help'], ['list', '--help']])('prints the usage on stdout and exits 0 for %j', async (...args) => {
+    const res = await keys(...args);
+    expect(res.code).toBe(0);
+    expect(res.stdout).toMatch(/^usage: npm run keys -- <command>/);
   });
 
   it('exits 1 for an unknown id', async () => {
