@@ -25,6 +25,7 @@ import { createDnsResolver, systemDnsServers } from './adapters/dns-resolver.js'
 import { loadEmailLists } from './adapters/email-lists.js';
 import { createStrengthEstimator } from './adapters/password-pool.js';
 import { createRangeClient } from './adapters/range-client.js';
+import { resolverLookup } from './adapters/dns-lookup.js';
 import { loadNamedFile, readCaBundle, requireDirectory } from './adapters/startup-files.js';
 import { openGeoIp, type GeoIp } from './adapters/geoip-reader.js';
 import { addressResolver, createTlsProber } from './adapters/tls-prober.js';
@@ -121,6 +122,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
   // An absent mirror would answer "not breached" for every password: refuse it rather than mislead.
   if (config.pwnedPasswordsDir) await requireDirectory('PWNED_PASSWORDS_DIR', config.pwnedPasswordsDir);
   const ranges = createRangeClient({
+    lookup: resolverLookup(resolver),
     baseUrl: config.pwnedPasswordsUrl,
     timeoutMs: config.pwnedTimeoutMs,
     mirrorDir: config.pwnedPasswordsDir ?? undefined,

@@ -1,7 +1,9 @@
 // Breached-password range lookups (Pwned Passwords k-anonymity range API, SHA-1 prefix of 5 hex chars).
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { LookupFunction } from 'node:net';
 import { LRUCache } from 'lru-cache';
+import { Agent } from 'undici';
 import { upstreamUnavailable } from '../http/errors.js';
 
 export interface RangeClient {
@@ -42,6 +44,8 @@ export interface RangeClientOptions {
    */
   cacheMaxRows?: number;
   logger?: { warn: (obj: object, msg?: string) => void };
+  /** How the range host's name is resolved (compose passes the DNS_SERVERS resolver); default: the system's. */
+  lookup?: LookupFunction;
 }
 
 export const DEFAULT_CACHE_ENTRIES = 10_000;
@@ -119,6 +123,8 @@ export function createRangeClient(opts: RangeClientOptions): RangeClient {
     sizeCalculation: (range) => Math.max(1, range.size),
   });
   const inFlight = new Map<string, Promise<Map<string, number>>>();
+  // undici's Agent is what lets fetch take our own lookup; its keep-alive pool replaces the global one.
+  const dispatcher = opts.lookup ? new Agent({ connect: { lookup: opts.lookup } }) : undefined;
   let hits = 0;
   let misses = 0;
 
@@ -128,7 +134,8 @@ export function createRangeClient(opts: RangeClientOptions): RangeClient {
       headers: { 'Add-Padding': 'true', Accept: 'text/plain' },
       redirect: 'error', // never follow the answer anywhere but baseUrl
       signal: AbortSignal.timeout(opts.timeoutMs),
-    });
+      ...(dispatcher ? { dispatcher } : {}),
+    } as RequestInit);
     if (!res.ok) {
       await res.body?.cancel().catch(() => undefined);
       throw new Error(`status ${res.status}`);

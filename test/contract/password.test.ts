@@ -1,8 +1,9 @@
-// POST /api/v1/password/strength end to end, against a real range server on 127.0.0.1; the password never leaks.
+// POST /api/v1/password/strength end to end, against a real range server on 127.0.0.1 named through DNS_SERVERS; the password never leaks.
 import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
 import { startHarness, type Harness } from '../support/harness.js';
 
 const BREACHED = 'P@ssw0rd';
@@ -13,6 +14,7 @@ let rangeServer: Server;
 const seen: Array<{ url: string; padding: string | undefined; body: string }> = [];
 let failWith: number | null = null;
 let h: Harness;
+let dns: TestDnsServer;
 
 beforeAll(async () => {
   rangeServer = createServer((req, res) => {
@@ -30,10 +32,13 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => rangeServer.listen(0, '127.0.0.1', () => r()));
   const port = (rangeServer.address() as AddressInfo).port;
-  h = await startHarness({ PWNED_PASSWORDS_URL: `http://127.0.0.1:${port}`, PWNED_TIMEOUT_MS: '1000' });
+  // The range host is a name only the test DNS server knows: the service must resolve it through DNS_SERVERS.
+  dns = await startDnsServer({ 'range.pwned.test': [{ type: 'A', data: '127.0.0.1' }] });
+  h = await startHarness({ PWNED_PASSWORDS_URL: `http://range.pwned.test:${port}`, PWNED_TIMEOUT_MS: '1000', DNS_SERVERS: `127.0.0.1:${dns.port}` });
 });
 afterAll(async () => {
   await h.close();
+  await dns.close();
   await new Promise<void>((r) => rangeServer.close(() => r()));
 });
 

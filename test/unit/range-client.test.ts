@@ -7,6 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createRangeClient, parseRange } from '../../src/adapters/range-client.js';
+import { resolverLookup } from '../../src/adapters/dns-lookup.js';
+import { createDnsResolver } from '../../src/adapters/dns-resolver.js';
+import { startDnsServer } from '../support/dns-server.js';
 import { ApiError } from '../../src/http/errors.js';
 
 interface Recorded {
@@ -112,6 +115,34 @@ describe('request shape (k-anonymity)', () => {
       expect(server.requests).toHaveLength(0);
     },
   );
+});
+
+describe('name resolution', () => {
+  it('resolves the range host through the given lookup (DNS_SERVERS), not the system resolver', async () => {
+    const dns = await startDnsServer({ 'range.test': [{ type: 'A', data: '127.0.0.1' }] });
+    try {
+      const resolver = createDnsResolver({ servers: [{ host: '127.0.0.1', port: dns.port }], timeoutMs: 1000 });
+      server.respond = text(rangeBody([[SUFFIX, 3]]));
+      const port = new URL(server.baseUrl).port;
+      const range = await createRangeClient({ baseUrl: `http://range.test:${port}`, timeoutMs: 2_000, lookup: resolverLookup(resolver) }).range(PREFIX);
+      expect(range.get(SUFFIX)).toBe(3);
+      expect(dns.queries.map((q) => `${q.type} ${q.name}`)).toContain('A range.test');
+      expect(server.requests[0].headers.host).toBe(`range.test:${port}`);
+    } finally {
+      await dns.close();
+    }
+  });
+
+  it('answers 502 when the range host does not resolve', async () => {
+    const dns = await startDnsServer({});
+    try {
+      const resolver = createDnsResolver({ servers: [{ host: '127.0.0.1', port: dns.port }], timeoutMs: 1000 });
+      const err = await rejection(createRangeClient({ baseUrl: 'http://missing.test', timeoutMs: 2_000, lookup: resolverLookup(resolver) }).range(PREFIX));
+      expect(err).toMatchObject({ status: 502, code: 'UPSTREAM_UNAVAILABLE' });
+    } finally {
+      await dns.close();
+    }
+  });
 });
 
 describe('answers', () => {
