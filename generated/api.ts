@@ -114,9 +114,10 @@ export interface paths {
          *
          *     Grades, first match wins; each downgrade adds a line to `warnings`:
          *     - **F**: not valid (expired, not yet valid, self-signed, untrusted chain, hostname mismatch), or no connection.
-         *     - **C**: valid but expiring within 7 days, a weak cipher (no forward secrecy, CBC mode below TLS 1.2,
-         *       3DES/RC4, under 128-bit), an RSA key under 2048 bits, or a SHA-1 signature.
-         *     - **B**: valid but expiring within 30 days, or a protocol below TLSv1.2.
+         *     - **C**: valid but expiring within 7 days, a weak cipher (no forward secrecy, NULL/export/DES/3DES/RC4,
+         *       under 128-bit), an RSA key under 2048 bits, or a SHA-1 signature.
+         *     - **B**: valid but expiring within 30 days, or a protocol below TLSv1.2 (TLS 1.0/1.1 with a forward-secret
+         *       CBC suite is B: the older protocol is the issue, CBC is all those versions have besides RC4).
          *     - **A+**: valid, TLSv1.3, strong AEAD cipher, more than 90 days to expiry.
          *     - **A**: the rest.
          *

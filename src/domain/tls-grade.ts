@@ -43,8 +43,9 @@ export function protocolRank(protocol: string | null): number {
 
 /**
  * Weaknesses of a cipher suite as negotiated with a protocol, as human-readable reasons; empty when
- * strong. Weak = no forward secrecy (static RSA/DH/ECDH, PSK without (EC)DHE, anonymous), CBC mode
- * below TLS 1.2, 3DES, RC4, DES, export or NULL ciphers, or a bulk key under 128 bits.
+ * strong. Weak = no forward secrecy (static RSA/DH/ECDH, PSK without (EC)DHE, anonymous), 3DES, RC4,
+ * DES, export or NULL ciphers, or a bulk key under 128 bits. CBC is not weak by itself: below TLS 1.2 every
+ * suite but RC4 is CBC, and INTERFACE.md grades an older protocol B, not C (the protocol rule says so).
  */
 export function cipherWeaknesses(cipherSuite: string, protocol: string | null): string[] {
   const s = cipherSuite.toUpperCase();
@@ -61,7 +62,6 @@ export function cipherWeaknesses(cipherSuite: string, protocol: string | null): 
     const forwardSecret = /^(ECDHE|DHE)(_|$)/.test(kx);
     if (kx !== '' && !forwardSecret) out.push('no forward secrecy');
   }
-  if (/_CBC/.test(s) && protocolRank(protocol) < PROTOCOL_RANK['TLSv1.2']) out.push('CBC mode below TLS 1.2');
   if (/_(40|56|64)_|RC2|_DES_CBC_/.test(s) && !out.includes('export-grade cipher')) out.push('key under 128 bits');
   return out;
 }

@@ -31,6 +31,7 @@ describe('gradeTls', () => {
     ['30 days left', { daysUntilExpiry: 30 }, 'certificate expires in 30 days'],
     ['8 days left', { daysUntilExpiry: 8 }, 'certificate expires in 8 days'],
     ['TLS 1.1 (suite itself strong)', { protocol: 'TLSv1.1', cipherSuite: 'TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256' }, 'protocol TLSv1.1 is older than TLSv1.2'],
+    ['TLS 1.0 with a forward-secret CBC suite', { protocol: 'TLSv1', cipherSuite: 'TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA' }, 'protocol TLSv1 is older than TLSv1.2'],
   ])('B: %s', (_name, change, warning) => {
     expect(gradeTls({ ...strong, ...change })).toEqual({ grade: 'B', warnings: [warning] });
   });
@@ -49,11 +50,11 @@ describe('gradeTls', () => {
   });
 
   it('C with every reason listed when several apply', () => {
-    const r = gradeTls({ ...strong, protocol: 'TLSv1', cipherSuite: 'TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA', daysUntilExpiry: 20 });
+    const r = gradeTls({ ...strong, protocol: 'TLSv1', cipherSuite: 'TLS_RSA_WITH_AES_128_CBC_SHA', daysUntilExpiry: 20 });
     expect(r.grade).toBe('C');
     expect(r.warnings).toEqual([
       'certificate expires in 20 days',
-      'weak cipher suite TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA: CBC mode below TLS 1.2',
+      'weak cipher suite TLS_RSA_WITH_AES_128_CBC_SHA: no forward secrecy',
       'protocol TLSv1 is older than TLSv1.2',
     ]);
   });
@@ -79,8 +80,8 @@ describe('cipherWeaknesses', () => {
     ['TLS_CHACHA20_POLY1305_SHA256', 'TLSv1.3', []],
     ['TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384', 'TLSv1.2', []],
     ['TLS_DHE_RSA_WITH_AES_128_CBC_SHA', 'TLSv1.2', []],
-    ['TLS_DHE_RSA_WITH_AES_128_CBC_SHA', 'TLSv1.1', ['CBC mode below TLS 1.2']],
-    ['TLS_RSA_WITH_AES_256_CBC_SHA', 'TLSv1', ['no forward secrecy', 'CBC mode below TLS 1.2']],
+    ['TLS_DHE_RSA_WITH_AES_128_CBC_SHA', 'TLSv1.1', []],
+    ['TLS_RSA_WITH_AES_256_CBC_SHA', 'TLSv1', ['no forward secrecy']],
     ['TLS_RSA_WITH_3DES_EDE_CBC_SHA', 'TLSv1.2', ['3DES cipher', 'no forward secrecy']],
     ['TLS_ECDHE_RSA_WITH_RC4_128_SHA', 'TLSv1.2', ['RC4 cipher']],
     ['TLS_RSA_WITH_DES_CBC_SHA', 'TLSv1.2', ['DES cipher', 'no forward secrecy', 'key under 128 bits']],

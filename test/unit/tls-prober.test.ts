@@ -130,11 +130,11 @@ describe('TLS inspection: each certificate and server case', () => {
     ['20 days left', 'near.test', serve(leafFor('near.test', { notAfter: at(20, 1) })), { valid: true, grade: 'B', daysUntilExpiry: 20 }, ['certificate expires in 20 days']],
     ['3 days left', 'soon.test', serve(leafFor('soon.test', { notAfter: at(3, 1) })), { valid: true, grade: 'C', daysUntilExpiry: 3 }, ['certificate expires in 3 days']],
     [
-      'TLS 1.0 with a CBC suite',
+      'TLS 1.0 with a forward-secret CBC suite: the older protocol gives B',
       'tls10.test',
       serve(leafFor('tls10.test'), { minVersion: 'TLSv1', maxVersion: 'TLSv1' }),
-      { valid: true, grade: 'C', protocol: 'TLSv1', cipherSuite: 'TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA' },
-      ['weak cipher suite TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA: CBC mode below TLS 1.2', 'protocol TLSv1 is older than TLSv1.2'],
+      { valid: true, grade: 'B', protocol: 'TLSv1', cipherSuite: 'TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA' },
+      ['protocol TLSv1 is older than TLSv1.2'],
     ],
     [
       'static RSA key exchange',
