@@ -1,3 +1,4 @@
+// Card numbers (ISO/IEC 7812): sanitising, Luhn, brand by prefix, BIN data, masking; never the full number out.
 import { describe, it, expect, beforeAll } from 'vitest';
 import fc from 'fast-check';
 import { fileURLToPath } from 'node:url';

@@ -1,3 +1,4 @@
+// The error model (INTERFACE.md section 7): ApiError to status, code and ErrorInfo body.
 import { describe, expect, it } from 'vitest';
 import { ApiError, errorReply } from '../../src/http/errors.js';
 

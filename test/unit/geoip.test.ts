@@ -1,3 +1,4 @@
+// GeoIP reader (MaxMind DB format) over MaxMind test databases: City and ASN fields, gzip, one database alone, cache bound, bad files.
 import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { BlockList, isIPv4 } from 'node:net';
 import { tmpdir } from 'node:os';

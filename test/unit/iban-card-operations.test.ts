@@ -1,3 +1,4 @@
+// IBAN and card operation handlers: input to domain to reply, without HTTP.
 import { describe, it, expect } from 'vitest';
 import { createIbanCardOperations } from '../../src/operations/iban-card.js';
 import { binTableFromCsv } from '../../src/adapters/bin-table.js';

@@ -1,3 +1,4 @@
+// IBAN (ISO 13616, ISO 7064 MOD 97-10): structure, checksum, BBAN fields and offline BIC resolution.
 import { describe, it, expect } from 'vitest';
 import { countrySpecs } from 'ibantools';
 import { validateIban, normaliseIban } from '../../src/domain/iban.js';

@@ -1,3 +1,4 @@
+// IP classification against the IANA special-purpose registries (RFC 6890), canonical text (RFC 5952), inet_aton forms.
 import { describe, expect, it } from 'vitest';
 import { classifyIp, isStandardIp, parseIp, parseLegacyIpv4 } from '../../src/domain/ip-ranges.js';
 import { parseTlsTarget } from '../../src/domain/tls-target.js';

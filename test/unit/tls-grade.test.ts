@@ -1,3 +1,4 @@
+// TLS grading (INTERFACE.md grade scale): validity, expiry, protocol, cipher suite, key and signature.
 import { describe, expect, it } from 'vitest';
 import { cipherWeaknesses, gradeTls, isStrongAead, signatureAlgorithmName, type GradeInput } from '../../src/domain/tls-grade.js';
 

@@ -1,3 +1,4 @@
+// TLS inspection and IP geolocation operation handlers: input to adapters to reply, without HTTP.
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,3 +1,4 @@
+// TLS inspection against real local TLS servers: refusal of non-public targets, chains, grades, failures (RFC 5280, RFC 6797).
 import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDnsResolver } from '../../src/adapters/dns-resolver.js';
