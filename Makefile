@@ -44,6 +44,7 @@ dist/docs/index.html: openapi.yaml redocly.yaml $(STAMP)
 
 ## build: generated types, compiled TypeScript, docs page
 build: generate docs
+	@rm -rf dist/src dist/generated  # no compiled module outlives its source
 	$(NPX) tsc -p tsconfig.build.json
 
 ## geoip: the bundled GeoLite2 databases, fetched once into DATA_DIR/geoip
