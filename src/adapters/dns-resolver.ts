@@ -1,7 +1,7 @@
 // Caching stub resolver (RFC 1035 client, RFC 2308 negative caching) over the configured recursive DNS servers.
 import dns from 'node:dns';
 import { parseHostPort } from '../domain/host-port.js';
-import { upstreamUnavailable } from '../http/errors.js';
+import { UpstreamFailure } from './failures.js';
 import { DnsAnswerCache } from './dns-cache.js';
 import { exchange, toDnsAnswer } from './dns-wire.js';
 import type { DnsAnswer, DnsServer, RecordType } from './dns-wire.js';
@@ -13,7 +13,7 @@ export interface DnsResolver {
   /**
    * Records of `type` for `name` (ASCII, A-labels; a trailing dot and upper case are ignored).
    * NXDOMAIN and NODATA are answers (records: []), not errors. Timeout, SERVFAIL/REFUSED or unreachable
-   * servers throw ApiError 502 UPSTREAM_UNAVAILABLE ("DNS lookup failed"). A name that cannot be put
+   * servers throw UpstreamFailure ("DNS lookup failed", answered 502 UPSTREAM_UNAVAILABLE). A name that cannot be put
    * on the wire (label > 63, name > 253, non-ASCII, empty label) throws TypeError.
    */
   query(name: string, type: RecordType): Promise<DnsAnswer>;
@@ -87,7 +87,7 @@ export function createDnsResolver(opts: DnsResolverOptions): DnsResolver {
         opts.logger?.warn({ server: `${server.host}:${server.port}`, type, reason }, 'DNS server failed');
       }
     }
-    throw upstreamUnavailable('DNS lookup failed');
+    throw new UpstreamFailure('dns', 'DNS lookup failed');
   }
 
   return {

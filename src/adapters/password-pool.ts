@@ -2,7 +2,7 @@
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { truncateForAnalysis, type Strength } from '../domain/password.js';
-import { serviceUnavailable } from '../http/errors.js';
+import { Overloaded } from './failures.js';
 import type { ZxcvbnWorkerData } from './zxcvbn-worker.js';
 
 export type { Strength } from '../domain/password.js';
@@ -63,13 +63,13 @@ export function createStrengthEstimator(opts: StrengthEstimatorOptions = {}): St
 
   return {
     async estimate(password: string): Promise<Strength> {
-      if (closed) throw serviceUnavailable('password analysis is shutting down');
+      if (closed) throw new Overloaded('password analysis is shutting down');
       try {
         // Only the analysed prefix is posted to the worker, in memory.
         return await pool.run(truncateForAnalysis(password));
       } catch (err) {
         // Never rethrow the raw error: it carries no password, but keep client text generic anyway.
-        if (isQueueFull(err)) throw serviceUnavailable('password analysis is busy, retry shortly');
+        if (isQueueFull(err)) throw new Overloaded('password analysis is busy, retry shortly');
         throw new Error('password strength worker failed');
       }
     },

@@ -4,12 +4,12 @@ import { join } from 'node:path';
 import type { LookupFunction } from 'node:net';
 import { LRUCache } from 'lru-cache';
 import { Agent } from 'undici';
-import { upstreamUnavailable } from '../http/errors.js';
+import { UpstreamFailure } from './failures.js';
 
 export interface RangeClient {
   /**
    * Suffixes (35 upper-case hex chars) → breach count for one 5-char upper-case hex SHA-1 prefix.
-   * Padding rows (count 0) are dropped. Throws ApiError 502 when the range service fails.
+   * Padding rows (count 0) are dropped. Throws UpstreamFailure (answered 502) when the range service fails.
    * The map may be shared with other callers through the cache: treat it as read-only.
    */
   range(prefix: string): Promise<Map<string, number>>;
@@ -161,7 +161,7 @@ export function createRangeClient(opts: RangeClientOptions): RangeClient {
       return range;
     } catch (err) {
       opts.logger?.warn({ kind: failureKind(err), source: mirrorDir ? 'mirror' : 'network' }, 'range lookup failed');
-      throw upstreamUnavailable(UNAVAILABLE);
+      throw new UpstreamFailure('range', UNAVAILABLE);
     }
   }
 

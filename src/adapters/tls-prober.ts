@@ -1,7 +1,7 @@
 // TLS certificate inspection of a remote host: resolve, refuse non-public targets, handshake, verify, grade (RFC 5280, RFC 6797 HSTS).
 import type { TLSSocket } from 'node:tls';
 import { LRUCache } from 'lru-cache';
-import { ApiError, invalidFormat, notFound } from '../http/errors.js';
+import { InvalidTarget, NoSuchDomain, RefusedTarget } from './failures.js';
 import { classifyIp, type IpClass } from '../domain/ip-ranges.js';
 import { gradeTls, type TlsGrade } from '../domain/tls-grade.js';
 import { parseTlsTarget } from '../domain/tls-target.js';
@@ -21,13 +21,13 @@ export interface TlsProberStats {
 }
 
 export interface TlsProber {
-  /** Inspect a host name or IP literal. Throws ApiError: 400 INVALID_FORMAT, 400 VALIDATION_ERROR (non-public target), or what `resolve` throws other than 404. */
+  /** Inspect a host name or IP literal. Throws InvalidTarget (not a host name or IP), RefusedTarget (non-public target), or what `resolve` throws other than NoSuchDomain. */
   inspect(domain: string): Promise<TlsResult>;
   stats(): TlsProberStats;
 }
 
 export interface TlsProberOptions {
-  /** Addresses of a name (A then AAAA). Rejects with an ApiError of status 404 for NXDOMAIN (reported as a failed inspection); any other rejection propagates. */
+  /** Addresses of a name (A then AAAA). Rejects with NoSuchDomain for NXDOMAIN (reported as a failed inspection); any other rejection propagates. */
   resolve: (name: string) => Promise<string[]>;
   port: number;
   /** Budget for TCP connect plus TLS handshake. */
@@ -75,11 +75,11 @@ export interface AddressQuerier {
   query(name: string, type: 'A' | 'AAAA'): Promise<{ rcode: string; records: Array<{ type: string; value: string }> }>;
 }
 
-/** A `resolve` for createTlsProber over the DNS resolver: A and AAAA addresses; NXDOMAIN → ApiError 404. */
+/** A `resolve` for createTlsProber over the DNS resolver: A and AAAA addresses; NXDOMAIN → NoSuchDomain. */
 export function addressResolver(dns: AddressQuerier): (name: string) => Promise<string[]> {
   return async (name) => {
     const [a, aaaa] = await Promise.all([dns.query(name, 'A'), dns.query(name, 'AAAA')]);
-    if (a.rcode === 'NXDOMAIN' || aaaa.rcode === 'NXDOMAIN') throw notFound(`no such domain: ${name}`);
+    if (a.rcode === 'NXDOMAIN' || aaaa.rcode === 'NXDOMAIN') throw new NoSuchDomain(name);
     return [...a.records, ...aaaa.records].filter((r) => r.type === 'A' || r.type === 'AAAA').map((r) => r.value);
   };
 }
@@ -99,23 +99,22 @@ export function createTlsProber(opts: TlsProberOptions): TlsProber {
       const found = await opts.resolve(target.name);
       return found.length > 0 ? found : `${domain} has no A or AAAA records`;
     } catch (err) {
-      if (err instanceof ApiError && err.status === 404) return `no such domain: ${domain}`;
+      if (err instanceof NoSuchDomain) return `no such domain: ${domain}`;
       throw err;
     }
   }
 
   async function inspectUncached(domain: string): Promise<TlsResult> {
     const target = parseTlsTarget(domain);
-    if (target.kind === 'invalid') throw invalidFormat('domain', target.reason);
+    if (target.kind === 'invalid') throw new InvalidTarget('domain', target.reason);
     const addresses = await addressesOf(target, target.name);
     if (typeof addresses === 'string') return failure(target.name, addresses);
     // Non-IP strings (e.g. CNAME targets a resolver may list) are ignored.
     const ips = addresses.map(classifyIp).filter((c): c is IpClass => c !== null);
     const bad = ips.find((c) => !c.public);
     if (bad && !opts.allowPrivate) {
-      throw new ApiError(400, 'VALIDATION_ERROR', `refusing to inspect ${target.name}: it resolves to a non-public address (${bad.range})`, {
-        details: [{ field: 'domain', message: `resolves to a non-public address (${bad.range})` }],
-      });
+      const reason = `resolves to a non-public address (${bad.range})`;
+      throw new RefusedTarget('domain', reason, `refusing to inspect ${target.name}: it ${reason}`);
     }
     if (ips.length === 0) return failure(target.name, `${target.name} has no A or AAAA records`);
     const address = ips[0].address;
@@ -189,7 +188,7 @@ export function createTlsProber(opts: TlsProberOptions): TlsProber {
   return {
     async inspect(domain: string): Promise<TlsResult> {
       const target = parseTlsTarget(domain);
-      if (target.kind === 'invalid') throw invalidFormat('domain', target.reason);
+      if (target.kind === 'invalid') throw new InvalidTarget('domain', target.reason);
       const key = target.name;
       const cached = cache.get(key);
       if (cached) {

@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context } from 'koa';
 import type { KeyDirectory } from './auth.js';
 import { readJsonBody } from './body.js';
-import { ApiError, errorReply, type ErrorPhase } from './errors.js';
+import { ApiError, asApiError, errorReply, type ErrorPhase } from './errors.js';
 import type { Limiter } from './limits.js';
 import { accessLogger, type Logger } from './logging.js';
 import type { Metrics } from './metrics.js';
@@ -117,7 +117,7 @@ export function createDispatch(deps: DispatchDeps, contextFor: ContextFor) {
       }
     } catch (err) {
       outcome = errorReply(err, path, requestId);
-      if (!(err instanceof ApiError)) {
+      if (asApiError(err) === null) {
         logger.error({ requestId, operationId, phase, err: describe(err) }, 'unexpected error');
       }
     }

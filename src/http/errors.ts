@@ -1,4 +1,5 @@
 // Error model (INTERFACE.md section 7): the one place an error becomes an HTTP status, code and ErrorInfo body.
+import { InvalidTarget, NoSuchDomain, Overloaded, RefusedTarget, UpstreamFailure } from '../adapters/failures.js';
 import { maskCardNumbers } from '../domain/card.js';
 
 export type ErrorCode =
@@ -87,9 +88,23 @@ export const serviceUnavailable = (message: string, retryAfterSeconds = 1): ApiE
     headers: { 'Retry-After': String(retryAfterSeconds) },
   });
 
-/** Build the ErrorInfo body for an ApiError; anything else becomes a bare INTERNAL_ERROR. */
+/**
+ * The ApiError an error answers as: itself, the mapping of an adapter's failure, or null for a fault
+ * (anything else), which answers 500 INTERNAL_ERROR and is logged.
+ */
+export function asApiError(err: unknown): ApiError | null {
+  if (err instanceof ApiError) return err;
+  if (err instanceof UpstreamFailure) return upstreamUnavailable(err.message);
+  if (err instanceof Overloaded) return serviceUnavailable(err.message, err.retryAfterSeconds);
+  if (err instanceof NoSuchDomain) return notFound(err.message);
+  if (err instanceof InvalidTarget) return invalidFormat(err.field, err.reason);
+  if (err instanceof RefusedTarget) return new ApiError(400, 'VALIDATION_ERROR', err.message, { details: [{ field: err.field, message: err.reason }] });
+  return null;
+}
+
+/** Build the ErrorInfo body for an ApiError or an adapter failure; anything else becomes a bare INTERNAL_ERROR. */
 export function toErrorInfo(err: unknown, path: string, requestId: string | null): ErrorInfo {
-  const e = err instanceof ApiError ? err : new ApiError(500, 'INTERNAL_ERROR', 'internal server error');
+  const e = asApiError(err) ?? new ApiError(500, 'INTERNAL_ERROR', 'internal server error');
   const body: ErrorInfo = {
     requestId,
     path: maskCardNumbers(path),
@@ -108,7 +123,7 @@ export function toErrorInfo(err: unknown, path: string, requestId: string | null
  * when it says when to retry). The missing-key 401 arises before a correlation id is handed out (INTERFACE.md section 7).
  */
 export function errorReply(err: unknown, path: string, requestId: string): { status: number; body: ErrorInfo; headers: Record<string, string> } {
-  const apiError = err instanceof ApiError ? err : null;
+  const apiError = asApiError(err);
   const status = apiError?.status ?? 500;
   const body = toErrorInfo(err, path, status === 401 ? null : requestId);
   const headers: Record<string, string> = { ...(apiError?.headers ?? {}) };

@@ -8,7 +8,8 @@ import {
   systemDnsServers,
 } from '../../src/adapters/dns-resolver.js';
 import type { DnsRecord, DnsResolver, RecordType } from '../../src/adapters/dns-resolver.js';
-import { ApiError } from '../../src/http/errors.js';
+import { UpstreamFailure } from '../../src/adapters/failures.js';
+import { asApiError } from '../../src/http/errors.js';
 import { startDnsServer } from '../support/dns-server.js';
 import type { DnsServerMode, TestDnsServer, Zone } from '../support/dns-server.js';
 
@@ -153,8 +154,8 @@ describe('upstream failures', () => {
       () => null,
       (e: unknown) => e,
     );
-    expect(err).toBeInstanceOf(ApiError);
-    expect(err).toMatchObject({ status: 502, code: 'UPSTREAM_UNAVAILABLE', message: 'DNS lookup failed' });
+    expect(err).toBeInstanceOf(UpstreamFailure);
+    expect(asApiError(err)).toMatchObject({ status: 502, code: 'UPSTREAM_UNAVAILABLE', message: 'DNS lookup failed' });
   };
 
   it.each<DnsServerMode>(['silent', 'servfail', 'refused', 'wrong-id', 'wrong-question'])(

@@ -17,7 +17,8 @@ import {
   truncateForAnalysis,
   type Strength,
 } from '../../src/domain/password.js';
-import { ApiError } from '../../src/http/errors.js';
+import { Overloaded } from '../../src/adapters/failures.js';
+import { asApiError, type ApiError } from '../../src/http/errors.js';
 import type { ApiRequest } from '../../src/http/types.js';
 import { createPasswordOperations } from '../../src/operations/password.js';
 
@@ -178,8 +179,9 @@ async function apiError(p: Promise<unknown>): Promise<ApiError> {
     () => undefined,
     (e: unknown) => e,
   );
-  expect(err).toBeInstanceOf(ApiError);
-  return err as ApiError;
+  const api = asApiError(err);
+  expect(api).not.toBeNull();
+  return api as ApiError;
 }
 
 describe('checkPasswordStrength', () => {
@@ -290,7 +292,10 @@ describe('off the event loop', () => {
       const results = await Promise.allSettled(Array.from({ length: 6 }, (_, i) => small.estimate(`queued-${i}`)));
       const rejected = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
       expect(rejected.length).toBeGreaterThan(0);
-      for (const r of rejected) expect(r.reason).toMatchObject({ status: 503, code: 'SERVICE_UNAVAILABLE' });
+      for (const r of rejected) {
+        expect(r.reason).toBeInstanceOf(Overloaded);
+        expect(asApiError(r.reason)).toMatchObject({ status: 503, code: 'SERVICE_UNAVAILABLE' });
+      }
     } finally {
       await small.close();
     }
@@ -299,7 +304,9 @@ describe('off the event loop', () => {
   it('refuses work after close()', async () => {
     const short = createStrengthEstimator({ threads: 1 });
     await short.close();
-    await expect(short.estimate('after-close')).rejects.toMatchObject({ status: 503 });
+    const err = await short.estimate('after-close').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Overloaded);
+    expect(asApiError(err)).toMatchObject({ status: 503 });
   });
 });
 

@@ -10,7 +10,8 @@ import { createRangeClient, parseRange } from '../../src/adapters/range-client.j
 import { resolverLookup } from '../../src/adapters/dns-lookup.js';
 import { createDnsResolver } from '../../src/adapters/dns-resolver.js';
 import { startDnsServer } from '../support/dns-server.js';
-import { ApiError } from '../../src/http/errors.js';
+import { UpstreamFailure } from '../../src/adapters/failures.js';
+import { asApiError, type ApiError } from '../../src/http/errors.js';
 
 interface Recorded {
   method: string;
@@ -73,8 +74,8 @@ async function rejection(p: Promise<unknown>): Promise<ApiError> {
     () => undefined,
     (e: unknown) => e,
   );
-  expect(err).toBeInstanceOf(ApiError);
-  return err as ApiError;
+  expect(err).toBeInstanceOf(UpstreamFailure);
+  return asApiError(err) as ApiError;
 }
 
 let server: RangeServer;

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDnsResolver } from '../../src/adapters/dns-resolver.js';
 import { openGeoIp, type GeoIp } from '../../src/adapters/geoip-reader.js';
 import { addressResolver, createTlsProber } from '../../src/adapters/tls-prober.js';
-import { ApiError } from '../../src/http/errors.js';
+import { asApiError, type ApiError } from '../../src/http/errors.js';
 import type { ApiRequest } from '../../src/http/types.js';
 import { createTlsIpOperations, type TlsIpOperations } from '../../src/operations/tls-ip.js';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
@@ -17,12 +17,13 @@ function request(over: Partial<ApiRequest> = {}): ApiRequest {
   return { params: {}, query: {}, body: undefined, headers: {}, ip: '127.0.0.1', requestId: 'req-1', path: '/api/v1/ip', ...over };
 }
 
-/** The ApiError a handler throws (fails the test when it returns instead). */
+/** The ApiError a handler's throw answers as (fails the test when it returns instead, or faults). */
 async function failure(run: () => unknown): Promise<ApiError> {
   try {
     await run();
   } catch (e) {
-    if (e instanceof ApiError) return e;
+    const api = asApiError(e);
+    if (api) return api;
     throw e;
   }
   throw new Error('expected an ApiError');

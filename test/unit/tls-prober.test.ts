@@ -3,7 +3,8 @@ import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDnsResolver } from '../../src/adapters/dns-resolver.js';
 import { addressResolver, createTlsProber, type TlsProberOptions, type TlsResult } from '../../src/adapters/tls-prober.js';
-import { ApiError } from '../../src/http/errors.js';
+import { InvalidTarget, RefusedTarget, UpstreamFailure } from '../../src/adapters/failures.js';
+import { asApiError } from '../../src/http/errors.js';
 import { startDnsServer, type TestDnsServer, type Zone } from '../support/dns-server.js';
 import {
   DAY,
@@ -273,7 +274,9 @@ describe('TLS inspection: connection failures are F results', () => {
         timeoutMs: 500,
         allowPrivate: true,
       });
-      await expect(prober.inspect('good.test')).rejects.toMatchObject({ status: 502, code: 'UPSTREAM_UNAVAILABLE' });
+      const err = await prober.inspect('good.test').catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(UpstreamFailure);
+      expect(asApiError(err)).toMatchObject({ status: 502, code: 'UPSTREAM_UNAVAILABLE' });
     } finally {
       await broken.close();
     }
@@ -289,9 +292,9 @@ describe('TLS inspection: non-public targets are refused without connecting', ()
       const srv = await startTlsServer(serve(leaf));
       try {
         const err = await proberFor(srv.port, { allowPrivate: false }).inspect(domain).catch((e: unknown) => e);
-        expect(err).toBeInstanceOf(ApiError);
-        expect(err).toMatchObject({ status: 400, code: 'VALIDATION_ERROR' });
-        expect((err as ApiError).message).toMatch(/non-public address/);
+        expect(err).toBeInstanceOf(RefusedTarget);
+        expect(asApiError(err)).toMatchObject({ status: 400, code: 'VALIDATION_ERROR', details: [{ field: 'domain' }] });
+        expect((err as RefusedTarget).message).toMatch(/non-public address/);
         expect(srv.connections()).toBe(0);
       } finally {
         await srv.close();
@@ -312,7 +315,9 @@ describe('TLS inspection: non-public targets are refused without connecting', ()
 
   it.each(['not a domain', 'http://x.test/', 'single', 'a..test'])('%j → 400 INVALID_FORMAT before any DNS query', async (domain) => {
     const before = dns.queries.length;
-    await expect(proberFor(1).inspect(domain)).rejects.toMatchObject({ status: 400, code: 'INVALID_FORMAT' });
+    const err = await proberFor(1).inspect(domain).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(InvalidTarget);
+    expect(asApiError(err)).toMatchObject({ status: 400, code: 'INVALID_FORMAT', details: [{ field: 'domain' }] });
     expect(dns.queries.length).toBe(before);
   });
 });
