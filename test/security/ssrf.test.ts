@@ -4,7 +4,8 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTlsProber } from '../../src/adapters/tls-prober.js';
-import { ApiError } from '../../src/http/errors.js';
+import { RefusedTarget } from '../../src/adapters/failures.js';
+import { asApiError } from '../../src/http/errors.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { startFaultyRange, type FaultyRange } from '../faults/fault-upstreams.js';
 import { startUpstreams, type Upstreams } from '../faults/fixtures.js';
@@ -83,9 +84,8 @@ describe('TLS inspector: every spelling of a non-public address is refused befor
             () => null,
             (e: unknown) => e,
           );
-          expect(err, target).toBeInstanceOf(ApiError);
-          expect((err as ApiError).status, target).toBe(400);
-          expect((err as ApiError).code, target).toBe('VALIDATION_ERROR');
+          expect(err, target).toBeInstanceOf(RefusedTarget);
+          expect(asApiError(err), target).toMatchObject({ status: 400, code: 'VALIDATION_ERROR' });
         }
       }),
       { seed: SEED, numRuns: 200 },
@@ -97,7 +97,8 @@ describe('TLS inspector: every spelling of a non-public address is refused befor
     await fc.assert(
       fc.asyncProperty(privateV6, async (target) => {
         const err = await prober.inspect(target).catch((e: unknown) => e);
-        expect(err, target).toMatchObject({ status: 400, code: 'VALIDATION_ERROR' });
+        expect(err, target).toBeInstanceOf(RefusedTarget);
+        expect(asApiError(err), target).toMatchObject({ status: 400, code: 'VALIDATION_ERROR' });
       }),
       { seed: SEED, numRuns: 150 },
     );
@@ -106,7 +107,7 @@ describe('TLS inspector: every spelling of a non-public address is refused befor
 
   it.each(['[fe80::1%25eth0]', '[fe80::1%eth0]', 'localhost', 'localhost.', '１２７.0.0.1', '127。0。0。1'])('%s is refused as malformed (400)', async (target) => {
     const err = await prober.inspect(target).catch((e: unknown) => e);
-    expect(err).toMatchObject({ status: 400, code: 'INVALID_FORMAT' });
+    expect(asApiError(err)).toMatchObject({ status: 400, code: 'INVALID_FORMAT' });
   });
 });
 
