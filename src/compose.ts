@@ -20,6 +20,7 @@ import { createMetrics } from './http/metrics.js';
 import { compileApi } from './http/request-validation.js';
 import { loadSpec, projectPath } from './http/spec.js';
 import type { HandlerMap } from './http/types.js';
+import { resolveBic } from './adapters/bank-directory.js';
 import { loadBinTable } from './adapters/bin-table.js';
 import { createDnsResolver, systemDnsServers } from './adapters/dns-resolver.js';
 import { loadEmailLists } from './adapters/email-lists.js';
@@ -152,7 +153,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
 
   const handlers: HandlerMap = {
     ...createBicOperations(),
-    ...(createIbanCardOperations({ bin }) as HandlerMap),
+    ...(createIbanCardOperations({ bin, bicOf: resolveBic }) as HandlerMap),
     ...createDnsEmailOperations({ resolver, email }),
     ...createTlsIpOperations({ tls, geo: () => geo, trustProxy: config.trustProxy }),
     ...createUsageOperations({ limiter }),

@@ -1,9 +1,11 @@
 // IBAN structure and checksum (ISO 13616, ISO 7064 MOD 97-10) with bank fields and an offline BIC.
-import { resolveBic } from './bank-bic.js';
 import { validateBic } from './bic.js';
 import { ibanStructureAndChecksumValid } from './iban-check.js';
 import { splitBban } from './iban-bban.js';
 import type { components } from '../../generated/api.js';
+
+/** The BIC of a bank from its country and national bank code (adapters/bank-directory.ts); null when unknown. */
+export type BicLookup = (countryCode: string, bankCode: string) => string | null;
 
 /** The contract's IbanResult (openapi.yaml is the source of truth). */
 export type IbanResult = components['schemas']['IbanResult'];
@@ -21,10 +23,10 @@ export function normaliseIban(input: string): string {
 /**
  * Validate an IBAN. Returns null when the input is not a plausible attempt (empty, longer than 64 characters,
  * or characters other than letters, digits, spaces and dashes); otherwise the verdict with every field that can
- * be extracted. The BIC is resolved from the bank code even when the IBAN fails, as long as a bank code is there.
- * `at` picks the date-dependent bank data (default: now).
+ * be extracted. The BIC is resolved through `bicOf` from the bank code even when the IBAN fails, as long as a bank
+ * code is there.
  */
-export function validateIban(input: string, at?: Date): IbanResult | null {
+export function validateIban(input: string, bicOf: BicLookup): IbanResult | null {
   if (typeof input !== 'string' || input.length > MAX_INPUT) return null;
   const trimmed = input.trim();
   if (trimmed === '' || !PLAUSIBLE.test(trimmed)) return null;
@@ -40,7 +42,7 @@ export function validateIban(input: string, at?: Date): IbanResult | null {
     : { bankCode: '', branchCode: null, accountNumber: '' };
 
   const valid = checkDigit !== '' && !NEVER_ISSUED.has(checkDigit) && ibanStructureAndChecksumValid(iban);
-  const bic = countryCode ? resolveBic(countryCode, fields.bankCode, at) : null;
+  const bic = countryCode && fields.bankCode !== '' ? bicOf(countryCode, fields.bankCode) : null;
   const bicValid = bic !== null && validateBic(bic)?.valid === true;
 
   return {

@@ -3,10 +3,12 @@ import { invalidFormat, missingParameter } from '../http/errors.js';
 import type { ApiRequest, Reply } from '../http/types.js';
 import type { BinTable } from '../adapters/bin-table.js';
 import { validateCard as validateCardNumber, type CardResult } from '../domain/card.js';
-import { validateIban as validateIbanValue, type IbanResult } from '../domain/iban.js';
+import { validateIban as validateIbanValue, type BicLookup, type IbanResult } from '../domain/iban.js';
 
 export interface IbanCardDeps {
   bin: BinTable;
+  /** Bank code to BIC (adapters/bank-directory.ts resolveBic). */
+  bicOf: BicLookup;
 }
 
 export type ValidateIbanRequest = ApiRequest<{ iban?: unknown }>;
@@ -17,12 +19,12 @@ const IBAN_RULE = 'must be 1-64 letters, digits, spaces or dashes';
 const CARD_RULE = 'must be a string of at most 64 characters containing digits';
 
 export function createIbanCardOperations(deps: IbanCardDeps) {
-  const { bin } = deps;
+  const { bin, bicOf } = deps;
   return {
     validateIban(req: ValidateIbanRequest): Reply<200, IbanResult> {
       const value = req.params?.iban;
       if (value === undefined || value === null) throw missingParameter('iban');
-      const result = typeof value === 'string' ? validateIbanValue(value) : null;
+      const result = typeof value === 'string' ? validateIbanValue(value, bicOf) : null;
       if (!result) throw invalidFormat('iban', IBAN_RULE);
       return { status: 200, body: result };
     },

@@ -10,6 +10,7 @@ import { dmarcTags, firstMailto, parseDmarc } from '../../src/domain/dmarc.js';
 import { loadEmailLists } from '../../src/adapters/email-lists.js';
 import { createEmailClassifier, parseEmailAddress, toAsciiDomain } from '../../src/domain/email.js';
 import { normaliseIban, validateIban } from '../../src/domain/iban.js';
+import { resolveBic } from '../../src/adapters/bank-directory.js';
 import { classifyIp, parseIp, parseLegacyIpv4 } from '../../src/domain/ip-ranges.js';
 import { sha1Parts, truncateForAnalysis } from '../../src/domain/password.js';
 import { parseSpf, spfTerms } from '../../src/domain/spf.js';
@@ -79,7 +80,7 @@ describe('IBAN (ISO 13616, MOD 97-10)', () => {
     const check = schema('IbanResult');
     fc.assert(
       fc.property(fc.oneof(anyText, ibanish), (s) => {
-        const r = validateIban(s);
+        const r = validateIban(s, resolveBic);
         if (r !== null) expect(check(r)).toBeNull();
         normaliseIban(s);
       }),

