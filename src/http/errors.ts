@@ -104,7 +104,12 @@ export function asApiError(err: unknown): ApiError | null {
 
 /** Build the ErrorInfo body for an ApiError or an adapter failure; anything else becomes a bare INTERNAL_ERROR. */
 export function toErrorInfo(err: unknown, path: string, requestId: string | null): ErrorInfo {
-  const e = asApiError(err) ?? new ApiError(500, 'INTERNAL_ERROR', 'internal server error');
+  return errorInfo(asApiError(err) ?? internalError(), path, requestId);
+}
+
+const internalError = (): ApiError => new ApiError(500, 'INTERNAL_ERROR', 'internal server error');
+
+function errorInfo(e: ApiError, path: string, requestId: string | null): ErrorInfo {
   const body: ErrorInfo = {
     requestId,
     path: maskCardNumbers(path),
@@ -123,10 +128,9 @@ export function toErrorInfo(err: unknown, path: string, requestId: string | null
  * when it says when to retry). The missing-key 401 arises before a correlation id is handed out (INTERFACE.md section 7).
  */
 export function errorReply(err: unknown, path: string, requestId: string): { status: number; body: ErrorInfo; headers: Record<string, string> } {
-  const apiError = asApiError(err);
-  const status = apiError?.status ?? 500;
-  const body = toErrorInfo(err, path, status === 401 ? null : requestId);
-  const headers: Record<string, string> = { ...(apiError?.headers ?? {}) };
-  if (apiError?.retryAfter !== undefined) headers['Retry-After'] = String(apiError.retryAfter);
-  return { status, body, headers };
+  const e = asApiError(err) ?? internalError();
+  const body = errorInfo(e, path, e.status === 401 ? null : requestId);
+  const headers: Record<string, string> = { ...e.headers };
+  if (e.retryAfter !== undefined) headers['Retry-After'] = String(e.retryAfter);
+  return { status: e.status, body, headers };
 }
