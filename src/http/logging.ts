@@ -26,12 +26,16 @@ const MAX_DEPTH = 8;
 export function censorSecrets(value: unknown, depth = 0, seen = new WeakSet<object>()): unknown {
   if (value === null || typeof value !== 'object' || value instanceof Error) return value;
   if (depth >= MAX_DEPTH || seen.has(value)) return '[cut]';
-  seen.add(value);
-  if (Array.isArray(value)) return value.map((v) => censorSecrets(v, depth + 1, seen));
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) {
-    out[k] = SECRET_NAMES.has(k.toLowerCase().replace(/[-_]/g, '')) ? '[redacted]' : censorSecrets(v, depth + 1, seen);
+  seen.add(value); // the objects on the path from the root: a cycle, not an object met twice, is cut
+  let out: unknown[] | Record<string, unknown>;
+  if (Array.isArray(value)) out = value.map((v) => censorSecrets(v, depth + 1, seen));
+  else {
+    out = {};
+    for (const [k, v] of Object.entries(value)) {
+      out[k] = SECRET_NAMES.has(k.toLowerCase().replace(/[-_]/g, '')) ? '[redacted]' : censorSecrets(v, depth + 1, seen);
+    }
   }
+  seen.delete(value);
   return out;
 }
 

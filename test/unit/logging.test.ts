@@ -36,6 +36,14 @@ describe('logger redaction', () => {
   });
 });
 
+it('keeps an object met twice (not a cycle) in both places', () => {
+  const { logger, lines } = capture();
+  const where = { source: 'mirror' };
+  logger.warn({ first: where, second: where }, 'twice');
+  logger.flush();
+  expect(JSON.parse(lines.join(''))).toMatchObject({ first: { source: 'mirror' }, second: { source: 'mirror' } });
+});
+
 it('keeps other fields and survives a cycle', () => {
   const { logger, lines } = capture();
   const loop: Record<string, unknown> = { kind: 'timeout', source: 'mirror' };
