@@ -13,6 +13,7 @@
 // 8-character BICs from the tables are expanded with branch XXX, as the BIC endpoint does.
 import { createRequire } from 'node:module';
 import { bankDataByBLZ } from 'bankdata-germany';
+import { BBAN_ALIASES } from '../domain/iban-bban.js';
 
 type BankTable = Readonly<Record<string, string>>;
 
@@ -31,10 +32,10 @@ const TABLES: ReadonlyMap<string, ReadonlyMap<string, string>> = new Map(
 );
 
 /**
- * Monaco and the French overseas territories share the Banque de France bank codes (the RIB) with FR, and the
- * FR table lists their banks (e.g. 12739 CFMOMCMXXXX in Monaco): their IBANs resolve through it.
+ * Monaco and the French overseas territories (those whose BBAN is France's) share the Banque de France bank codes
+ * (the RIB) with FR, and the FR table lists their banks (e.g. 12739 CFMOMCMXXXX in Monaco): their IBANs resolve through it.
  */
-const FR_BANK_CODES = ['MC', 'BL', 'GF', 'GP', 'MF', 'MQ', 'NC', 'PF', 'PM', 'RE', 'TF', 'WF', 'YT'] as const;
+const FR_BANK_CODES = ['MC', ...Object.keys(BBAN_ALIASES).filter((c) => BBAN_ALIASES[c] === 'FR')];
 const TABLE_OF: Readonly<Record<string, string>> = Object.fromEntries(FR_BANK_CODES.map((c) => [c, 'FR']));
 
 /** Countries for which a BIC can be resolved. */

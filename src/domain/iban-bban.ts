@@ -123,7 +123,7 @@ const LAYOUTS: Readonly<Record<string, string>> = {
 };
 
 /** Territories that use another country's BBAN format under their own country code (registry "includes"). */
-const ALIASES: Readonly<Record<string, string>> = {
+export const BBAN_ALIASES: Readonly<Record<string, string>> = {
   AX: 'FI',
   BL: 'FR',
   GF: 'FR',
@@ -181,7 +181,7 @@ const PARSED: ReadonlyMap<string, BbanLayout> = new Map(
 
 /** The BBAN layout for a country code (territories resolve to their parent's), or null when unknown. */
 export function bbanLayout(countryCode: string): BbanLayout | null {
-  return PARSED.get(ALIASES[countryCode] ?? countryCode) ?? null;
+  return PARSED.get(BBAN_ALIASES[countryCode] ?? countryCode) ?? null;
 }
 
 /**
