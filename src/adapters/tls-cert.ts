@@ -125,6 +125,8 @@ export function readCertificate(cert: X509Certificate): CertificateFields {
 export interface TrustStore {
   /** Number of trust anchors. */
   size: number;
+  /** The anchors as PEM, for the TLS client context (the same anchors OpenSSL then validates against). */
+  pems: string[];
   isAnchor(cert: X509Certificate): boolean;
   findIssuer(cert: X509Certificate): X509Certificate | undefined;
 }
@@ -168,6 +170,7 @@ export function createTrustStore(extraCaPem?: string): TrustStore {
   }
   return {
     size: anchors.length,
+    pems: anchors.map((a) => a.toString()),
     isAnchor: (cert) => fingerprints.has(cert.fingerprint256),
     findIssuer: (cert) => (bySubject.get(cert.issuer) ?? []).find((a) => issuedBy(cert, a)),
   };
@@ -233,6 +236,47 @@ export function verifyChain(presented: X509Certificate[], store: TrustStore, now
     if (now < from || now > to) return fail(`issuer certificate ${commonName(ca)} is outside its validity period`);
   }
   return { trusted: true, chain, selfSigned: false, problem: null };
+}
+
+/**
+ * OpenSSL's verify results (Node's `authorizationError` codes) that verifyChain or the caller already judge,
+ * with messages of their own: dates (judged at the inspection's clock), trust anchoring, signatures and the host
+ * name (Node's own identity check reports ERR_TLS_CERT_ALTNAME_INVALID in the same place).
+ */
+const JUDGED_HERE = new Set([
+  'CERT_NOT_YET_VALID',
+  'CERT_HAS_EXPIRED',
+  'ERROR_IN_CERT_NOT_BEFORE_FIELD',
+  'ERROR_IN_CERT_NOT_AFTER_FIELD',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'CERT_UNTRUSTED',
+  'CERT_SIGNATURE_FAILURE',
+  'UNABLE_TO_DECRYPT_CERT_SIGNATURE',
+  'UNABLE_TO_DECODE_ISSUER_PUBLIC_KEY',
+  'HOSTNAME_MISMATCH',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+/** Fixed phrases for the rest (nothing of OpenSSL's text is passed on). */
+const PATH_PROBLEMS: Record<string, string> = {
+  INVALID_PURPOSE: 'the certificate is not issued for TLS server authentication (extended key usage)',
+  PATH_LENGTH_EXCEEDED: "the chain is longer than an issuer's path length constraint allows",
+  INVALID_CA: 'an issuer in the chain may not issue certificates',
+  CERT_REJECTED: 'a certificate in the chain is rejected for TLS server authentication',
+  CERT_CHAIN_TOO_LONG: 'the chain is too long',
+};
+
+/**
+ * What RFC 5280 path validation beyond verifyChain's checks found, from OpenSSL's verdict on the same chain and
+ * anchors: key purpose, path length and name constraints, issuer key usage, critical extensions. Null when none.
+ */
+export function pathValidationProblem(authorizationError: string | null | undefined): string | null {
+  if (!authorizationError || JUDGED_HERE.has(authorizationError)) return null;
+  return PATH_PROBLEMS[authorizationError] ?? 'the chain fails path validation (RFC 5280: an issuer\'s key usage, name constraints or a critical extension)';
 }
 
 /** Whether the leaf covers the host name (SAN DNS names, CN only without them) or the IP address. */

@@ -1,9 +1,18 @@
 // TLS client side of an inspection: handshake with a time budget, the presented chain, and an HSTS probe (RFC 6797).
 import { X509Certificate } from 'node:crypto';
-import { connect, type DetailedPeerCertificate, type TLSSocket } from 'node:tls';
+import { connect, createSecureContext, type DetailedPeerCertificate, type SecureContext, type TLSSocket } from 'node:tls';
 
 /** Cipher list offered: everything OpenSSL 3 still builds, at security level 0, so weak servers get graded. */
 export const OFFERED_CIPHERS = 'DEFAULT:@SECLEVEL=0';
+
+/**
+ * The client context of every inspection, made once: TLS 1.0-1.3, OFFERED_CIPHERS, and `caPems` as the only
+ * trust anchors, so that OpenSSL's own RFC 5280 path validation (key purpose, name and path length constraints)
+ * reports on the same anchors as ours (`socket.authorizationError`; the handshake never rejects).
+ */
+export function inspectionContext(caPems: string[]): SecureContext {
+  return createSecureContext({ ca: caPems, ciphers: OFFERED_CIPHERS, minVersion: 'TLSv1' });
+}
 
 /** The presented certificates, leaf first, as Node reports them (issuer links until a self-reference). */
 export function presentedChain(socket: TLSSocket): X509Certificate[] {
@@ -72,11 +81,11 @@ export function probeHsts(socket: TLSSocket, host: string, timeoutMs: number): P
 }
 
 /**
- * Connect to one address and complete a TLS handshake without verification (judged afterwards), offering
- * TLS 1.0-1.3 and OpenSSL's DEFAULT ciphers at security level 0 so that weak servers get graded.
+ * Connect to one address and complete a TLS handshake without rejecting any certificate (judged afterwards),
+ * with the inspection context's protocols and ciphers so that weak servers get graded.
  * Rejects with a client-presentable message when connect plus handshake fail or exceed timeoutMs.
  */
-export function tlsHandshake(o: { address: string; port: number; servername?: string; timeoutMs: number }): Promise<TLSSocket> {
+export function tlsHandshake(o: { address: string; port: number; servername?: string; timeoutMs: number; secureContext: SecureContext }): Promise<TLSSocket> {
   const { address, servername } = o;
   return new Promise((resolve, reject) => {
     const where = `${address.includes(':') ? `[${address}]` : address}:${o.port}`;
@@ -85,8 +94,7 @@ export function tlsHandshake(o: { address: string; port: number; servername?: st
       port: o.port,
       servername,
       rejectUnauthorized: false,
-      minVersion: 'TLSv1',
-      ciphers: OFFERED_CIPHERS,
+      secureContext: o.secureContext,
     });
     const timer = setTimeout(() => {
       socket.destroy();

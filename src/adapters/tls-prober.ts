@@ -5,8 +5,8 @@ import { InvalidTarget, NoSuchDomain, RefusedTarget } from './failures.js';
 import { classifyIp, type IpClass } from '../domain/ip-ranges.js';
 import { gradeTls, type TlsGrade } from '../domain/tls-grade.js';
 import { parseTlsTarget } from '../domain/tls-target.js';
-import { createTrustStore, matchesHost, readCertificate, verifyChain } from './tls-cert.js';
-import { presentedChain, probeHsts, tlsHandshake } from './tls-connect.js';
+import { createTrustStore, matchesHost, pathValidationProblem, readCertificate, verifyChain } from './tls-cert.js';
+import { inspectionContext, presentedChain, probeHsts, tlsHandshake } from './tls-connect.js';
 import type { components } from '../../generated/api.js';
 
 /** The contract's TlsResult (openapi.yaml is the source of truth). */
@@ -84,9 +84,16 @@ export function addressResolver(dns: AddressQuerier): (name: string) => Promise<
   };
 }
 
+/** OpenSSL's verify result as Node reports it: typed as an Error, a code string at run time. */
+function verifyCode(socket: TLSSocket): string | null {
+  const e = socket.authorizationError as unknown;
+  return typeof e === 'string' ? e : ((e as { code?: string } | undefined)?.code ?? null);
+}
+
 export function createTlsProber(opts: TlsProberOptions): TlsProber {
   const now = opts.now ?? (() => new Date());
   const store = createTrustStore(opts.extraCaPem);
+  const secureContext = inspectionContext(store.pems);
   const cache = new LRUCache<string, TlsResult>({ max: opts.cacheEntries ?? 1000, ttl: opts.cacheTtlMs ?? 300_000 });
   const inflight = new Map<string, Promise<TlsResult>>();
   const hstsTimeoutMs = opts.hstsTimeoutMs ?? Math.min(2000, opts.timeoutMs);
@@ -122,7 +129,7 @@ export function createTlsProber(opts: TlsProberOptions): TlsProber {
     let socket: TLSSocket;
     try {
       counters.connections++;
-      socket = await tlsHandshake({ address, port: opts.port, servername: target.kind === 'hostname' ? target.name : undefined, timeoutMs: opts.timeoutMs });
+      socket = await tlsHandshake({ address, port: opts.port, servername: target.kind === 'hostname' ? target.name : undefined, timeoutMs: opts.timeoutMs, secureContext });
     } catch (err) {
       return failure(target.name, (err as Error).message);
     }
@@ -141,6 +148,10 @@ export function createTlsProber(opts: TlsProberOptions): TlsProber {
       if (at > fields.notAfter) problems.push(`certificate expired on ${fields.validTo}`);
       if (verdict.selfSigned) problems.push('certificate is self-signed');
       else if (!verdict.trusted) problems.push(`certificate chain is not trusted: ${verdict.problem}`);
+      else {
+        const pathProblem = pathValidationProblem(socket.authorized ? null : verifyCode(socket));
+        if (pathProblem) problems.push(`certificate chain is not trusted: ${pathProblem}`);
+      }
       if (!hostOk) problems.push(`certificate does not match host name ${target.name}`);
       const valid = problems.length === 0;
       const daysUntilExpiry = Math.floor((fields.notAfter.getTime() - at.getTime()) / DAY_MS);

@@ -14,10 +14,13 @@ import {
   Extension,
   Extensions,
   GeneralName,
+  GeneralSubtree,
+  GeneralSubtrees,
   KeyIdentifier,
   KeyUsage,
   KeyUsageFlags,
   Name,
+  NameConstraints,
   RelativeDistinguishedName,
   SubjectAlternativeName,
   SubjectKeyIdentifier,
@@ -29,6 +32,7 @@ import {
   id_ce_basicConstraints,
   id_ce_extKeyUsage,
   id_ce_keyUsage,
+  id_ce_nameConstraints,
   id_ce_subjectAltName,
   id_ce_subjectKeyIdentifier,
   id_kp_serverAuth,
@@ -113,6 +117,14 @@ export interface IssueOptions {
   issuer?: Issued;
   /** A key pair of its own instead of the shared one of its type. */
   freshKey?: boolean;
+  /** Extended key usage OIDs of a leaf (default: serverAuth only; [] leaves the extension out). */
+  extKeyUsage?: string[];
+  /** A CA's basicConstraints pathLenConstraint. */
+  pathLen?: number;
+  /** A CA's name constraints: the only DNS subtrees it may issue for. */
+  permittedDns?: string[];
+  /** Key usage flags instead of the defaults (CA: keyCertSign and cRLSign; leaf: digitalSignature and keyEncipherment). */
+  keyUsage?: number;
 }
 
 /** Build and sign one certificate. */
@@ -128,16 +140,23 @@ export function issue(o: IssueOptions): Issued {
   const serial = randomBytes(16);
   serial[0] = (serial[0] & 0x7f) | 0x10;
   const extensions = [
-    ext(id_ce_basicConstraints, true, new BasicConstraints({ cA: o.ca ?? false })),
+    ext(id_ce_basicConstraints, true, new BasicConstraints({ cA: o.ca ?? false, pathLenConstraint: o.pathLen })),
     ext(
       id_ce_keyUsage,
       true,
-      new KeyUsage(o.ca ? KeyUsageFlags.keyCertSign | KeyUsageFlags.cRLSign : KeyUsageFlags.digitalSignature | KeyUsageFlags.keyEncipherment),
+      new KeyUsage(
+        o.keyUsage ?? (o.ca ? KeyUsageFlags.keyCertSign | KeyUsageFlags.cRLSign : KeyUsageFlags.digitalSignature | KeyUsageFlags.keyEncipherment),
+      ),
     ),
     ext(id_ce_subjectKeyIdentifier, false, new SubjectKeyIdentifier(skid)),
     ext(id_ce_authorityKeyIdentifier, false, new AuthorityKeyIdentifier({ keyIdentifier: new KeyIdentifier(signer.skid) })),
   ];
-  if (!o.ca) extensions.push(ext(id_ce_extKeyUsage, false, new ExtendedKeyUsage([id_kp_serverAuth])));
+  const eku = o.extKeyUsage ?? [id_kp_serverAuth];
+  if (!o.ca && eku.length > 0) extensions.push(ext(id_ce_extKeyUsage, false, new ExtendedKeyUsage(eku)));
+  if (o.permittedDns) {
+    const permitted = new GeneralSubtrees(o.permittedDns.map((d) => new GeneralSubtree({ base: new GeneralName({ dNSName: d }) })));
+    extensions.push(ext(id_ce_nameConstraints, true, new NameConstraints({ permittedSubtrees: permitted })));
+  }
   const sans = [...(o.dnsNames ?? []).map((d) => new GeneralName({ dNSName: d })), ...(o.ipAddresses ?? []).map((ip) => new GeneralName({ iPAddress: ip }))];
   if (sans.length > 0) extensions.push(ext(id_ce_subjectAltName, false, new SubjectAlternativeName(sans)));
   const now = Date.now();

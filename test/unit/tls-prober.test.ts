@@ -5,9 +5,11 @@ import { createDnsResolver } from '../../src/adapters/dns-resolver.js';
 import { addressResolver, createTlsProber, type TlsProberOptions, type TlsResult } from '../../src/adapters/tls-prober.js';
 import { InvalidTarget, RefusedTarget, UpstreamFailure } from '../../src/adapters/failures.js';
 import { asApiError } from '../../src/http/errors.js';
+import { id_kp_clientAuth } from '@peculiar/asn1-x509';
 import { startDnsServer, type TestDnsServer, type Zone } from '../support/dns-server.js';
 import {
   DAY,
+  type Issued,
   closedPort,
   createTestPki,
   issue,
@@ -27,7 +29,8 @@ const HSTS = 'max-age=31536000';
 const names = [
   'good.test', 'www.good.test', 'tls12.test', 'tls10.test', 'static-rsa.test', 'rsa1024.test', 'sha1.test', 'near.test',
   'soon.test', 'sixty.test', 'nohsts.test', 'expired.test', 'future.test', 'selfsigned.test', 'wronghost.test',
-  'untrusted.test', 'incomplete.test', 'direct.test', 'pinned.test', 'any.test',
+  'untrusted.test', 'incomplete.test', 'direct.test', 'pinned.test', 'any.test', 'clientonly.test', 'noeku.test',
+  'constrained.test', 'allowed.test', 'deep.test',
 ];
 const zone: Zone = {
   ...Object.fromEntries(names.map((n) => [n, [{ type: 'A' as const, data: '127.0.0.1' }]])),
@@ -214,6 +217,37 @@ function expectFailure(r: TlsResult, message: RegExp): void {
   expect(r.errorMessage).toMatch(message);
   for (const f of CERT_FIELDS) expect(r[f], f).toBeNull();
 }
+
+describe('TLS inspection: RFC 5280 path validation beyond signatures and dates', () => {
+  const sub = (name: string, o: Partial<IssueOptions>, issuer: Issued = pki.root): Issued =>
+    issue({ subject: [['CN', name]], ca: true, issuer, freshKey: true, notBefore: at(-10), notAfter: at(1000), ...o });
+  const leafUnder = (ca: Issued, host: string, o: Partial<IssueOptions> = {}, extra = '') => {
+    const l = issue({ subject: [['CN', host]], dnsNames: [host], issuer: ca, notBefore: at(-1), notAfter: at(365), ...o });
+    return { ...l, chainPem: l.certPem + ca.certPem + extra };
+  };
+  const constrained = sub('Constrained CA', { permittedDns: ['allowed.test'] });
+  const pathLenZero = sub('Path Length 0 CA', { pathLen: 0 });
+  const belowPathLenZero = sub('Below Path Length 0 CA', {}, pathLenZero);
+
+  it.each([
+    ['a leaf for client authentication only', 'clientonly.test', leafUnder(pki.intermediate, 'clientonly.test', { extKeyUsage: [id_kp_clientAuth] }), 'the certificate is not issued for TLS server authentication (extended key usage)'],
+    ["a leaf outside its issuer's name constraints", 'constrained.test', leafUnder(constrained, 'constrained.test'), "the chain fails path validation (RFC 5280: an issuer's key usage, name constraints or a critical extension)"],
+    ['a CA below a path length 0 CA', 'deep.test', leafUnder(belowPathLenZero, 'deep.test', {}, pathLenZero.certPem), "the chain is longer than an issuer's path length constraint allows"],
+  ])('%s → F: OpenSSL and RFC 5280 refuse the path', async (_name, domain, leaf, problem) => {
+    const r = await inspectOn(serve(leaf), domain);
+    expect(r).toMatchObject({ valid: false, grade: 'F', errorMessage: `certificate chain is not trusted: ${problem}` });
+  });
+
+  it('a leaf without extended key usage may serve TLS (RFC 5280 4.2.1.12)', async () => {
+    const r = await inspectOn(serve(leafUnder(pki.intermediate, 'noeku.test', { extKeyUsage: [] })), 'noeku.test');
+    expect(r).toMatchObject({ valid: true, errorMessage: null, chainLength: 3 });
+  });
+
+  it('a leaf inside its issuer\'s name constraints is valid', async () => {
+    const r = await inspectOn(serve(leafUnder(constrained, 'allowed.test')), 'allowed.test');
+    expect(r).toMatchObject({ valid: true, errorMessage: null, chainLength: 3 });
+  });
+});
 
 describe('TLS inspection: connection failures are F results', () => {
   it('connection refused', async () => {

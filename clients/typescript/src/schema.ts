@@ -110,7 +110,9 @@ export interface paths {
          *     then connects to the resolved address on port 443 with SNI set to the domain, offering old protocols and weak
          *     ciphers too so that a weak server is graded rather than failed. Results are cached per domain for 5 minutes.
          *
-         *     `valid` = chain trusted (Node's root store) AND hostname matches AND now within the validity period.
+         *     `valid` = chain trusted (Node's root store, plus `TLS_EXTRA_CA_FILE`) and passing RFC 5280 path validation
+         *     (the leaf's extended key usage allows TLS server authentication; issuers' path length and name constraints
+         *     hold) AND hostname matches AND now within the validity period.
          *
          *     Grades, first match wins; each downgrade adds a line to `warnings`:
          *     - **F**: not valid (expired, not yet valid, self-signed, untrusted chain, hostname mismatch), or no connection.
@@ -468,7 +470,7 @@ export interface components {
         TlsResult: {
             /** @description The queried domain. */
             domain: string;
-            /** @description Chain trusted AND hostname matches AND now within the validity period. */
+            /** @description Chain trusted and passing RFC 5280 path validation (key purpose, path length and name constraints) AND hostname matches AND now within the validity period. */
             valid: boolean;
             /** @description Issuer distinguished name (`CN=..., O=..., C=...`); null when no connection. */
             issuer: string | null;
