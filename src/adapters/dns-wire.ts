@@ -4,6 +4,7 @@ import dgram from 'node:dgram';
 import net from 'node:net';
 import dnsPacket from 'dns-packet';
 import type { Answer, DecodedPacket, Packet } from 'dns-packet';
+import { canonicalIpv6 } from '../domain/ip-ranges.js';
 
 export type RecordType = 'A' | 'AAAA' | 'MX' | 'TXT' | 'CNAME' | 'NS' | 'SOA';
 export const RECORD_TYPES: readonly RecordType[] = ['A', 'AAAA', 'MX', 'TXT', 'CNAME', 'NS', 'SOA'];
@@ -183,8 +184,10 @@ export async function exchange(server: DnsServer, name: string, type: RecordType
 function recordOf(a: Answer, type: RecordType): DnsRecord | null {
   const base = { type, name: stripDot(a.name), ttl: 'ttl' in a && typeof a.ttl === 'number' ? a.ttl : 0 };
   switch (a.type) {
-    case 'A':
     case 'AAAA':
+      // dns-packet shortens the first run of zero groups, RFC 5952 the longest.
+      return { ...base, value: canonicalIpv6(String(a.data)) ?? String(a.data), priority: null };
+    case 'A':
     case 'CNAME':
     case 'NS':
       return { ...base, value: stripDot(String(a.data)), priority: null };

@@ -206,6 +206,17 @@ export function parseIp(input: string): string | null {
 }
 
 /**
+ * RFC 5952 text of an IPv6 address (an AAAA record's value), IPv4-mapped ones as `::ffff:a.b.c.d` (section 5);
+ * null when the input is not IPv6.
+ */
+export function canonicalIpv6(input: string): string | null {
+  const g = isIP(input) === 6 ? v6Groups(input) : null;
+  if (!g) return null;
+  if (g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff) return `::ffff:${intToV4(g[6] * 65536 + g[7])}`;
+  return formatV6(g);
+}
+
+/**
  * The IPv4 address meant by a legacy inet_aton form, as getaddrinfo and browsers read it:
  * 1-4 dot-separated parts, each decimal, octal (leading 0) or hex (0x); the last part fills the
  * remaining bytes (2130706433, 0177.0.0.1, 0x7f.1, 127.1). Null when the input is no such form.

@@ -38,6 +38,11 @@ const zone: Zone = {
     },
   ],
   'www.example.test': [{ type: 'CNAME', data: 'example.test', ttl: 30 }],
+  'v6.example.test': [
+    { type: 'AAAA', data: '2001:0:0:1::1', ttl: 60 },
+    { type: 'AAAA', data: '2001:db8:0:0:1:0:0:0', ttl: 60 },
+    { type: 'AAAA', data: '::ffff:192.0.2.1', ttl: 60 },
+  ],
   'mx1.example.test': [{ type: 'A', data: '192.0.2.25' }],
   'long.example.test': [{ type: 'TXT', data: LONG_TXT }],
   'big.example.test': Array.from({ length: 30 }, (_, i) => ({ type: 'TXT' as const, data: `record ${i} `.padEnd(80, '-') })),
@@ -90,6 +95,11 @@ describe('record types and TTLs', () => {
   ])('%s records come with their values and TTLs', async (type, expected) => {
     const answer = await resolverFor(server).query('example.test', type);
     expect(answer).toEqual({ rcode: 'NOERROR', records: expected });
+  });
+
+  it('writes AAAA values as RFC 5952 text: the longest zero run shortened, IPv4-mapped with a dotted quad', async () => {
+    const answer = await resolverFor(server).query('v6.example.test', 'AAAA');
+    expect(answer.records.map((r) => r.value)).toEqual(['2001:0:0:1::1', '2001:db8:0:0:1::', '::ffff:192.0.2.1']);
   });
 
   it('returns a CNAME record for a CNAME question', async () => {

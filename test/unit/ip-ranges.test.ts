@@ -1,6 +1,6 @@
 // IP classification against the IANA special-purpose registries (RFC 6890), canonical text (RFC 5952), inet_aton forms.
 import { describe, expect, it } from 'vitest';
-import { classifyIp, isStandardIp, parseIp, parseLegacyIpv4 } from '../../src/domain/ip-ranges.js';
+import { canonicalIpv6, classifyIp, isStandardIp, parseIp, parseLegacyIpv4 } from '../../src/domain/ip-ranges.js';
 import { parseTlsTarget } from '../../src/domain/tls-target.js';
 
 describe('classifyIp: non-public IPv4 ranges', () => {
@@ -127,6 +127,17 @@ describe('classifyIp and parseIp: not an address', () => {
 
   it('parseIp compresses only the longest zero run', () => {
     expect(parseIp('1:0:0:1:0:0:0:1')).toBe('1:0:0:1::1');
+  });
+
+  it.each([
+    ['2001::1:0:0:0:1', '2001:0:0:1::1'],
+    ['2001:DB8:0:0:1:0:0:0', '2001:db8:0:0:1::'],
+    ['0:0:0:0:0:0:0:0', '::'],
+    ['2001:db8:0:1:1:1:1:1', '2001:db8:0:1:1:1:1:1'],
+    ['::ffff:c000:201', '::ffff:192.0.2.1'],
+    ['192.0.2.1', null],
+  ])('canonicalIpv6(%j) is %j (RFC 5952 sections 4 and 5)', (given, want) => {
+    expect(canonicalIpv6(given)).toBe(want);
   });
 
   it('isStandardIp rejects legacy numeric forms', () => {

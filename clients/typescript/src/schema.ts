@@ -74,7 +74,7 @@ export interface paths {
          *     dkim, mail, email, smtp, mandrill, mxvault, everlytickey1, everlytickey2, key1, key2, sig1, zendesk1,
          *     zendesk2, ctct1, ctct2.
          *
-         *     Record values: A/AAAA the address; MX the exchange host (preference in `priority`); TXT the record's strings
+         *     Record values: A/AAAA the address (AAAA as RFC 5952 text, e.g. `2001:db8::1`); MX the exchange host (preference in `priority`); TXT the record's strings
          *     joined without separator; CNAME/NS the target host; SOA `mname rname serial refresh retry expire minimum`
          *     (space-separated, names without trailing dot). Only records of the asked types are returned: an A lookup
          *     through a CNAME gives the target's A records under the target's name (ask `type=CNAME` for the alias).
@@ -403,7 +403,7 @@ export interface components {
             /** @description Owner name of the record (normally the queried domain), without trailing dot. */
             name: string;
             /**
-             * @description A/AAAA the address; MX the exchange host; TXT the strings joined; CNAME/NS the target host;
+             * @description A/AAAA the address (AAAA in RFC 5952 form); MX the exchange host; TXT the strings joined; CNAME/NS the target host;
              *     SOA `mname rname serial refresh retry expire minimum`.
              */
             value: string;
