@@ -50,6 +50,11 @@ export function firstMailto(uriList: string): string {
   return '';
 }
 
+/** Only _dmarc.DOMAIN is looked up; the organisational domain's record is for a lookup of that domain to show. */
+const NO_RECORD =
+  "no DMARC record at _dmarc of this name: receivers use its organisational domain's record instead (RFC 7489 §6.6.3) " +
+  'and apply no DMARC policy when that has none either';
+
 /** Parse the DMARC record among the TXT strings of _dmarc.DOMAIN. Pure and total. */
 export function parseDmarc(txtRecords: readonly string[]): DmarcResult {
   const found = findDmarcRecords(txtRecords);
@@ -61,7 +66,7 @@ export function parseDmarc(txtRecords: readonly string[]): DmarcResult {
       policy: '',
       subdomainPolicy: '',
       reportingEmail: '',
-      warnings: ['no DMARC record found: receivers apply no DMARC policy', ...ignored],
+      warnings: [NO_RECORD, ...ignored],
     };
   }
   const rawRecord = found[0];

@@ -12,7 +12,7 @@ describe('parseDmarc', () => {
       policy: '',
       subdomainPolicy: '',
       reportingEmail: '',
-      warnings: ['no DMARC record found: receivers apply no DMARC policy'],
+      warnings: ["no DMARC record at _dmarc of this name: receivers use its organisational domain's record instead (RFC 7489 §6.6.3) and apply no DMARC policy when that has none either"],
     });
   });
 
@@ -46,7 +46,7 @@ describe('parseDmarc', () => {
     const r = parseDmarc([raw]);
     expect(r).toMatchObject({ present: false, policy: '' });
     expect(r.warnings).toEqual([
-      'no DMARC record found: receivers apply no DMARC policy',
+      "no DMARC record at _dmarc of this name: receivers use its organisational domain's record instead (RFC 7489 §6.6.3) and apply no DMARC policy when that has none either",
       `'${raw}' is ignored by receivers: a DMARC record must start with exactly v=DMARC1 (RFC 7489 §6.4)`,
     ]);
   });

@@ -433,7 +433,7 @@ export interface components {
             warnings: string[];
         };
         DmarcResult: {
-            /** @description A DMARC record was found at `_dmarc.DOMAIN`: a TXT record starting with exactly `v=DMARC1` (RFC 7489 section 6.4). Near misses such as `v=dmarc1` are discarded by receivers; they leave `present` false and get a warning of their own. */
+            /** @description A DMARC record was found at `_dmarc.DOMAIN`: a TXT record starting with exactly `v=DMARC1` (RFC 7489 section 6.4). Near misses such as `v=dmarc1` are discarded by receivers; they leave `present` false and get a warning of their own. Only this name is queried: for a subdomain without a record of its own, receivers apply its organisational domain's record (RFC 7489 section 6.6.3), which a lookup of that domain shows. */
             present: boolean;
             /** @description The DMARC TXT value; empty when absent. */
             rawRecord: string;
