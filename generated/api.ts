@@ -259,8 +259,9 @@ export interface paths {
          *     labels with an alphabetic TLD; internationalised domains accepted), then, for a well-formed address, whether
          *     its domain has MX records (a null MX `0 .` counts as none) and A records, through the configured DNS servers.
          *     A malformed address is a 200 with `validFormat: false` and no DNS queries. Role addresses (admin@, info@...,
-         *     plus-tags stripped), disposable-mail domains (subdomains included) and free providers are flagged from
-         *     maintained lists; `didYouMean` proposes a correction for common domain typos.
+         *     plus-tags stripped), disposable-mail domains and free providers are flagged from maintained lists (the
+         *     disposable-email-domains list's own semantics: its exact names match exactly, and subdomains count only under
+         *     its wildcard names such as 33mail.com, so a host under a shared dynamic-DNS name on the list is not flagged); `didYouMean` proposes a correction for common domain typos.
          */
         get: operations["validateEmail"];
         put?: never;
@@ -621,7 +622,7 @@ export interface components {
             aRecord: boolean;
             /** @description A role address (admin@, info@...), plus-tags stripped. */
             roleAddress: boolean;
-            /** @description The domain (or a parent) is a disposable-mail domain. */
+            /** @description The domain is a disposable-mail domain, or a subdomain of one whose every subdomain is (the list's wildcard names). */
             disposableEmail: boolean;
             /** @description The domain is a free mail provider. */
             freeEmailProvider: boolean;

@@ -42,7 +42,7 @@ const octets = (s: string): number => Buffer.byteLength(s, 'utf8');
 
 /** IDN → lower-case A-labels (UTS #46 via WHATWG URL); "" when the text cannot be a domain. */
 export function toAsciiDomain(text: string): string {
-  if (!text || /[\s%/\\@[\]]/.test(text)) return '';
+  if (!text || /[\s%/\\@[\]?#]/.test(text)) return '';
   return domainToASCII(text);
 }
 

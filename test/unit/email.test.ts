@@ -47,6 +47,9 @@ describe('parseEmailAddress: invalid formats', () => {
     'user@example.com.',
     'user@exa mple.com',
     'user@example%2ecom',
+    'user@example.com?x',
+    'user@example.com#x',
+    'user@example.com?',
     '.user@example.com',
     'user.@example.com',
     'us..er@example.com',
@@ -82,6 +85,10 @@ describe('parseEmailAddress: normalisation', () => {
 
   it('splits at the last @', () => {
     expect(parseEmailAddress('"a@b"@example.com')).toMatchObject({ user: '"a@b"', domain: 'example.com', validFormat: true });
+  });
+
+  it('keeps a domain with a URL query or fragment mark whole instead of cutting it there', () => {
+    expect(parseEmailAddress('a@good.test?x')).toEqual({ email: 'a@good.test?x', user: 'a', domain: 'good.test?x', validFormat: false });
   });
 
   it('keeps an address without @ as the user part', () => {
