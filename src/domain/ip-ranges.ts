@@ -46,6 +46,7 @@ const V4_RANGES: V4Range[] = ([
 const V6_RANGES: V6Range[] = ([
   ['2001:1::1/128', null], // Port Control Protocol anycast (RFC 7723)
   ['2001:1::2/128', null], // TURN anycast (RFC 8155)
+  ['2001:1::3/128', null], // DNS-SD Service Registration Protocol anycast (RFC 9665)
   ['2001:3::/32', null], // AMT (RFC 7450)
   ['2001:4:112::/48', null], // AS112-v6 (RFC 7535)
   ['2001:20::/28', null], // ORCHIDv2 (RFC 7343)
