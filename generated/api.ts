@@ -235,7 +235,7 @@ export interface paths {
         /**
          * Geolocate the caller's own IP address
          * @description Uses the connection's peer address, or the left-most address of `X-Forwarded-For` when the server runs with
-         *     `TRUST_PROXY=true` (a malformed left-most entry gives 400). A caller on a private or loopback address gets 404.
+         *     `TRUST_PROXY=true` (empty list elements skipped; a malformed left-most entry gives 400). A caller on a private or loopback address gets 404.
          */
         get: operations["lookupOwnIp"];
         put?: never;

@@ -30,12 +30,15 @@ function forwardedAddress(entry: string): string {
   return v4port ? v4port[1] : s;
 }
 
-/** The client's address: the peer, or with trustProxy the left-most X-Forwarded-For entry when present. */
+/**
+ * The client's address: the peer, or with trustProxy the left-most X-Forwarded-For entry when present.
+ * Empty list elements are skipped (RFC 9110 §5.6.1), so ', 81.2.69.142' means 81.2.69.142, not the peer.
+ */
 export function clientAddress(req: Pick<ApiRequest, 'ip' | 'headers'>, trustProxy: boolean): string {
   if (trustProxy) {
     const raw = req.headers['x-forwarded-for'];
     const header = Array.isArray(raw) ? raw[0] : raw;
-    const first = header?.split(',')[0]?.trim();
+    const first = header?.split(',').find((e) => e.trim() !== '');
     if (first) return forwardedAddress(first);
   }
   return req.ip;

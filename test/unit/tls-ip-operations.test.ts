@@ -113,6 +113,8 @@ describe('lookupOwnIp (GET /api/v1/ip)', () => {
     ['without TRUST_PROXY the header is ignored', false, '81.2.69.142', '89.160.20.112', 'London'],
     ['with TRUST_PROXY the left-most X-Forwarded-For wins', true, '127.0.0.1', '89.160.20.112, 10.0.0.1', 'Linköping'],
     ['with TRUST_PROXY and no header the peer address is used', true, '81.2.69.142', undefined, 'London'],
+    ['with TRUST_PROXY empty list elements are skipped (RFC 9110 5.6.1)', true, '127.0.0.1', ' , 89.160.20.112, 10.0.0.1', 'Linköping'],
+    ['with TRUST_PROXY a header of empty elements only means the peer', true, '81.2.69.142', ' , ', 'London'],
     ['with TRUST_PROXY an IPv4 entry with a port', true, '127.0.0.1', '81.2.69.142:5555', 'London'],
     ['with TRUST_PROXY a bracketed IPv6 entry with a port', true, '127.0.0.1', '[2001:480:10::1]:443', 'San Diego'],
     ['a mapped peer address', false, '::ffff:89.160.20.112', undefined, 'Linköping'],
