@@ -337,7 +337,7 @@ export interface components {
         ErrorInfo: {
             /** @description Correlation id (also in `X-Request-Id`); null only for the missing-key 401. */
             requestId: string | null;
-            /** @description The request path that caused the error, without the query string. A run of 12 to 19 digits that passes the Luhn check (a card number put in a URL by mistake) is masked to its last four digits. */
+            /** @description The request path that caused the error, without the query string. A run of 12 to 19 digits (unbroken or grouped by single spaces or dashes) that passes the Luhn check, a card number sent to the wrong place by mistake, is masked to its last four digits here and in `message`, `error` and `details`. */
             path: string;
             /** @description The HTTP status, repeated for clients of the simpler error shape. */
             status: number;

@@ -68,11 +68,15 @@ export function luhnValid(digits: string): boolean {
 }
 
 /**
- * `text` with every unbroken run of 12-19 digits that passes Luhn (a possible card number, ISO/IEC 7812)
- * masked to its last four: for echoing a request path a client put a card number in by mistake.
+ * `text` with every run of 12-19 digits (unbroken, or grouped by single spaces or dashes) that passes Luhn (a
+ * possible card number, ISO/IEC 7812) masked to its last four: for echoing a request path or value a client put
+ * a card number in by mistake.
  */
 export function maskCardNumbers(text: string): string {
-  return text.replace(/(?<!\d)\d{12,19}(?!\d)/g, (run) => (luhnValid(run) ? `${'*'.repeat(run.length - 4)}${run.slice(-4)}` : run));
+  return text.replace(/(?<!\d)\d(?:[ -]?\d){11,18}(?!\d)/g, (run) => {
+    const digits = run.replace(/\D/g, '');
+    return luhnValid(digits) ? `${'*'.repeat(digits.length - 4)}${digits.slice(-4)}` : run;
+  });
 }
 
 /** The leading `n` characters read as a decimal number (n <= 15), or -1 when shorter or not all digits. */

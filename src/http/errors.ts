@@ -109,15 +109,17 @@ export function toErrorInfo(err: unknown, path: string, requestId: string | null
 
 const internalError = (): ApiError => new ApiError(500, 'INTERNAL_ERROR', 'internal server error');
 
+/** Texts that may quote a client's input pass maskCardNumbers: a card number sent to the wrong endpoint is not echoed. */
 function errorInfo(e: ApiError, path: string, requestId: string | null): ErrorInfo {
+  const message = maskCardNumbers(e.message);
   const body: ErrorInfo = {
     requestId,
     path: maskCardNumbers(path),
     status: e.status,
     code: e.code,
-    message: e.message,
-    error: e.message,
-    details: e.details,
+    message,
+    error: message,
+    details: e.details.map((d) => ({ ...d, message: maskCardNumbers(d.message) })),
   };
   if (e.retryAfter !== undefined) body.retryAfter = e.retryAfter;
   return body;

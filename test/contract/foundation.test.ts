@@ -90,6 +90,16 @@ describe('routing errors', () => {
     expect(res.text).not.toContain('4111111111111111');
   });
 
+  it.each(['/api/v1/dns/4111111111111111', '/api/v1/dns/4111%201111%201111%201111'])(
+    'masks a card number sent to another endpoint in the error message and details too: %s',
+    async (path) => {
+      const res = await h.call(path);
+      expect(res.status).toBe(400);
+      expect(res.text).toContain('************1111');
+      expect(res.text.replace(/\D/g, '')).not.toContain('4111111111111111');
+    },
+  );
+
   it('echoes an IBAN in the path of an error unmasked (its digits do not pass Luhn)', async () => {
     const res = await h.call('/api/v1/iban/DE89370400440532013000', { key: null });
     expect(res.body.path).toBe('/api/v1/iban/DE89370400440532013000');
