@@ -2,6 +2,8 @@
 SHELL := /bin/bash
 export REDOCLY_TELEMETRY := off
 export NPM_CONFIG_UPDATE_NOTIFIER := false
+# .npmrc makes npm silent (so `npm run keys` prints the key alone); make's own npm calls show warnings and errors.
+export NPM_CONFIG_LOGLEVEL := warn
 export DATA_DIR ?= ./var
 
 NPX := npx --no-install

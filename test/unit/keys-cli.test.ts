@@ -52,6 +52,16 @@ describe('npm run keys', { timeout: 60_000 }, () => {
     expect(await statusWithin(key, 200)).toBe(200);
   });
 
+  it('prints the key alone on stdout through `npm run keys` itself, as OPERATIONS.md spells the command', async () => {
+    // npm's "> pkg keys" banner goes to stdout unless npm is silent: the project's .npmrc makes it so.
+    const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir };
+    for (const name of Object.keys(env)) if (/^npm_config_loglevel$/i.test(name)) delete env[name];
+    const plain = await run('npm', ['run', 'keys', '--', 'create', '--name', 'npm-plain'], { env });
+    expect(plain.stdout).toMatch(/^vls_[A-Za-z0-9_-]{32}\n$/);
+    const json = await run('npm', ['run', 'keys', '--', 'create', '--name', 'npm-json', '--json'], { env });
+    expect(JSON.parse(json.stdout)).toMatchObject({ name: 'npm-json', key: expect.stringMatching(/^vls_/) });
+  });
+
   it('creates with --json and limits, and lists without ever printing a key or its hash', async () => {
     const created = JSON.parse((await keys('create', '--name', 'bob', '--per-minute', '7', '--json')).stdout);
     expect(created).toMatchObject({ name: 'bob', status: 'active', perMinute: 7 });
