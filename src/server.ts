@@ -46,14 +46,25 @@ function clientErrorReply(code: string | undefined): { status: number; reason: s
   return { status: 400, reason: 'Bad Request', error: new ApiError(400, 'INVALID_FORMAT', 'malformed HTTP request') };
 }
 
-/** Raw 431 for a request with more header lines than allowed; the request is not handed to the app. */
-function refuseHeaderCount(req: IncomingMessage, res: ServerResponse, max: number): void {
+/** A refusal answered before the app sees the request (ErrorInfo, connection closed); nothing of it is echoed. */
+function refuse(req: IncomingMessage, res: ServerResponse, error: ApiError): void {
   const requestId = randomUUID();
   const path = (req.url ?? '').split('?')[0];
-  const error = new ApiError(431, 'VALIDATION_ERROR', `more than ${max} header lines`);
   const body = JSON.stringify(toErrorInfo(error, path.startsWith('/') ? path : '', requestId));
-  res.writeHead(431, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), 'X-Request-Id': requestId, Connection: 'close' });
+  res.writeHead(error.status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), 'X-Request-Id': requestId, Connection: 'close' });
   res.end(body);
+}
+
+/**
+ * The checks Node would otherwise answer itself with an empty body: more header lines than allowed (Node drops
+ * the rest silently), and an HTTP/1.1 request without Host (RFC 9112 §3.2: 400). Null when the request may pass.
+ */
+function refusal(req: IncomingMessage, maxHeadersCount: number): ApiError | null {
+  if (req.rawHeaders.length > 2 * maxHeadersCount) return new ApiError(431, 'VALIDATION_ERROR', `more than ${maxHeadersCount} header lines`);
+  if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor >= 1) {
+    return new ApiError(400, 'INVALID_FORMAT', 'an HTTP/1.1 request must carry a Host header', { details: [{ field: 'Host', message: 'is required' }] });
+  }
+  return null;
 }
 
 function onClientError(err: Error & { code?: string }, socket: Duplex & { _httpMessage?: ServerResponse | null }): void {
@@ -132,9 +143,17 @@ export function createHttpServer(app: { callback(): RequestListener }, overrides
       requestTimeout: limits.requestTimeoutMs,
       headersTimeout: limits.headersTimeoutMs,
       connectionsCheckingInterval: limits.connectionsCheckingIntervalMs,
+      // Checked in refusal() so that the 400 is ErrorInfo like every other answer.
+      requireHostHeader: false,
     },
-    (req, res) => (req.rawHeaders.length > 2 * limits.maxHeadersCount ? refuseHeaderCount(req, res, limits.maxHeadersCount) : handle(req, res)),
+    (req, res) => {
+      const refused = refusal(req, limits.maxHeadersCount);
+      return refused ? refuse(req, res, refused) : handle(req, res);
+    },
   );
+  // An Expect other than 100-continue: RFC 9110 §10.1.1 lets a server ignore it and answer the request as usual,
+  // which keeps the answer inside the contract (Node's own reply is an empty 417).
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => server.emit('request', req, res));
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
   // Node parses this many header lines and drops the rest unseen: one over the limit is enough to know it was exceeded.
   server.maxHeadersCount = limits.maxHeadersCount + 1;

@@ -143,6 +143,29 @@ describe('header and URL size', () => {
   });
 });
 
+describe('requests Node would answer with an empty body', () => {
+  const port = () => Number(new URL(h.url).port);
+
+  it('an HTTP/1.1 request without Host: 400 ErrorInfo naming the header (RFC 9112 3.2)', async () => {
+    const res = await raw(port(), [request(['GET /api/v1/bic/DEUTDEFF HTTP/1.1', `X-Api-Key: ${h.key}`, 'Connection: close'])]);
+    expect(res.status).toBe(400);
+    const body = JSON.parse(res.body);
+    expect(checkError(body)).toBeNull();
+    expect(body).toMatchObject({ code: 'INVALID_FORMAT', details: [{ field: 'Host' }] });
+  });
+
+  it('an HTTP/1.0 request without Host is served (Host is an HTTP/1.1 requirement)', async () => {
+    const res = await raw(port(), [request(['GET /api/v1/bic/DEUTDEFF HTTP/1.0', `X-Api-Key: ${h.key}`])]);
+    expect(res.status).toBe(200);
+  });
+
+  it('an Expect other than 100-continue is ignored (RFC 9110 10.1.1) and the request answered, not an empty 417', async () => {
+    const res = await raw(port(), [request(['GET /api/v1/bic/DEUTDEFF HTTP/1.1', 'Host: x', 'Expect: 200-ok', `X-Api-Key: ${h.key}`, 'Connection: close'])]);
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.body)).toMatchObject({ bic: 'DEUTDEFFXXX', valid: true });
+  });
+});
+
 describe('body size', () => {
   const card = (body: string, extra: Record<string, string> = {}) =>
     h.call('/api/v1/creditcard/validate', { method: 'POST', headers: { 'content-type': 'application/json', ...extra }, body });
