@@ -358,7 +358,7 @@ export interface components {
         FieldError: {
             /** @description The parameter or body field concerned. */
             field: string;
-            /** @description What is wrong with it. Never holds the submitted value. */
+            /** @description What is wrong with it. Never holds a submitted password or a whole card number (a run of digits that passes Luhn is masked to its last four); a short non-secret value such as a record type or host name may be quoted (at most 40 characters) to say which one is wrong. */
             message: string;
         };
         IbanResult: {
