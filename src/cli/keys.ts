@@ -15,9 +15,15 @@ class UsageError extends Error {}
 
 const out = (s: string) => process.stdout.write(s.endsWith('\n') ? s : `${s}\n`);
 
-function positive(name: string, raw: string | undefined): number | undefined {
+/** The same bounds as the server-wide defaults (RATE_LIMIT_PER_MINUTE, QUOTA_PER_DAY, QUOTA_PER_MONTH in config.ts). */
+const MAX_LIMIT = { 'per-minute': 1e9, 'per-day': 1e12, 'per-month': 1e12 } as const;
+
+function positive(name: keyof typeof MAX_LIMIT, raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined;
-  if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new UsageError(`--${name} must be a whole number of at least 1`);
+  const max = MAX_LIMIT[name];
+  if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > max) {
+    throw new UsageError(`--${name} must be a whole number from 1 to ${max.toExponential().replace('e+', 'e')}`);
+  }
   return Number(raw);
 }
 
@@ -74,7 +80,8 @@ export async function runKeys(argv: string[], store: KeyStore, config: Pick<Conf
       if (!id) throw new UsageError(`${command} needs a key ID (see: npm run keys -- list)`);
       const status = command === 'revoke' ? 'revoked' : command === 'deactivate' ? 'inactive' : 'active';
       if (!(await store.setStatus(id, status))) {
-        process.stderr.write(`no key ${id}${command === 'activate' ? ' that can be activated (revocation is final)' : ''}\n`);
+        const why = command === 'revoke' ? ' (or it is already revoked)' : ` that can be ${status === 'active' ? 'activated' : 'deactivated'} (revocation is final)`;
+        process.stderr.write(`no key ${id}${why}\n`);
         return 1;
       }
       out(`${id} ${status}`);
@@ -103,7 +110,13 @@ async function main(): Promise<void> {
     if (err instanceof ConfigError) process.stderr.write(`configuration error: ${err.message}\n`);
     process.exit(1);
   }
-  const store = await openKeyStore(config);
+  let store: KeyStore;
+  try {
+    store = await openKeyStore(config);
+  } catch (err) {
+    process.stderr.write(`keys: cannot open the key store (${config.redisUrl ? 'REDIS_URL' : 'DATA_DIR'}): ${(err as Error).message}\n`);
+    process.exit(1);
+  }
   let code = 1;
   try {
     code = await runKeys(process.argv.slice(2), store, config);

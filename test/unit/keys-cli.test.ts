@@ -94,6 +94,10 @@ describe('npm run keys', { timeout: 60_000 }, () => {
     await keys('revoke', r.id);
     const again = await keys('activate', r.id);
     expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/revocation is final/);
+    const deactivated = await keys('deactivate', r.id);
+    expect(deactivated.code).toBe(1);
+    expect(deactivated.stderr).toMatch(/revocation is final/);
     expect(await statusWithin(r.key, 403)).toBe(403);
   });
 
@@ -110,6 +114,9 @@ describe('npm run keys', { timeout: 60_000 }, () => {
     [['create'], /--name/],
     [['revoke'], /key ID/],
     [['create', '--name', 'x', '--per-minute', 'lots'], /whole number/],
+    [['create', '--name', 'x', '--per-minute', '1000000001'], /--per-minute must be a whole number from 1 to 1e9/],
+    [['create', '--name', 'x', '--per-day', '99999999999999999999999'], /--per-day must be a whole number from 1 to 1e12/],
+    [['update', 'key_000000000000', '--per-month', '1000000000001'], /--per-month must be a whole number from 1 to 1e12/],
   ])('refuses %j with usage and exit 2', async (args, message) => {
     const res = await keys(...args);
     expect(res.code).toBe(2);
@@ -120,6 +127,24 @@ describe('npm run keys', { timeout: 60_000 }, () => {
     const res = await keys(...args);
     expect(res.code).toBe(0);
     expect(res.stdout).toMatch(/^usage: npm run keys -- <command>/);
+  });
+
+  it('accepts the largest limits the server defaults accept', async () => {
+    const res = await keys('create', '--name', 'max', '--per-minute', '1000000000', '--per-day', '1000000000000', '--json');
+    expect(res.code).toBe(0);
+    expect(JSON.parse(res.stdout)).toMatchObject({ perMinute: 1e9, perDay: 1e12 });
+  });
+
+  it('says in one line, without a stack trace, when the store cannot be opened', async () => {
+    const { stdout, stderr, code } = await run(process.execPath, ['--import', 'tsx', 'src/cli/keys.ts', 'list'], {
+      env: { ...process.env, DATA_DIR: '/dev/null/store' },
+    }).then(
+      (r) => ({ ...r, code: 0 }),
+      (err: any) => ({ stdout: err.stdout, stderr: err.stderr, code: err.code }),
+    );
+    expect(code).toBe(1);
+    expect(stdout).toBe('');
+    expect(stderr.trim().split('\n')).toEqual([expect.stringMatching(/^keys: cannot open the key store \(DATA_DIR\): /)]);
   });
 
   it('exits 1 for an unknown id', async () => {
