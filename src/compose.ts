@@ -10,7 +10,7 @@ import { createSqliteKeyStore, openDatabase } from './adapters/sqlite-key-store.
 import { createLimiter } from './http/rate-limiter.js';
 import { createUsageOperations } from './operations/usage.js';
 import type { AppDeps } from './app.js';
-import type { Config } from './config.js';
+import { ConfigError, type Config } from './config.js';
 import { KeyDirectory } from './http/auth.js';
 import type { DocsPage } from './http/system-routes.js';
 import { createContractValidator } from './http/contract-validator.js';
@@ -28,7 +28,7 @@ import { createStrengthEstimator } from './adapters/password-pool.js';
 import { createRangeClient } from './adapters/range-client.js';
 import { resolverLookup } from './adapters/dns-lookup.js';
 import { loadNamedFile, readCaBundle, requireDirectory } from './adapters/startup-files.js';
-import { openGeoIp, type GeoIp } from './adapters/geoip-reader.js';
+import { GeoDatabaseError, openGeoIp, UNAVAILABLE_GEOIP, type GeoIp } from './adapters/geoip-reader.js';
 import { addressResolver, createTlsProber } from './adapters/tls-prober.js';
 import { createEmailClassifier } from './domain/email.js';
 import { createBicOperations } from './operations/bic.js';
@@ -95,7 +95,10 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
     (config.rateLimits
       ? createLimiter({ defaults: { perMinute: config.rateLimitPerMinute, perDay: config.quotaPerDay, perMonth: config.quotaPerMonth }, counters })
       : unlimited);
-  const bin = await loadNamedFile('BIN_DATA_FILE', config.binDataFile ?? projectPath('data/bin/ranges.csv'), loadBinTable);
+  const binPath = config.binDataFile ?? projectPath('data/bin/ranges.csv');
+  const bin = await loadNamedFile('BIN_DATA_FILE', binPath, loadBinTable);
+  // A file without one usable row would leave every card without issuer data while the server looks ready.
+  if (bin.size === 0) throw new ConfigError('BIN_DATA_FILE', `${binPath} holds no BIN range (a CSV with an iin_start column)`);
   logger.info({ entries: bin.size }, 'BIN table loaded');
   const resolver = createDnsResolver({
     servers: config.dnsServers ?? systemDnsServers(),
@@ -130,18 +133,25 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
     logger,
   });
   metrics.addCache('pwned_ranges', () => ranges.stats());
-  // The GeoIP databases load in the background (~0.7 s for GeoLite2): /readyz and the IP endpoints answer 503 until then.
+  // The bundled GeoIP databases load in the background (~0.7 s for GeoLite2): /readyz and the IP endpoints answer 503
+  // until then. Databases named by GEOIP_CITY_DB/GEOIP_ASN_DB are awaited: a bad one stops the boot naming it.
   let geo: GeoIp | null = null;
   metrics.addCache('geoip', () => geo?.stats() ?? { hits: 0, misses: 0, size: 0 });
-  const geoLoading = openGeoIp(await geoPaths(config)).then(
+  const opening = openGeoIp(await geoPaths(config)).then(
     (g) => {
       geo = g;
       logger.info({ databases: g.databases }, 'GeoIP databases open');
     },
-    (err) => {
+    (err: unknown) => {
+      const variable = err instanceof GeoDatabaseError ? (err.kind === 'city' ? 'GEOIP_CITY_DB' : 'GEOIP_ASN_DB') : null;
+      const named = variable === 'GEOIP_CITY_DB' ? config.geoipCityDb : variable === 'GEOIP_ASN_DB' ? config.geoipAsnDb : null;
+      if (variable && named !== null) throw new ConfigError(variable, (err as Error).message);
+      geo = UNAVAILABLE_GEOIP;
       logger.error({ err: String(err) }, 'GeoIP databases could not be opened: IP endpoints answer 503 (run make geoip or set GEOIP_CITY_DB/GEOIP_ASN_DB)');
     },
   );
+  if (config.geoipCityDb !== null || config.geoipAsnDb !== null) await opening;
+  const geoLoading = opening.catch(() => undefined);
 
   // The 2.6 MB Redoc page is streamed from disk on each visit rather than held in the heap.
   const docsPath = projectPath('dist/docs/index.html');
@@ -174,7 +184,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
     responseCheck: config.validateResponses ? createContractValidator(spec.document) : undefined,
     spec,
     docsPage: () => docsPage,
-    readiness: () => ({ keys: keys.loaded && keys.healthy, limits: limiter.healthy(), geoip: geo !== null }),
+    readiness: () => ({ keys: keys.loaded && keys.healthy, limits: limiter.healthy(), geoip: geo?.ready === true }),
   };
   return {
     deps,

@@ -42,12 +42,32 @@ function readConfig(): Readonly<Config> {
   }
 }
 
+/** Why the port could not be opened, as a ConfigError naming PORT or HOST where one of them is the cause. */
+function listenFailure(err: NodeJS.ErrnoException, config: Readonly<Config>): Error {
+  switch (err.code) {
+    case 'EADDRINUSE':
+      return new ConfigError('PORT', `port ${config.port} is already in use on ${config.host}`);
+    case 'EACCES':
+      return new ConfigError('PORT', `port ${config.port}: permission denied (ports below 1024 need privileges)`);
+    case 'EADDRNOTAVAIL':
+      return new ConfigError('HOST', `${config.host} is not an address of this machine`);
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+    case 'EAI_FAIL':
+      return new ConfigError('HOST', `${config.host} does not resolve to an address`);
+    default:
+      return err;
+  }
+}
+
 /** One serving process: compose, listen, drain on a signal. */
 async function serve(config: Readonly<Config>): Promise<void> {
   const logger = createLogger(config.logLevel);
   const composition = await compose(config, logger);
   const server = createHttpServer(createApp(composition.deps));
-  await listen(server, config.port, config.host);
+  await listen(server, config.port, config.host).catch((err: NodeJS.ErrnoException) => {
+    throw listenFailure(err, config);
+  });
   const { port } = server.address() as AddressInfo;
   logger.info({ port, host: config.host, pid: process.pid }, 'listening');
   if (cluster.isPrimary) process.stdout.write(`listening on http://${config.host}:${port} (docs at /docs)\n`);

@@ -53,7 +53,7 @@ export interface GeoIp {
    * as IPv4). Null when neither database knows it or the input is not an IP. Results are shared: do not mutate.
    */
   lookup(ip: string | IpClass): GeoResult | null;
-  /** True once the databases are open (always true for an object returned by openGeoIp). */
+  /** True once the databases are open (always true for an object returned by openGeoIp; false for UNAVAILABLE_GEOIP). */
   ready: boolean;
   databases: GeoDatabaseInfo[];
   /** The result cache (by canonical address), for /metrics. */
@@ -80,25 +80,52 @@ export const CONTINENT_NAMES: Record<string, string> = {
   SA: 'South America',
 };
 
+/** A database that cannot serve as its kind: unreadable, not a MaxMind DB, or of the other schema. */
+export class GeoDatabaseError extends Error {
+  constructor(
+    readonly kind: 'city' | 'asn',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'GeoDatabaseError';
+  }
+}
+
+const READ_FAILURES: Record<string, string> = { ENOENT: 'no such file or directory', EACCES: 'permission denied', EISDIR: 'is a directory' };
+
 async function loadReader<T extends CityResponse | AsnResponse>(
   path: string,
   kind: 'city' | 'asn',
 ): Promise<{ reader: Reader<T>; info: GeoDatabaseInfo }> {
-  let buf = path.endsWith('.gz') ? await inflateFile(path) : await readFile(path);
-  if (buf.length >= 2 && buf[0] === 0x1f && buf[1] === 0x8b) buf = await inflateFile(path);
-  const reader = new Reader<T>(buf);
+  let reader: Reader<T>;
+  try {
+    let buf = path.endsWith('.gz') ? await inflateFile(path) : await readFile(path);
+    if (buf.length >= 2 && buf[0] === 0x1f && buf[1] === 0x8b) buf = await inflateFile(path);
+    reader = new Reader<T>(buf);
+  } catch (err) {
+    const { code = '', syscall } = err as NodeJS.ErrnoException;
+    throw new GeoDatabaseError(kind, `${path}: ${READ_FAILURES[code] ?? (syscall ? 'cannot be read' : 'not a MaxMind DB file')}`);
+  }
   const type = reader.metadata.databaseType;
   const fits = kind === 'city' ? /City|Country|Enterprise/i.test(type) : /ASN|ISP/i.test(type);
-  if (!fits) throw new Error(`${path}: database type ${type} is not a${kind === 'city' ? ' City' : 'n ASN'} database`);
+  if (!fits) throw new GeoDatabaseError(kind, `${path}: database type ${type} is not a${kind === 'city' ? ' City' : 'n ASN'} database`);
   return { reader, info: { kind, path, databaseType: type, buildDate: reader.metadata.buildEpoch.toISOString() } };
 }
+
+/** Stands in once the databases could not be opened: not ready, knows no address. */
+export const UNAVAILABLE_GEOIP: GeoIp = Object.freeze({
+  ready: false,
+  databases: [],
+  lookup: () => null,
+  stats: () => ({ hits: 0, misses: 0, size: 0 }),
+});
 
 /** Marks a cached "no data for this address". */
 const NONE = 0;
 
 const en = (names?: { en?: string }): string | null => names?.en ?? null;
 
-/** Open the databases (read asynchronously; .mmdb.gz is inflated in memory). Rejects when a file is missing or of the wrong type. */
+/** Open the databases (read asynchronously; .mmdb.gz is inflated in memory). Rejects with GeoDatabaseError when a file is missing, unreadable or of the wrong type. */
 export async function openGeoIp(opts: GeoIpOptions): Promise<GeoIp> {
   const [city, asn] = await Promise.all([
     opts.cityDb ? loadReader<CityResponse>(opts.cityDb, 'city') : undefined,

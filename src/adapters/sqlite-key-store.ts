@@ -1,7 +1,8 @@
 // Embedded key store on SQLite (WAL) under DATA_DIR; the CLI and every local server share the file.
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { ConfigError } from '../config.js';
+import { ensureDirectorySync } from './startup-files.js';
 import {
   newKeyRecord,
   type KeyLimits,
@@ -35,8 +36,13 @@ const toRecord = (r: Row): KeyRecord => ({
 
 /** Open (and create when absent) the service database under dataDir. Start-up only: synchronous. */
 export function openDatabase(dataDir: string): Database.Database {
-  mkdirSync(dataDir, { recursive: true });
-  const db = new Database(join(dataDir, 'service.db'));
+  ensureDirectorySync('DATA_DIR', dataDir);
+  let db: Database.Database;
+  try {
+    db = new Database(join(dataDir, 'service.db'));
+  } catch (err) {
+    throw new ConfigError('DATA_DIR', `${join(dataDir, 'service.db')} cannot be opened: ${(err as Error).message}`);
+  }
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.pragma('busy_timeout = 5000');

@@ -1,6 +1,8 @@
 // Files and folders named by settings, read once at boot: a missing or unusable one stops the boot naming its variable.
 import { X509Certificate } from 'node:crypto';
+import { mkdirSync, statSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import { ConfigError } from '../config.js';
 
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
@@ -10,6 +12,9 @@ const reason = (err: unknown): string => {
   if (code === 'ENOENT') return 'no such file or directory';
   if (code === 'EACCES') return 'permission denied';
   if (code === 'EISDIR') return 'is a directory';
+  if (code === 'EPERM') return 'operation not permitted';
+  if (code === 'EROFS') return 'read-only file system';
+  if (code === 'ENOTDIR') return 'a part of the path is not a directory';
   return 'cannot be read';
 };
 
@@ -51,5 +56,30 @@ export async function loadNamedFile<T>(variable: string, path: string, load: (pa
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code) throw new ConfigError(variable, `${path}: ${reason(err)}`);
     throw err;
+  }
+}
+
+/**
+ * Make sure `path` is a directory, creating the missing ones one level at a time (start-up only: synchronous).
+ * Node's own recursive mkdir never returns under /proc; any failure is a ConfigError naming the variable.
+ */
+export function ensureDirectorySync(variable: string, path: string): void {
+  const missing: string[] = [];
+  for (let cur = resolve(path); ; cur = dirname(cur)) {
+    try {
+      if (statSync(cur).isDirectory()) break;
+      throw new ConfigError(variable, cur === resolve(path) ? `${path} is not a directory` : `${path}: ${cur} is not a directory`);
+    } catch (err) {
+      if (err instanceof ConfigError) throw err;
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || dirname(cur) === cur) throw new ConfigError(variable, `${path}: ${reason(err)}`);
+      missing.unshift(cur);
+    }
+  }
+  for (const dir of missing) {
+    try {
+      mkdirSync(dir);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new ConfigError(variable, `${path} cannot be created: ${reason(err)}`);
+    }
   }
 }

@@ -114,7 +114,8 @@ async function main(): Promise<void> {
   try {
     store = await openKeyStore(config);
   } catch (err) {
-    process.stderr.write(`keys: cannot open the key store (${config.redisUrl ? 'REDIS_URL' : 'DATA_DIR'}): ${(err as Error).message}\n`);
+    const why = err instanceof ConfigError ? err.message : `${config.redisUrl ? 'REDIS_URL' : 'DATA_DIR'}: ${(err as Error).message}`;
+    process.stderr.write(`keys: cannot open the key store: ${why}\n`);
     process.exit(1);
   }
   let code = 1;

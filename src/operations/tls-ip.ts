@@ -50,7 +50,8 @@ export function createTlsIpOperations(deps: TlsIpDeps): TlsIpOperations {
     if (!c) throw invalidFormat(field, 'not an IPv4 or IPv6 address');
     if (!c.public) throw notFound(`${whose} ${c.address} is not public (${c.range}); it has no geolocation`);
     const geo = deps.geo();
-    if (!geo || !geo.ready) throw serviceUnavailable('geolocation data is loading');
+    if (!geo) throw serviceUnavailable('geolocation data is loading');
+    if (!geo.ready) throw serviceUnavailable('geolocation data is not available: the GeoIP databases could not be opened', 60);
     const found = geo.lookup(c);
     if (!found) throw notFound(`no geolocation data for address ${c.address}`);
     return { status: 200, body: found };

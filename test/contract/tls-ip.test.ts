@@ -174,13 +174,14 @@ describe('readiness', () => {
     expect((await res.json()).checks.geoip).toBe(true);
   });
 
-  it('answers 503 on IP lookups and /readyz when the databases cannot be opened', async () => {
-    const broken = await startHarness({ GEOIP_CITY_DB: '/nonexistent/city.mmdb' });
+  it('answers 503 on IP lookups and /readyz, saying so, when the bundled databases are absent (make geoip not run)', async () => {
+    const broken = await startHarness({ GEOIP_CITY_DB: '', GEOIP_ASN_DB: '' });
     try {
       expect((await fetch(`${broken.url}/readyz`)).status).toBe(503);
       const res = await broken.call('/api/v1/ip/81.2.69.142');
       expect(res.status).toBe(503);
-      expect(res.body.code).toBe('SERVICE_UNAVAILABLE');
+      expect(res.body).toMatchObject({ code: 'SERVICE_UNAVAILABLE', message: 'geolocation data is not available: the GeoIP databases could not be opened' });
+      expect(res.headers.get('retry-after')).toBe('60');
     } finally {
       await broken.close();
     }
