@@ -1,5 +1,5 @@
 // Prometheus metrics (text exposition format): requests and latency by operationId and status, process metrics, caches.
-import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { RequestSeries } from './request-series.js';
 
 export interface CacheStats {
@@ -36,8 +36,20 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
         for (const [cache, stats] of caches) this.set({ cache }, pick(stats()));
       },
     });
-  cacheGauge('cache_hits_total', 'Cache hits since start', (s) => s.hits);
-  cacheGauge('cache_misses_total', 'Cache misses since start', (s) => s.misses);
+  // Hits and misses only grow: counters (Prometheus reserves _total for them), read from the caches' own tallies.
+  const cacheCounter = (name: string, help: string, pick: (s: CacheStats) => number) =>
+    new Counter({
+      name,
+      help,
+      labelNames: ['cache'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const [cache, stats] of caches) this.inc({ cache }, pick(stats()));
+      },
+    });
+  cacheCounter('cache_hits_total', 'Cache hits since start', (s) => s.hits);
+  cacheCounter('cache_misses_total', 'Cache misses since start', (s) => s.misses);
   cacheGauge('cache_entries', 'Entries held in the cache', (s) => s.size);
   return {
     registry,

@@ -335,6 +335,13 @@ describe('non-API routes', () => {
     expect(text).toMatch(/http_requests_total\{operationId="validateBic",status="200"\} \d+/);
     expect(text).toMatch(/http_request_duration_seconds_bucket\{le="0.005",operationId="validateBic",status="200"\}/);
   });
+
+  it('types every metric named *_total as a counter (Prometheus naming)', async () => {
+    const text = await (await fetch(`${h.url}/metrics`)).text();
+    const typed = [...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map(([, name, type]) => [name, type]);
+    expect(typed.filter(([name]) => name.endsWith('_total')).map(([name]) => name)).toEqual(expect.arrayContaining(['http_requests_total', 'cache_hits_total', 'cache_misses_total']));
+    for (const [name, type] of typed) if (name.endsWith('_total')) expect(type, name).toBe('counter');
+  });
 });
 
 describe('draining', () => {
