@@ -77,6 +77,14 @@ describe('authentication', () => {
 });
 
 describe('routing errors', () => {
+  it('ignores one trailing slash on an API path, as openapi.yaml says, but not on the service routes', async () => {
+    const res = await h.call('/api/v1/bic/DEUTDEFF/');
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ bic: 'DEUTDEFFXXX', valid: true });
+    expect((await h.call('/api/v1/bic/DEUTDEFF//')).status).toBe(404);
+    expect((await fetch(`${h.url}/healthz/`)).status).toBe(404);
+  });
+
   it('answers 404 RESOURCE_NOT_FOUND for an unknown API path', async () => {
     const res = await h.call('/api/v1/nothing-here');
     expect(res.status).toBe(404);
