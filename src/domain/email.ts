@@ -68,7 +68,7 @@ export function parseEmailAddress(input: string): ParsedEmail {
     octets(user) <= MAX_LOCAL_OCTETS &&
     octets(email) <= MAX_ADDRESS_OCTETS &&
     isMailDomain(ascii) &&
-    isEmail(email, {
+    isEmail(forSyntaxCheck(user, domain), {
       allow_display_name: false,
       allow_utf8_local_part: true,
       require_tld: true,
@@ -77,6 +77,18 @@ export function parseEmailAddress(input: string): ParsedEmail {
       ignore_max_length: false,
     });
   return { email, user, domain, validFormat };
+}
+
+/**
+ * The address validator's UTF-8 local-part class stops at U+FFFF, while RFC 6532 §3.2 admits every non-ASCII
+ * code point (UTF8-4 too: emoji, supplementary CJK). Each well-formed surrogate pair is checked as one BMP
+ * letter in its place; a lone surrogate fails. Lengths are checked in octets on the real text above.
+ */
+const ASTRAL = /[\uD800-\uDBFF][\uDC00-\uDFFF]/g;
+function forSyntaxCheck(user: string, domain: string): string {
+  const bmp = user.replace(ASTRAL, '\u00E9');
+  // A lone surrogate is no character at all (nothing decodes to one); make sure it fails.
+  return `${/[\uD800-\uDFFF]/.test(bmp) ? ' ' : bmp}@${domain}`;
 }
 
 /** Optimal-string-alignment distance: insertions, deletions, substitutions and adjacent transpositions cost 1. */
