@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openGeoIp, type GeoIp, type GeoResult } from '../../src/adapters/geoip-reader.js';
+import { GeoDatabaseError, openGeoIp, type GeoIp, type GeoResult } from '../../src/adapters/geoip-reader.js';
 
 // MaxMind's test databases, beside the repository: <repo>/../shared/testdata/geoip
 const GEOIP_TESTDATA = fileURLToPath(new URL('../../../shared/testdata/geoip/', import.meta.url));
@@ -180,7 +180,9 @@ describe('openGeoIp options and files', () => {
     await expect(openGeoIp({ asnDb: CITY_DB })).rejects.toThrow(/is not an ASN database/);
   });
 
-  it('rejects a missing file', async () => {
-    await expect(openGeoIp({ cityDb: join(dir, 'absent.mmdb') })).rejects.toThrow(/ENOENT/);
+  it('rejects a missing file, saying which database and why', async () => {
+    const err = await openGeoIp({ cityDb: join(dir, 'absent.mmdb') }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(GeoDatabaseError);
+    expect(err).toMatchObject({ kind: 'city', message: expect.stringMatching(/absent\.mmdb: no such file or directory$/) });
   });
 });
