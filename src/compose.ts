@@ -143,9 +143,13 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
       logger.info({ databases: g.databases }, 'GeoIP databases open');
     },
     (err: unknown) => {
-      const variable = err instanceof GeoDatabaseError ? (err.kind === 'city' ? 'GEOIP_CITY_DB' : 'GEOIP_ASN_DB') : null;
-      const named = variable === 'GEOIP_CITY_DB' ? config.geoipCityDb : variable === 'GEOIP_ASN_DB' ? config.geoipAsnDb : null;
-      if (variable && named !== null) throw new ConfigError(variable, (err as Error).message);
+      // A database named in the environment that fails is a configuration error, whatever else failed beside it.
+      const failures = err instanceof AggregateError ? (err.errors as unknown[]) : [err];
+      for (const f of failures) {
+        if (!(f instanceof GeoDatabaseError)) continue;
+        const variable = f.kind === 'city' ? 'GEOIP_CITY_DB' : 'GEOIP_ASN_DB';
+        if ((f.kind === 'city' ? config.geoipCityDb : config.geoipAsnDb) !== null) throw new ConfigError(variable, f.message);
+      }
       geo = UNAVAILABLE_GEOIP;
       logger.error({ err: String(err) }, 'GeoIP databases could not be opened: IP endpoints answer 503 (run make geoip or set GEOIP_CITY_DB/GEOIP_ASN_DB)');
     },

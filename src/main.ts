@@ -90,20 +90,38 @@ async function serve(config: Readonly<Config>): Promise<void> {
   process.on('SIGINT', () => void stop('SIGINT'));
 }
 
-/** The primary of WORKERS>1: forks the workers (they share the port), replaces crashed ones, forwards signals. */
+/**
+ * The primary of WORKERS>1: forks the workers (they share the port), replaces crashed ones, forwards signals.
+ * A worker that exits before it listens has failed to boot (a configuration error, already printed): while the
+ * server is starting, that stops the whole server with exit 1 rather than forking the same failure forever; a
+ * replacement that fails to boot later is retried once a second.
+ */
 function supervise(config: Readonly<Config>): void {
   let stopping = false;
+  let failed = false;
+  const listened = new Set<number>();
   const fork = () => cluster.fork();
   for (let i = 0; i < config.workers; i++) fork();
   let announced = 0;
-  cluster.on('listening', (_worker, address) => {
+  cluster.on('listening', (worker, address) => {
+    listened.add(worker.id);
     if (++announced === config.workers) {
       process.stdout.write(`listening on http://${config.host}:${address.port} with ${config.workers} workers (docs at /docs)\n`);
     }
   });
+  const remaining = () => Object.keys(cluster.workers ?? {}).length;
   cluster.on('exit', (worker, code, signal) => {
     if (stopping) {
-      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+      if (remaining() === 0) process.exit(failed ? 1 : 0);
+      return;
+    }
+    if (!listened.has(worker.id)) {
+      if (announced < config.workers) {
+        process.stderr.write(`worker ${worker.process.pid} could not start (${signal ?? code}); stopping\n`);
+        failed = true;
+        return stop('SIGTERM');
+      }
+      setTimeout(fork, 1000);
       return;
     }
     process.stderr.write(`worker ${worker.process.pid} exited (${signal ?? code}); starting another\n`);
@@ -113,7 +131,7 @@ function supervise(config: Readonly<Config>): void {
     if (stopping) return;
     stopping = true;
     for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill(signal);
-    if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+    if (remaining() === 0) process.exit(failed ? 1 : 0);
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGTERM'));

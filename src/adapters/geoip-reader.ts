@@ -125,12 +125,22 @@ const NONE = 0;
 
 const en = (names?: { en?: string }): string | null => names?.en ?? null;
 
-/** Open the databases (read asynchronously; .mmdb.gz is inflated in memory). Rejects with GeoDatabaseError when a file is missing, unreadable or of the wrong type. */
+/**
+ * Open the databases (read asynchronously; .mmdb.gz is inflated in memory). Rejects with GeoDatabaseError when a
+ * file is missing, unreadable or of the wrong type, with an AggregateError of both when both are.
+ */
 export async function openGeoIp(opts: GeoIpOptions): Promise<GeoIp> {
-  const [city, asn] = await Promise.all([
-    opts.cityDb ? loadReader<CityResponse>(opts.cityDb, 'city') : undefined,
-    opts.asnDb ? loadReader<AsnResponse>(opts.asnDb, 'asn') : undefined,
+  // Both are tried, so that the caller learns about each bad file, not only the one that failed first.
+  const attempt = <T>(p: Promise<T> | undefined) => (p ?? Promise.resolve(undefined)).then((value) => ({ value }), (error: Error) => ({ error }));
+  const [c, a] = await Promise.all([
+    attempt(opts.cityDb ? loadReader<CityResponse>(opts.cityDb, 'city') : undefined),
+    attempt(opts.asnDb ? loadReader<AsnResponse>(opts.asnDb, 'asn') : undefined),
   ]);
+  const failures = [c, a].flatMap((r) => ('error' in r ? [r.error] : []));
+  if (failures.length === 1) throw failures[0];
+  if (failures.length > 1) throw new AggregateError(failures, failures.map((f) => f.message).join('; '));
+  const city = 'value' in c ? c.value : undefined;
+  const asn = 'value' in a ? a.value : undefined;
   // Results by canonical address: a repeat skips both tree walks and the record decoding (maxmind's
   // own per-record cache would still parse the address twice and rebuild the result).
   const results = new LRUCache<string, GeoResult | typeof NONE>({ max: Math.max(1, opts.cacheEntries ?? 10_000) });

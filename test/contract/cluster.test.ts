@@ -62,5 +62,21 @@ describe('WORKERS', () => {
       child.kill('SIGTERM');
       expect(await exit).toBe(0);
     });
+
+    it('stops with exit 1 when the workers cannot boot, instead of forking the same failure forever', { timeout: 60_000 }, async () => {
+      const run = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+        env: { ...process.env, WORKERS: '2', REDIS_URL: redis.url, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', GEOIP_CITY_DB: join(dataDir, 'absent.mmdb') },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stderr = '';
+      run.stderr!.on('data', (d) => (stderr += d));
+      const code = await new Promise<number | null>((resolve) => {
+        const timer = setTimeout(() => (run.kill('SIGKILL'), resolve(null)), 50_000);
+        run.once('exit', (c) => (clearTimeout(timer), resolve(c)));
+      });
+      expect(code).toBe(1);
+      expect(stderr).toMatch(/configuration error: GEOIP_CITY_DB: .*absent\.mmdb: no such file or directory/);
+      expect(stderr).toMatch(/could not start .*stopping/);
+    });
   });
 });

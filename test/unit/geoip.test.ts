@@ -180,6 +180,12 @@ describe('openGeoIp options and files', () => {
     await expect(openGeoIp({ asnDb: CITY_DB })).rejects.toThrow(/is not an ASN database/);
   });
 
+  it('reports both databases when both fail, not only the first to fail', async () => {
+    const err = await openGeoIp({ cityDb: join(dir, 'absent-city.mmdb'), asnDb: CITY_DB }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AggregateError);
+    expect((err as AggregateError).errors.map((e: GeoDatabaseError) => e.kind)).toEqual(['city', 'asn']);
+  });
+
   it('rejects a missing file, saying which database and why', async () => {
     const err = await openGeoIp({ cityDb: join(dir, 'absent.mmdb') }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(GeoDatabaseError);

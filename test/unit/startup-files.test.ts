@@ -113,6 +113,7 @@ describe('settings that stop the boot naming their variable (exit 1)', { timeout
     ['GEOIP_CITY_DB an ASN database', { GEOIP_CITY_DB: asn, GEOIP_ASN_DB: asn }, /^configuration error: GEOIP_CITY_DB: .*database type GeoLite2-ASN is not a City database$/m],
     ['GEOIP_ASN_DB not a MaxMind file', { GEOIP_CITY_DB: city, GEOIP_ASN_DB: file('asn.txt', 'not a database') }, /^configuration error: GEOIP_ASN_DB: .*asn\.txt: not a MaxMind DB file$/m],
     ['DATA_DIR under a file', { DATA_DIR: join(file('data.txt', 'x'), 'data') }, /^configuration error: DATA_DIR: .*data\.txt\/data: a part of the path is not a directory$/m],
+    ['GEOIP_ASN_DB bad while the bundled City database is absent', { GEOIP_CITY_DB: '', GEOIP_ASN_DB: file('asn2.txt', 'x') }, /^configuration error: GEOIP_ASN_DB: .*asn2\.txt: not a MaxMind DB file$/m],
     ['BIN_DATA_FILE without a BIN range', { BIN_DATA_FILE: file('bins.csv', 'hello,world\n1,2\n') }, /^configuration error: BIN_DATA_FILE: .*bins\.csv holds no BIN range/m],
     ['HOST not of this machine', { HOST: '203.0.113.7' }, /^configuration error: HOST: 203\.0\.113\.7 is not an address of this machine$/m],
   ])('%s', async (_name, env, want) => {
