@@ -67,16 +67,49 @@ export function luhnValid(digits: string): boolean {
   return sum % 10 === 0;
 }
 
+const UNBROKEN_RUN = /(?<!\d)\d{12,19}(?!\d)/g;
+/** Digit groups joined by single spaces, dashes or %20 (a space still percent-encoded in a request path). */
+const GROUPED_RUN = /(?<![\d*])\d{1,19}(?:(?: |-|%20)\d{1,19})+(?![\d*])/g;
+const SEPARATOR = / |-|%20/;
+
+const masked = (digits: string): string => `${'*'.repeat(digits.length - 4)}${digits.slice(-4)}`;
+
 /**
- * `text` with every run of 12-19 digits (unbroken, or grouped by single spaces or dashes) that passes Luhn (a
- * possible card number, ISO/IEC 7812) masked to its last four: for echoing a request path or value a client put
- * a card number in by mistake.
+ * `text` with every possible card number (ISO/IEC 7812: 12-19 digits passing Luhn) masked to its last four: an
+ * unbroken run of digits, or consecutive groups of a grouped run (single spaces, dashes or %20 between them),
+ * so that a number stays masked with other digits beside it. For echoing a request path or value a client put
+ * a card number in by mistake. It errs towards privacy: other grouped digits (an IBAN written in fours) are
+ * masked too when some window of them happens to pass Luhn.
  */
 export function maskCardNumbers(text: string): string {
-  return text.replace(/(?<!\d)\d(?:[ -]?\d){11,18}(?!\d)/g, (run) => {
-    const digits = run.replace(/\D/g, '');
-    return luhnValid(digits) ? `${'*'.repeat(digits.length - 4)}${digits.slice(-4)}` : run;
-  });
+  return text.replace(UNBROKEN_RUN, (run) => (luhnValid(run) ? masked(run) : run)).replace(GROUPED_RUN, maskGroups);
+}
+
+/** Longer grouped runs than this are no typed card number: all their digits are masked (bounded work per text). */
+const MAX_GROUPED_RUN = 160;
+
+/** Mask the longest Luhn-valid window of 12-19 digits made of whole groups, from the left, windows not overlapping. */
+function maskGroups(run: string): string {
+  if (run.length > MAX_GROUPED_RUN) return run.replace(/\d/g, '*');
+  const groups = run.split(SEPARATOR);
+  const separators = run.match(new RegExp(SEPARATOR, 'g')) ?? [];
+  const pieces: string[] = [];
+  let i = 0;
+  while (i < groups.length) {
+    let end = -1;
+    let digits = '';
+    for (let j = i, total = ''; j < groups.length && (total += groups[j]).length <= 19; j++) {
+      if (total.length >= 12 && luhnValid(total)) [end, digits] = [j, total];
+    }
+    if (end < 0) {
+      pieces.push(groups[i] + (separators[i] ?? ''));
+      i++;
+    } else {
+      pieces.push(masked(digits) + (separators[end] ?? ''));
+      i = end + 1;
+    }
+  }
+  return pieces.join('');
 }
 
 /** The leading `n` characters read as a decimal number (n <= 15), or -1 when shorter or not all digits. */
