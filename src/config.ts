@@ -5,6 +5,9 @@ import type { HostPort } from './domain/host-port.js';
 
 export type { HostPort } from './domain/host-port.js';
 
+/** The largest per-key limits: for the server-wide defaults here and for a key's own (the keys CLI). */
+export const MAX_LIMITS = Object.freeze({ perMinute: 1e9, perDay: 1e12, perMonth: 1e12 });
+
 export interface Config {
   port: number;
   host: string;
@@ -129,9 +132,9 @@ function settings(cpus: number): Setting<keyof Config>[] {
     s('host', 'HOST', '0.0.0.0', text, 'listen address'),
     s('dataDir', 'DATA_DIR', './var', text, 'where the embedded SQLite store keeps keys and usage counters'),
     s('redisUrl', 'REDIS_URL', null, redisUrl, 'when set, keys and all counters live in Redis, shared by every instance'),
-    s('rateLimitPerMinute', 'RATE_LIMIT_PER_MINUTE', 60, int(1, 1e9), 'per-key per-minute limit default'),
-    s('quotaPerDay', 'QUOTA_PER_DAY', 5000, int(1, 1e12), 'per-key daily quota default (UTC day)'),
-    s('quotaPerMonth', 'QUOTA_PER_MONTH', 100000, int(1, 1e12), 'per-key monthly quota default (UTC month)'),
+    s('rateLimitPerMinute', 'RATE_LIMIT_PER_MINUTE', 60, int(1, MAX_LIMITS.perMinute), 'per-key per-minute limit default'),
+    s('quotaPerDay', 'QUOTA_PER_DAY', 5000, int(1, MAX_LIMITS.perDay), 'per-key daily quota default (UTC day)'),
+    s('quotaPerMonth', 'QUOTA_PER_MONTH', 100000, int(1, MAX_LIMITS.perMonth), 'per-key monthly quota default (UTC month)'),
     s('dnsServers', 'DNS_SERVERS', null, parseHostPorts, 'comma-separated ip[:port] / [ipv6]:port list; default: the system resolvers'),
     s('dnsTimeoutMs', 'DNS_TIMEOUT_MS', 3000, int(1, 60000), 'per-query DNS timeout'),
     s('tlsInspectPort', 'TLS_INSPECT_PORT', 443, int(1, 65535), 'port certificate inspection connects to'),

@@ -5,6 +5,7 @@ import { createGunzip } from 'node:zlib';
 import { LRUCache } from 'lru-cache';
 import { Reader, type AsnResponse, type CityResponse } from 'maxmind';
 import { classifyIp, type IpClass } from '../domain/ip-ranges.js';
+import { fileProblem } from './startup-files.js';
 import type { components } from '../../generated/api.js';
 
 const CHUNK = 1 << 20;
@@ -91,8 +92,6 @@ export class GeoDatabaseError extends Error {
   }
 }
 
-const READ_FAILURES: Record<string, string> = { ENOENT: 'no such file or directory', EACCES: 'permission denied', EISDIR: 'is a directory' };
-
 async function loadReader<T extends CityResponse | AsnResponse>(
   path: string,
   kind: 'city' | 'asn',
@@ -103,8 +102,8 @@ async function loadReader<T extends CityResponse | AsnResponse>(
     if (buf.length >= 2 && buf[0] === 0x1f && buf[1] === 0x8b) buf = await inflateFile(path);
     reader = new Reader<T>(buf);
   } catch (err) {
-    const { code = '', syscall } = err as NodeJS.ErrnoException;
-    throw new GeoDatabaseError(kind, `${path}: ${READ_FAILURES[code] ?? (syscall ? 'cannot be read' : 'not a MaxMind DB file')}`);
+    const fromFileSystem = (err as NodeJS.ErrnoException).syscall !== undefined;
+    throw new GeoDatabaseError(kind, `${path}: ${fromFileSystem ? fileProblem(err) : 'not a MaxMind DB file'}`);
   }
   const type = reader.metadata.databaseType;
   const fits = kind === 'city' ? /City|Country|Enterprise/i.test(type) : /ASN|ISP/i.test(type);

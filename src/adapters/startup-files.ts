@@ -7,7 +7,8 @@ import { ConfigError } from '../config.js';
 
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
 
-const reason = (err: unknown): string => {
+/** A file system error as a short phrase (no errno text, no syscall). */
+export const fileProblem = (err: unknown): string => {
   const code = (err as NodeJS.ErrnoException).code;
   if (code === 'ENOENT') return 'no such file or directory';
   if (code === 'EACCES') return 'permission denied';
@@ -24,7 +25,7 @@ export async function readCaBundle(variable: string, path: string): Promise<stri
   try {
     text = await readFile(path, 'utf8');
   } catch (err) {
-    throw new ConfigError(variable, `${path}: ${reason(err)}`);
+    throw new ConfigError(variable, `${path}: ${fileProblem(err)}`);
   }
   const blocks = text.match(PEM_CERTIFICATE) ?? [];
   if (blocks.length === 0) throw new ConfigError(variable, `${path} holds no PEM certificate`);
@@ -44,7 +45,7 @@ export async function requireDirectory(variable: string, path: string): Promise<
   try {
     isDir = (await stat(path)).isDirectory();
   } catch (err) {
-    throw new ConfigError(variable, `${path}: ${reason(err)}`);
+    throw new ConfigError(variable, `${path}: ${fileProblem(err)}`);
   }
   if (!isDir) throw new ConfigError(variable, `${path} is not a directory`);
 }
@@ -54,7 +55,7 @@ export async function loadNamedFile<T>(variable: string, path: string, load: (pa
   try {
     return await load(path);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code) throw new ConfigError(variable, `${path}: ${reason(err)}`);
+    if ((err as NodeJS.ErrnoException).code) throw new ConfigError(variable, `${path}: ${fileProblem(err)}`);
     throw err;
   }
 }
@@ -71,7 +72,7 @@ export function ensureDirectorySync(variable: string, path: string): void {
       throw new ConfigError(variable, cur === resolve(path) ? `${path} is not a directory` : `${path}: ${cur} is not a directory`);
     } catch (err) {
       if (err instanceof ConfigError) throw err;
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || dirname(cur) === cur) throw new ConfigError(variable, `${path}: ${reason(err)}`);
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || dirname(cur) === cur) throw new ConfigError(variable, `${path}: ${fileProblem(err)}`);
       missing.unshift(cur);
     }
   }
@@ -79,7 +80,7 @@ export function ensureDirectorySync(variable: string, path: string): void {
     try {
       mkdirSync(dir);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new ConfigError(variable, `${path} cannot be created: ${reason(err)}`);
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new ConfigError(variable, `${path} cannot be created: ${fileProblem(err)}`);
     }
   }
 }

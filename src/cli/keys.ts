@@ -1,7 +1,7 @@
 // Keys CLI (OPERATIONS.md): create, list, revoke, deactivate, activate, update — against the server's own store.
 import { parseArgs } from 'node:util';
 import type { KeyRecord, KeyStore } from '../adapters/key-store.js';
-import { ConfigError, loadConfig, type Config } from '../config.js';
+import { ConfigError, loadConfig, MAX_LIMITS, type Config } from '../config.js';
 import { openKeyStore } from './key-store-factory.js';
 
 const USAGE = `usage: npm run keys -- <command> [options]
@@ -15,8 +15,8 @@ class UsageError extends Error {}
 
 const out = (s: string) => process.stdout.write(s.endsWith('\n') ? s : `${s}\n`);
 
-/** The same bounds as the server-wide defaults (RATE_LIMIT_PER_MINUTE, QUOTA_PER_DAY, QUOTA_PER_MONTH in config.ts). */
-const MAX_LIMIT = { 'per-minute': 1e9, 'per-day': 1e12, 'per-month': 1e12 } as const;
+/** The same bounds as the server-wide defaults (RATE_LIMIT_PER_MINUTE, QUOTA_PER_DAY, QUOTA_PER_MONTH). */
+const MAX_LIMIT = { 'per-minute': MAX_LIMITS.perMinute, 'per-day': MAX_LIMITS.perDay, 'per-month': MAX_LIMITS.perMonth } as const;
 
 function positive(name: keyof typeof MAX_LIMIT, raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined;
