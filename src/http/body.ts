@@ -1,4 +1,5 @@
-// JSON request bodies (RFC 8259) through koa-body: 16 KiB at most, JSON only; parse errors never echo the body.
+// JSON request bodies (RFC 8259) through koa-body: 16 KiB at most (decoded), JSON only, optionally compressed
+// (RFC 9110 §8.4.1: gzip, deflate, br); parse errors never echo the body.
 import type { Context } from 'koa';
 import { koaBody } from 'koa-body';
 import { ApiError } from './errors.js';
@@ -27,6 +28,8 @@ const OTHER_CHARSET = /;\s*charset\s*=\s*(?!"?(?:utf-?8|us-ascii)"?\s*(?:;|$))/i
 /** What the UTF-8 decoder puts in place of invalid bytes; a client that means it sends the escape \ufffd. */
 const REPLACEMENT = '\uFFFD';
 const noop = async () => {};
+/** The content codings co-body's inflation decodes, by their RFC 9110 names; x-gzip is gzip (§8.4.1.3). */
+const CODINGS: ReadonlyMap<string, string> = new Map([['identity', 'identity'], ['gzip', 'gzip'], ['x-gzip', 'gzip'], ['deflate', 'deflate'], ['br', 'br']]);
 
 /** Parse the request body as JSON; throws ApiError 400 (not JSON) or 413 (too large). */
 export async function readJsonBody(ctx: Context): Promise<unknown> {
@@ -41,11 +44,23 @@ export async function readJsonBody(ctx: Context): Promise<unknown> {
     });
   }
   if (OTHER_CHARSET.test(type)) throw notUtf8('charset must be utf-8');
+  const headers = ctx.req.headers;
+  const coding = headers['content-encoding'];
+  if (coding !== undefined) {
+    // Coding names are case-insensitive; the inflater matches them exactly, so it gets the canonical name.
+    const known = CODINGS.get(coding.trim().toLowerCase());
+    if (!known) throw badBody('request body has an unsupported Content-Encoding', 'Content-Encoding must be gzip, deflate, br or identity');
+    headers['content-encoding'] = known;
+  }
   try {
     await parser(ctx, noop);
   } catch (err) {
     const status = (err as { status?: number }).status;
     if (status === 413) throw tooLarge();
+    // zlib's stream errors (Z_DATA_ERROR, Z_BUF_ERROR...) carry a numeric errno; JSON and read errors do not.
+    if ((headers['content-encoding'] ?? 'identity') !== 'identity' && typeof (err as { errno?: unknown }).errno === 'number') {
+      throw badBody('request body could not be decompressed', `is not valid ${headers['content-encoding']} data`);
+    }
     // co-body's strict mode refuses JSON texts that are not an object or array (a bare string, number, null).
     if (/only supports object and array/.test((err as Error).message)) {
       throw new ApiError(400, 'INVALID_FORMAT', 'request body must be a JSON object', {
@@ -62,6 +77,10 @@ export async function readJsonBody(ctx: Context): Promise<unknown> {
   // A Latin-1 password decoded with replacements would be checked as another password: refuse rather than guess.
   if (invalidBytes) throw notUtf8('contains bytes that are not UTF-8 (or a raw U+FFFD: send it as \\ufffd)');
   return ctx.request.body;
+}
+
+function badBody(message: string, detail: string): ApiError {
+  return new ApiError(400, 'INVALID_FORMAT', message, { details: [{ field: 'body', message: detail }] });
 }
 
 function notUtf8(message: string): ApiError {

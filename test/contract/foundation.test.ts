@@ -1,5 +1,6 @@
 // The error model, authentication, routing and non-API routes, through a real server and the contract check.
 import { get } from 'node:http';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/http/errors.js';
 import { startHarness, type Harness } from '../support/harness.js';
@@ -235,6 +236,51 @@ describe('request validation', () => {
       expect(res.body).toMatchObject({ valid: true, cardBrand: 'Visa', lastFourDigits: '1111' });
     },
   );
+
+  it.each([
+    ['gzip', gzipSync],
+    ['GZIP', gzipSync],
+    ['x-gzip', gzipSync],
+    ['deflate', deflateSync],
+    ['br', brotliCompressSync],
+  ])('parses a body sent with Content-Encoding %s', async (coding, compress) => {
+    const res = await h.call('/api/v1/creditcard/validate', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-encoding': coding },
+      body: compress(Buffer.from('{"cardNumber":"4111 1111 1111 1111"}')),
+    });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ valid: true, lastFourDigits: '1111' });
+  });
+
+  it.each([
+    ['an unsupported coding', 'zstd', Buffer.from('{"cardNumber":"4111111111111111"}'), 'request body has an unsupported Content-Encoding'],
+    ['a name that is an object property', 'constructor', Buffer.from('{"cardNumber":"4111111111111111"}'), 'request body has an unsupported Content-Encoding'],
+    ['two codings', 'gzip, br', gzipSync('{"cardNumber":"4111111111111111"}'), 'request body has an unsupported Content-Encoding'],
+    ['gzip that is not gzip', 'gzip', Buffer.from('{"cardNumber":"4111111111111111"}'), 'request body could not be decompressed'],
+    ['truncated br', 'br', brotliCompressSync('{"cardNumber":"4111111111111111"}').subarray(0, 8), 'request body could not be decompressed'],
+  ])('answers 400 INVALID_FORMAT for %s, without echoing the body', async (_, coding, body, message) => {
+    const res = await h.call('/api/v1/creditcard/validate', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-encoding': coding },
+      body,
+    });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: 'INVALID_FORMAT', message, details: [{ field: 'body' }] });
+    expect(res.text).not.toContain('4111111111111111');
+  });
+
+  it('answers 413 for a small compressed body that inflates beyond 16 KiB', async () => {
+    const body = gzipSync(JSON.stringify({ password: 'x'.repeat(1024 * 1024) }));
+    expect(body.length).toBeLessThan(16 * 1024);
+    const res = await h.call('/api/v1/password/strength', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      body,
+    });
+    expect(res.status).toBe(413);
+    expect(res.body.code).toBe('VALIDATION_ERROR');
+  });
 
   it('answers 413 VALIDATION_ERROR for a body over 16 KiB', async () => {
     const body = JSON.stringify({ password: 'x'.repeat(17 * 1024) });
