@@ -172,6 +172,15 @@ describe('GET /api/v1/email', () => {
     });
   });
 
+  it.each([
+    ['%2B as a plus sign', 'jane%2Bnews@mail.test', 'jane+news@mail.test', true],
+    ['+ as a space (form encoding)', 'jane+news@mail.test', 'jane news@mail.test', false],
+  ])('reads %s in the query, as documented', async (_, query, email, validFormat) => {
+    const res = await h.call(`/api/v1/email?address=${query}`);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ email, validFormat });
+  });
+
   it('counts a null MX as no MX and falls back to A', async () => {
     const res = await h.call('/api/v1/email?address=jane@nullmx.test');
     expect(res.body).toMatchObject({ mxRecord: false, aRecord: true });

@@ -1058,7 +1058,11 @@ export interface operations {
     validateEmail: {
         parameters: {
             query: {
-                /** @description The email address, at most 320 characters. */
+                /**
+                 * @description The email address, at most 320 characters, percent-encoded as a query value: a `+` in a query string
+                 *     means a space (form encoding, as URL libraries write it), so a plus-tagged address `jane+news@example.com`
+                 *     is sent as `jane%2Bnews@example.com`.
+                 */
                 address: string;
             };
             header?: never;
