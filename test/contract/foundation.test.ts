@@ -135,6 +135,18 @@ describe('routing errors', () => {
     expect(res.body.code).toBe('METHOD_NOT_ALLOWED');
     expect(res.headers.get('allow')).toBe(allow);
   });
+
+  it('refuses a browser preflight: 405 and no CORS headers, as documented', async () => {
+    const res = await h.call('/api/v1/bic/DEUTDEFF', {
+      method: 'OPTIONS',
+      headers: { origin: 'https://shop.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'x-api-key' },
+    });
+    expect(res.status).toBe(405);
+    expect([...res.headers.keys()].filter((name) => name.startsWith('access-control-'))).toEqual([]);
+    const plain = await h.call('/api/v1/bic/DEUTDEFF', { headers: { origin: 'https://shop.example' } });
+    expect(plain.status).toBe(200);
+    expect(plain.headers.get('access-control-allow-origin')).toBeNull();
+  });
 });
 
 describe('request validation', () => {
