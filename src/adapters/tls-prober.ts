@@ -3,7 +3,7 @@ import type { TLSSocket } from 'node:tls';
 import { LRUCache } from 'lru-cache';
 import { InvalidTarget, NoSuchDomain, RefusedTarget } from './failures.js';
 import { classifyIp, type IpClass } from '../domain/ip-ranges.js';
-import { gradeTls, type TlsGrade } from '../domain/tls-grade.js';
+import { gradeTls } from '../domain/tls-grade.js';
 import { parseTlsTarget } from '../domain/tls-target.js';
 import { createTrustStore, matchesHost, pathValidationProblem, readCertificate, verifyChain } from './tls-cert.js';
 import { inspectionContext, presentedChain, probeHsts, tlsHandshake } from './tls-connect.js';

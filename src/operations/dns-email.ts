@@ -1,14 +1,12 @@
 // HTTP handlers for GET /api/v1/dns/{domain} (records + SPF/DKIM/DMARC analysis) and GET /api/v1/email (address validation).
-import type { DnsRecord, DnsResolver, RecordType } from '../adapters/dns-resolver.js';
+import type { DnsResolver, RecordType } from '../adapters/dns-resolver.js';
 import { RECORD_TYPES } from '../adapters/dns-resolver.js';
 import { invalidFormat, missingParameter, notFound } from '../http/errors.js';
 import type { ApiRequest, Handler } from '../http/types.js';
 import { DKIM_SELECTORS, dkimName, isDkimRecord } from '../domain/dkim.js';
 import { parseDmarc } from '../domain/dmarc.js';
-import type { DmarcResult } from '../domain/dmarc.js';
 import { parseEmailAddress, toAsciiDomain, type EmailClassifier } from '../domain/email.js';
 import { analyseSpf } from '../domain/spf-analysis.js';
-import type { SpfResult } from '../domain/spf.js';
 import type { components } from '../../generated/api.js';
 
 export interface DnsEmailDeps {

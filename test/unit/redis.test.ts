@@ -1,6 +1,6 @@
 // Multi-instance mode against a real redis-server on 127.0.0.1: shared quotas, the Redis key store, outage and recovery.
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { KeyRecord, KeyStore } from '../../src/adapters/key-store.js';
+import type { KeyStore } from '../../src/adapters/key-store.js';
 import { createRedisCounters, type RedisCounterStore } from '../../src/adapters/redis-counters.js';
 import { createRedisKeyStore } from '../../src/adapters/redis-key-store.js';
 import { RESERVE_MAX } from '../../src/adapters/redis-reserves.js';
