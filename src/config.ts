@@ -160,7 +160,7 @@ function settings(cpus: number): Setting<keyof Config>[] {
   ];
 }
 
-/** The documented settings, for README generation and `--help`. */
+/** The settings with their docs: the README table is tested against them; the bench clears them from its services' env. */
 export function describeSettings(cpus = 1): Array<{ env: string; default: unknown; doc: string }> {
   return settings(cpus).map((s) => ({ env: s.env, default: s.default, doc: s.doc }));
 }

@@ -1,7 +1,8 @@
 // Configuration: defaults, parsing, and a clear error naming the variable for every bad value.
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, parseHostPorts } from '../../src/config.js';
+import { ConfigError, describeSettings, loadConfig, parseHostPorts } from '../../src/config.js';
 
 describe('loadConfig', () => {
   it('gives the documented defaults', () => {
@@ -70,5 +71,37 @@ describe('loadConfig', () => {
     });
     expect(run.status).toBe(1);
     expect(run.stderr).toMatch(/PORT: must be a whole number/);
+  });
+});
+
+describe('documentation of the settings', () => {
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  /** README's configuration table: variable -> default cell. */
+  const rows = new Map([...readme.matchAll(/^\| `([A-Z][A-Z0-9_]+)` \| ([^|]+) \|/gm)].map((m) => [m[1], m[2].trim()]));
+  const settings = describeSettings();
+
+  it('lists exactly the variables the server reads', () => {
+    expect([...rows.keys()].sort()).toEqual(settings.map((s) => s.env).sort());
+  });
+
+  // PASSWORD_THREADS depends on the CPU count: checked on its own below.
+  const fixed = settings.filter((s) => (typeof s.default === 'number' || typeof s.default === 'string') && s.env !== 'PASSWORD_THREADS');
+  it.each(fixed)(
+    'gives $env the default the code has',
+    ({ env, default: value }) => {
+      expect(rows.get(env)).toBe(`\`${value}\``);
+    },
+  );
+
+  it('gives PASSWORD_THREADS the defaults the code has on one and on two CPUs', () => {
+    const threads = (cpus: number) => describeSettings(cpus).find((s) => s.env === 'PASSWORD_THREADS')!.default;
+    expect(rows.get('PASSWORD_THREADS')).toBe(`${threads(2)} (${threads(1)} on one CPU)`);
+  });
+
+  it('reads every variable OPERATIONS.md names', () => {
+    const operations = readFileSync(new URL('../../../shared/OPERATIONS.md', import.meta.url), 'utf8');
+    const named = new Set([...operations.matchAll(/`([A-Z][A-Z0-9]*_[A-Z0-9_]+|PORT|HOST)`/g)].map((m) => m[1]));
+    const read = new Set(settings.map((s) => s.env));
+    expect([...named].filter((env) => !read.has(env))).toEqual([]);
   });
 });
