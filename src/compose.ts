@@ -22,7 +22,7 @@ import { loadSpec, projectPath } from './http/spec.js';
 import type { HandlerMap } from './http/types.js';
 import { resolveBic } from './adapters/bank-directory.js';
 import { loadBinTable } from './adapters/bin-table.js';
-import { createDnsResolver, systemDnsServers } from './adapters/dns-resolver.js';
+import { createDnsResolver, resolveServerNames, systemDnsServers, type DnsServer } from './adapters/dns-resolver.js';
 import { loadEmailLists } from './adapters/email-lists.js';
 import { createStrengthEstimator } from './adapters/password-pool.js';
 import { createRangeClient } from './adapters/range-client.js';
@@ -44,6 +44,13 @@ async function geoPaths(config: Readonly<Config>): Promise<{ cityDb: string; asn
   const latest = join(dir, 'GeoLite2-City.latest.mmdb');
   const bundledCity = (await exists(latest)) ? latest : join(dir, 'GeoLite2-City.mmdb');
   return { cityDb: config.geoipCityDb ?? bundledCity, asnDb: config.geoipAsnDb ?? join(dir, 'GeoLite2-ASN.mmdb') };
+}
+
+/** DNS_SERVERS with host names looked up; one that does not resolve stops the boot naming the variable. */
+async function namedServers(servers: DnsServer[]): Promise<DnsServer[]> {
+  return resolveServerNames(servers).catch((err: Error) => {
+    throw new ConfigError('DNS_SERVERS', err.message);
+  });
 }
 
 export interface Composition {
@@ -101,7 +108,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
   if (bin.size === 0) throw new ConfigError('BIN_DATA_FILE', `${binPath} holds no BIN range (a CSV with an iin_start column)`);
   logger.info({ entries: bin.size }, 'BIN table loaded');
   const resolver = createDnsResolver({
-    servers: config.dnsServers ?? systemDnsServers(),
+    servers: config.dnsServers ? await namedServers(config.dnsServers) : systemDnsServers(),
     timeoutMs: config.dnsTimeoutMs,
     logger,
   });

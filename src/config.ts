@@ -1,6 +1,6 @@
 // Configuration: every setting read once from the environment, documented, validated and frozen (OPERATIONS.md).
 
-import { parseHostPort } from './domain/host-port.js';
+import { parseHostPortOrName } from './domain/host-port.js';
 import type { HostPort } from './domain/host-port.js';
 
 export type { HostPort } from './domain/host-port.js';
@@ -102,12 +102,12 @@ const redisUrl: Parse<string | null> = (raw, name) => {
   return raw.trim();
 };
 
-/** `ip`, `ip:port`, `[v6]:port` or a bare IPv6 address, comma-separated; default port 53. */
+/** `ip`, `ip:port`, `[v6]:port`, a bare IPv6 address, `name` or `name:port`, comma-separated; default port 53. */
 export const parseHostPorts: Parse<HostPort[] | null> = (raw, name) => {
   if (raw.trim() === '') return null;
   return raw.split(',').map((part) => {
-    const server = parseHostPort(part);
-    if (!server) throw new ConfigError(name, `"${part.trim()}" is not ip, ip:port or [ipv6]:port (a resolver is given by address, port 1-65535)`);
+    const server = parseHostPortOrName(part);
+    if (!server) throw new ConfigError(name, `"${part.trim()}" is not host, host:port or [ipv6]:port (a host name or IP address, port 1-65535)`);
     return server;
   });
 };
@@ -135,7 +135,7 @@ function settings(cpus: number): Setting<keyof Config>[] {
     s('rateLimitPerMinute', 'RATE_LIMIT_PER_MINUTE', 60, int(1, MAX_LIMITS.perMinute), 'per-key per-minute limit default'),
     s('quotaPerDay', 'QUOTA_PER_DAY', 5000, int(1, MAX_LIMITS.perDay), 'per-key daily quota default (UTC day)'),
     s('quotaPerMonth', 'QUOTA_PER_MONTH', 100000, int(1, MAX_LIMITS.perMonth), 'per-key monthly quota default (UTC month)'),
-    s('dnsServers', 'DNS_SERVERS', null, parseHostPorts, 'comma-separated ip[:port] / [ipv6]:port list; default: the system resolvers'),
+    s('dnsServers', 'DNS_SERVERS', null, parseHostPorts, 'comma-separated host[:port] / [ipv6]:port list (names looked up once at boot); default: the system resolvers'),
     s('dnsTimeoutMs', 'DNS_TIMEOUT_MS', 3000, int(1, 60000), 'per-query DNS timeout'),
     s('tlsInspectPort', 'TLS_INSPECT_PORT', 443, int(1, 65535), 'port certificate inspection connects to'),
     s('tlsTimeoutMs', 'TLS_TIMEOUT_MS', 5000, int(1, 60000), 'TLS connect + handshake timeout'),

@@ -1,5 +1,6 @@
 // Caching stub resolver (RFC 1035 client, RFC 2308 negative caching) over the configured recursive DNS servers.
 import dns from 'node:dns';
+import net from 'node:net';
 import { parseHostPort } from '../domain/host-port.js';
 import { UpstreamFailure } from './failures.js';
 import { DnsAnswerCache } from './dns-cache.js';
@@ -43,6 +44,27 @@ export function systemDnsServers(): DnsServer[] {
     .map(parseDnsServer)
     .filter((s): s is DnsServer => s !== null);
   return servers.length > 0 ? servers : [{ host: '127.0.0.1', port: 53 }];
+}
+
+type AddressLookup = (host: string, opts: { all: true }) => Promise<Array<{ address: string; family: number }>>;
+
+/**
+ * DNS_SERVERS with names replaced by their addresses (IPv4 first, each with the name's port), looked up once through
+ * the system resolver: a resolver cannot be found through itself. Rejects naming the host that does not resolve.
+ */
+export async function resolveServerNames(servers: DnsServer[], lookup: AddressLookup = dns.promises.lookup): Promise<DnsServer[]> {
+  const resolved = await Promise.all(
+    servers.map(async (server) => {
+      if (net.isIP(server.host)) return [server];
+      const addresses = await lookup(server.host, { all: true }).catch((err: NodeJS.ErrnoException) => {
+        throw new Error(`"${server.host}" does not resolve (${err.code ?? 'lookup failed'})`);
+      });
+      if (addresses.length === 0) throw new Error(`"${server.host}" does not resolve (no address)`);
+      return [...addresses].sort((a, b) => a.family - b.family).map(({ address }) => ({ host: address, port: server.port }));
+    }),
+  );
+  const unique = new Map(resolved.flat().map((s) => [`${s.host}#${s.port}`, s]));
+  return [...unique.values()];
 }
 
 /** Lower-case, without trailing dot; throws TypeError when the name cannot be sent. */

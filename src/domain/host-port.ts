@@ -1,4 +1,5 @@
-// Resolver addresses as resolv.conf and dns.getServers() write them: IP literals with an optional port (RFC 3986 §3.2.2 brackets for IPv6).
+// Resolver addresses as resolv.conf and dns.getServers() write them: IP literals with an optional port (RFC 3986 §3.2.2
+// brackets for IPv6); DNS_SERVERS also takes host names (RFC 1123 §2.1), looked up once at boot.
 import net from 'node:net';
 
 export interface HostPort {
@@ -30,4 +31,20 @@ export function parseHostPort(text: string, defaultPort = 53): HostPort | null {
     return null;
   }
   return port >= 1 && port <= 65535 ? { host, port } : null;
+}
+
+/** An RFC 1123 host name: LDH labels of 1-63 characters, at most 253 in all, the last not all digits (that is an address). */
+const HOST_NAME = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.?$/i;
+
+/**
+ * Like parseHostPort, but the host may also be a name ("name" or "name:port"), returned as written (lower case,
+ * no trailing dot) for the caller to look up. Null when malformed.
+ */
+export function parseHostPortOrName(text: string, defaultPort = 53): HostPort | null {
+  const byAddress = parseHostPort(text, defaultPort);
+  if (byAddress) return byAddress;
+  const m = /^([^:\[\]]+)(?::(\d{1,5}))?$/.exec(text.trim());
+  if (!m || !HOST_NAME.test(m[1]) || /^\d+$/.test(m[1].replace(/\.$/, '').split('.').pop()!)) return null;
+  const port = m[2] === undefined ? defaultPort : Number(m[2]);
+  return port >= 1 && port <= 65535 ? { host: m[1].toLowerCase().replace(/\.$/, ''), port } : null;
 }

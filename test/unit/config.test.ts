@@ -42,7 +42,10 @@ describe('loadConfig', () => {
     ['REDIS_URL', 'http://localhost:6379'],
     ['DNS_SERVERS', '1.1.1.1:99999'],
     ['DNS_SERVERS', '127.0.0.1:abc'],
-    ['DNS_SERVERS', 'resolver.example'],
+    ['DNS_SERVERS', '1.2.3.999'],
+    ['DNS_SERVERS', 'bad_name:53'],
+    ['DNS_SERVERS', 'a..b'],
+    ['DNS_SERVERS', 'resolver.example:0'],
     ['WORKERS', 'many'],
     ['QUOTA_PER_DAY', '0'],
   ])('rejects %s=%s naming the variable', (name, value) => {
@@ -55,6 +58,8 @@ describe('loadConfig', () => {
     ['127.0.0.1:5353, 10.0.0.1', [{ host: '127.0.0.1', port: 5353 }, { host: '10.0.0.1', port: 53 }]],
     ['[::1]:5353', [{ host: '::1', port: 5353 }]],
     ['::1', [{ host: '::1', port: 53 }]],
+    ['LocalHost:5353', [{ host: 'localhost', port: 5353 }]],
+    ['resolver.example., 10.0.0.1', [{ host: 'resolver.example', port: 53 }, { host: '10.0.0.1', port: 53 }]],
   ])('parses DNS_SERVERS %s', (given, want) => {
     expect(parseHostPorts(given, 'DNS_SERVERS')).toEqual(want);
   });

@@ -5,6 +5,7 @@ import { DnsAnswerCache } from '../../src/adapters/dns-cache.js';
 import {
   createDnsResolver,
   parseDnsServer,
+  resolveServerNames,
   systemDnsServers,
 } from '../../src/adapters/dns-resolver.js';
 import type { DnsRecord, DnsResolver, RecordType } from '../../src/adapters/dns-resolver.js';
@@ -293,6 +294,33 @@ describe('server configuration', () => {
 
   it.each(['', '1.2.3.4:0', '1.2.3.4:70000', '1.2.3.4:x', '127.0.0.1:abc', '[not-v6]:53', 'dns.example', 'localhost:5353', '[1.2.3.4]:53'])('rejects %j', (text) => {
     expect(parseDnsServer(text)).toBeNull();
+  });
+
+  it('looks a server name up once (localhost from /etc/hosts) and queries its address', async () => {
+    const servers = await resolveServerNames([{ host: 'localhost', port: server.port }]);
+    expect(servers.map((s) => s.host)).toContain('127.0.0.1');
+    expect(servers.every((s) => s.port === server.port)).toBe(true);
+    const resolver = createDnsResolver({ servers, timeoutMs: 2000 });
+    expect((await resolver.query('example.test', 'A')).records).toHaveLength(2);
+  });
+
+  it.each([
+    ['keeps addresses and puts IPv4 first, without duplicates',
+      [{ host: '10.0.0.9', port: 53 }, { host: 'ns.corp', port: 5300 }, { host: 'ns2.corp', port: 5300 }],
+      [{ host: '10.0.0.9', port: 53 }, { host: '192.0.2.7', port: 5300 }, { host: '2001:db8::7', port: 5300 }]],
+  ])('%s', async (_, given, want) => {
+    const lookup = async () => [{ address: '2001:db8::7', family: 6 }, { address: '192.0.2.7', family: 4 }];
+    expect(await resolveServerNames(given, lookup)).toEqual(want);
+  });
+
+  it('rejects naming the host that does not resolve', async () => {
+    const lookup = async (host: string) => {
+      if (host === 'gone.corp') throw Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' });
+      return [{ address: '192.0.2.7', family: 4 }];
+    };
+    await expect(resolveServerNames([{ host: 'ns.corp', port: 53 }, { host: 'gone.corp', port: 53 }], lookup)).rejects.toThrow(
+      '"gone.corp" does not resolve (ENOTFOUND)',
+    );
   });
 
   it('reads the system servers from node:dns', () => {
