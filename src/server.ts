@@ -55,6 +55,15 @@ function refuse(req: IncomingMessage, res: ServerResponse, error: ApiError): voi
   res.end(body);
 }
 
+/** RFC 3986 §3.2.2-3.2.3 host (IP-literal, IPv4 or reg-name) and optional port; empty is allowed (RFC 9112 §3.2). */
+const HOST_VALUE = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~!$&'()*+,;=%]*)(?::\d*)?$/;
+
+function hostLines(raw: string[]): number {
+  let n = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i].length === 4 && raw[i].toLowerCase() === 'host') n++;
+  return n;
+}
+
 /**
  * The checks Node would otherwise answer itself with an empty body: more header lines than allowed (Node drops
  * the rest silently), and an HTTP/1.1 request without Host (RFC 9112 §3.2: 400). Null when the request may pass.
@@ -64,22 +73,59 @@ function refusal(req: IncomingMessage, maxHeadersCount: number): ApiError | null
   if (req.headers.host === undefined && req.httpVersionMajor === 1 && req.httpVersionMinor >= 1) {
     return new ApiError(400, 'INVALID_FORMAT', 'an HTTP/1.1 request must carry a Host header', { details: [{ field: 'Host', message: 'is required' }] });
   }
+  // RFC 9112 §3.2: more than one Host line, or one that is not uri-host[:port], is a 400. Node keeps the first
+  // line in req.headers and drops the others unseen.
+  if (req.headers.host !== undefined && (hostLines(req.rawHeaders) > 1 || !HOST_VALUE.test(req.headers.host))) {
+    return new ApiError(400, 'INVALID_FORMAT', 'a request must carry one valid Host header', { details: [{ field: 'Host', message: 'must be given once, as host[:port]' }] });
+  }
   return null;
 }
 
-function onClientError(err: Error & { code?: string }, socket: Duplex & { _httpMessage?: ServerResponse | null }): void {
-  // Like Node's default: answer unless a response on this connection has started (its bytes would be corrupted), then close.
-  const inFlight = socket._httpMessage;
-  if (err.code !== 'ECONNRESET' && socket.writable && (!inFlight || !inFlight.headersSent)) {
-    const { status, reason, error } = clientErrorReply(err.code);
-    const requestId = randomUUID();
-    const body = JSON.stringify(toErrorInfo(error, '', requestId));
-    socket.write(
-      `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-        `X-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
-    );
-  }
+type ClientSocket = Duplex & { _httpMessage?: ServerResponse | null };
+
+/** ErrorInfo straight on the socket, then close: for requests Node never hands to a request listener. */
+function writeRaw(socket: Duplex, reason: string, error: ApiError, extraHeaders = ''): void {
+  const requestId = randomUUID();
+  const body = JSON.stringify(toErrorInfo(error, '', requestId));
+  socket.write(
+    `HTTP/1.1 ${error.status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      `X-Request-Id: ${requestId}\r\n${extraHeaders}Connection: close\r\n\r\n${body}`,
+  );
   socket.destroy();
+}
+
+/**
+ * Runs `then` once the responses to requests that arrived whole have been written (HTTP/1.1 answers in order).
+ * A request the error cut short (a timeout, a malformed body) is not waited for: the refusal is its answer.
+ */
+function afterCompleteRequests(socket: ClientSocket, then: () => void): void {
+  const pending = socket._httpMessage;
+  if (!pending || pending.writableFinished || !pending.req?.complete) return then();
+  // Node hands the connection to the next queued response after this one closes; look again a turn later.
+  pending.once('close', () => setImmediate(() => afterCompleteRequests(socket, then)));
+}
+
+/** Connections already refused: the parser reports again on every later chunk. */
+const refusedSockets = new WeakSet<Duplex>();
+
+function onClientError(err: Error & { code?: string }, socket: ClientSocket): void {
+  if (refusedSockets.has(socket)) return;
+  refusedSockets.add(socket);
+  if (err.code === 'ECONNRESET') return void socket.destroy();
+  afterCompleteRequests(socket, () => {
+    // Like Node's default: no refusal once a response has started (its bytes would be corrupted); just close.
+    const inFlight = socket._httpMessage;
+    if (!socket.writable || (inFlight && inFlight.headersSent && !inFlight.writableFinished)) return void socket.destroy();
+    const { reason, error } = clientErrorReply(err.code);
+    writeRaw(socket, reason, error);
+  });
+}
+
+/** CONNECT (RFC 9110 §9.3.6) asks for a tunnel; this is not a proxy. Node would close without a word. */
+function onConnect(req: IncomingMessage, socket: Duplex): void {
+  socket.on('error', () => socket.destroy());
+  const error = new ApiError(405, 'METHOD_NOT_ALLOWED', `method ${req.method} is not allowed: this server is not a proxy`);
+  writeRaw(socket, 'Method Not Allowed', error, 'Allow: GET, HEAD, POST\r\n');
 }
 
 interface Tracking {
@@ -158,6 +204,7 @@ export function createHttpServer(app: { callback(): RequestListener }, overrides
   // Node parses this many header lines and drops the rest unseen: one over the limit is enough to know it was exceeded.
   server.maxHeadersCount = limits.maxHeadersCount + 1;
   server.on('clientError', onClientError);
+  server.on('connect', onConnect);
   trackConnections(server);
   return server;
 }

@@ -159,6 +159,56 @@ describe('requests Node would answer with an empty body', () => {
     expect(res.status).toBe(200);
   });
 
+  it.each([
+    ['two Host lines', ['Host: x', 'Host: y']],
+    ['a Host with a space', ['Host: a b']],
+    ['a Host with a path', ['Host: x/y']],
+    ['a Host with userinfo', ['Host: x@y']],
+    ['an unclosed IPv6 Host', ['Host: [::1']],
+  ])('%s: 400 ErrorInfo naming Host (RFC 9112 3.2)', async (_, hosts) => {
+    const res = await raw(port(), [request(['GET /api/v1/bic/DEUTDEFF HTTP/1.1', ...hosts, `X-Api-Key: ${h.key}`, 'Connection: close'])]);
+    expect(res.status).toBe(400);
+    const body = JSON.parse(res.body);
+    expect(checkError(body)).toBeNull();
+    expect(body).toMatchObject({ code: 'INVALID_FORMAT', details: [{ field: 'Host' }] });
+  });
+
+  it.each(['Host: api.example:8080', 'Host: [::1]:80', 'Host: 127.0.0.1', 'Host:'])('%s is served', async (host) => {
+    const res = await raw(port(), [request(['GET /api/v1/bic/DEUTDEFF HTTP/1.1', host, `X-Api-Key: ${h.key}`, 'Connection: close'])]);
+    expect(res.status).toBe(200);
+  });
+
+  it('CONNECT: 405 ErrorInfo, not a silently closed connection', async () => {
+    const res = await raw(port(), [request(['CONNECT api.example:443 HTTP/1.1', 'Host: api.example:443'])]);
+    expect(res.status).toBe(405);
+    expect(res.headers).toMatch(/\r\nAllow: GET, HEAD, POST\r\n/);
+    const body = JSON.parse(res.body);
+    expect(checkError(body)).toBeNull();
+    expect(body.code).toBe('METHOD_NOT_ALLOWED');
+  });
+
+  it('answers pipelined requests in order before refusing a malformed one behind them', async () => {
+    const card = '{"cardNumber":"4111111111111111"}';
+    const res = await raw(port(), [
+      request(['GET /api/v1/bic/DEUTDEFF HTTP/1.1', 'Host: x', `X-Api-Key: ${h.key}`]) +
+        request(['POST /api/v1/creditcard/validate HTTP/1.1', 'Host: x', `X-Api-Key: ${h.key}`, 'Content-Type: application/json', `Content-Length: ${card.length}`], card) +
+        'FOO / HTTP/1.1\r\nHost: x\r\n\r\n',
+    ]);
+    const text = `${res.headers}\r\n\r\n${res.body}`;
+    expect([...text.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => m[1])).toEqual(['200', '200', '400']);
+    expect(text).toContain('"bic":"DEUTDEFFXXX"');
+    expect(text).toContain('"lastFourDigits":"1111"');
+    expect(res.closedByServer).toBe(true);
+  });
+
+  it('refuses a malformed chunked body at once (the request it cut short is not waited for)', async () => {
+    const head = request(['POST /api/v1/creditcard/validate HTTP/1.1', 'Host: x', `X-Api-Key: ${h.key}`, 'Content-Type: application/json', 'Transfer-Encoding: chunked']);
+    const res = await raw(port(), [`${head}5\r\n{"car\r\nZZ\r\n`], 0, 3000);
+    expect(res.closedByServer).toBe(true);
+    expect(res.status).toBe(400);
+    expect(checkError(JSON.parse(res.body))).toBeNull();
+  });
+
   it('an Expect other than 100-continue is ignored (RFC 9110 10.1.1) and the request answered, not an empty 417', async () => {
     const res = await raw(port(), [request(['GET /api/v1/bic/DEUTDEFF HTTP/1.1', 'Host: x', 'Expect: 200-ok', `X-Api-Key: ${h.key}`, 'Connection: close'])]);
     expect(res.status).toBe(200);
