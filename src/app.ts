@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import Koa from 'koa';
-import { createDispatch, type DispatchDeps } from './http/dispatch.js';
+import { createDispatch, splitTarget, type DispatchDeps } from './http/dispatch.js';
 import { ApiError, errorReply } from './http/errors.js';
 import { addHeaders, sendJson } from './http/send-json.js';
 import { createSystemRoutes, type SystemRoutesDeps } from './http/system-routes.js';
@@ -51,8 +51,8 @@ export function createApp(deps: AppDeps): App {
   /** Every /api path and every path that is not a system route gets the API's routing and error model. */
   function isSystemPath(url: string | undefined): boolean {
     if (!url || url.startsWith('/api/')) return false;
-    const q = url.indexOf('?');
-    return systemPaths.has(q < 0 ? url : url.slice(0, q));
+    // Absolute-form targets (RFC 9112 §3.2.2, `GET http://host/healthz`) reach the system routes too.
+    return systemPaths.has(splitTarget(url).path);
   }
 
   return {

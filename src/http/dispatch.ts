@@ -37,7 +37,7 @@ export interface DispatchDeps {
 export type ContextFor = (req: IncomingMessage, res: ServerResponse) => Context;
 
 /** Path and query of a request target: origin-form split by hand, anything else through the WHATWG parser. */
-function splitTarget(url: string): { path: string; querystring: string } {
+export function splitTarget(url: string): { path: string; querystring: string } {
   if (url.charCodeAt(0) === 47 /* / */) {
     const q = url.indexOf('?');
     return q < 0 ? { path: url, querystring: '' } : { path: url.slice(0, q), querystring: url.slice(q + 1) };

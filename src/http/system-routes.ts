@@ -1,6 +1,8 @@
 // Non-API routes of OPERATIONS.md (no key needed): the contract, the Redoc page, health, readiness, metrics.
+import { randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import Router from '@koa/router';
+import { ApiError, errorReply } from './errors.js';
 import type { Metrics } from './metrics.js';
 import type { Spec } from './spec.js';
 
@@ -44,9 +46,12 @@ export function createSystemRoutes(deps: SystemRoutesDeps): Router {
   router.get('/docs', (ctx) => {
     const page = deps.docsPage();
     if (page === null) {
-      ctx.status = 503;
-      ctx.type = 'text/plain';
-      ctx.body = 'documentation page not built: run `make docs`\n';
+      // A failure like any other: ErrorInfo (the page does not appear by waiting, so no Retry-After).
+      const requestId = randomUUID();
+      const reply = errorReply(new ApiError(503, 'SERVICE_UNAVAILABLE', 'documentation page not built: run `make docs`'), ctx.path, requestId);
+      ctx.status = reply.status;
+      ctx.set('X-Request-Id', requestId);
+      ctx.body = reply.body;
       return;
     }
     ctx.type = 'text/html; charset=utf-8';

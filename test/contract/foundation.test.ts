@@ -1,7 +1,9 @@
 // The error model, authentication, routing and non-API routes, through a real server and the contract check.
-import { get } from 'node:http';
+import { createServer, get } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../../src/app.js';
 import { ApiError } from '../../src/http/errors.js';
 import { startHarness, type Harness } from '../support/harness.js';
 
@@ -396,6 +398,21 @@ describe('non-API routes', () => {
     const ready = await fetch(`${h.url}/readyz`);
     expect(ready.status).toBe(200);
     expect((await ready.json()).checks.keys).toBe(true);
+  });
+
+  it('answers /docs with a 503 ErrorInfo when the page was not built', async () => {
+    const server = createServer(createApp({ ...h.composition.deps, docsPage: () => null }).callback());
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/docs`);
+      expect(res.status).toBe(503);
+      expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+      const body = await res.json();
+      expect(body).toMatchObject({ path: '/docs', status: 503, code: 'SERVICE_UNAVAILABLE', message: 'documentation page not built: run `make docs`' });
+      expect(res.headers.get('x-request-id')).toBe(body.requestId);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
   });
 
   it('counts requests by operationId and status in /metrics', async () => {

@@ -178,6 +178,15 @@ describe('requests Node would answer with an empty body', () => {
     expect(res.status).toBe(200);
   });
 
+  it.each([
+    ['/healthz', '"status":"ok"'],
+    ['/api/v1/bic/DEUTDEFF', '"bic":"DEUTDEFFXXX"'],
+  ])('serves an absolute-form target for %s (RFC 9112 3.2.2)', async (path, want) => {
+    const res = await raw(port(), [request([`GET http://api.example${path} HTTP/1.1`, 'Host: api.example', `X-Api-Key: ${h.key}`, 'Connection: close'])]);
+    expect(res.status).toBe(200);
+    expect(res.body).toContain(want);
+  });
+
   it('CONNECT: 405 ErrorInfo, not a silently closed connection', async () => {
     const res = await raw(port(), [request(['CONNECT api.example:443 HTTP/1.1', 'Host: api.example:443'])]);
     expect(res.status).toBe(405);
