@@ -87,8 +87,10 @@ function notUtf8(message: string): ApiError {
   return new ApiError(400, 'INVALID_FORMAT', 'request body must be UTF-8 encoded JSON', { details: [{ field: 'body', message }] });
 }
 
+/** 413, closing the connection: the rest of the body is not read (RFC 9110 §15.5.14), so it cannot carry another request. */
 function tooLarge(): ApiError {
   return new ApiError(413, 'VALIDATION_ERROR', `request body is larger than ${BODY_LIMIT_BYTES} bytes`, {
     details: [{ field: 'body', message: `must be at most ${BODY_LIMIT_BYTES} bytes` }],
+    headers: { Connection: 'close' },
   });
 }

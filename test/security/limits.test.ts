@@ -259,6 +259,14 @@ describe('body size', () => {
       '0\r\n\r\n',
     ]);
 
+  it('closes the connection after a 413 for a declared length, without reading the body', async () => {
+    const head = request(['POST /api/v1/creditcard/validate HTTP/1.1', 'Host: x', `X-Api-Key: ${h.key}`, 'Content-Type: application/json', 'Content-Length: 1000000']);
+    const res = await raw(Number(new URL(h.url).port), [head], 0, 3000);
+    expect(res.status).toBe(413);
+    expect(res.headers).toMatch(/\r\nConnection: close\r\n/i);
+    expect(res.closedByServer).toBe(true);
+  });
+
   it('reads a chunked body under 16 KiB that declares no length (then refuses the long value: 400)', async () => {
     const res = await chunkedCard(3);
     expect(res.status).toBe(400);
