@@ -190,7 +190,6 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
     limiter,
     logger,
     metrics,
-    trustProxy: config.trustProxy,
     draining: () => draining,
     responseCheck: config.validateResponses ? createContractValidator(spec.document) : undefined,
     spec,

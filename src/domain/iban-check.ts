@@ -7,7 +7,7 @@ import { countrySpecs } from 'ibantools';
  * one), two check digits and the MOD 97-10 checksum computed as ibantools does (98 - (BBAN + country + "00")
  * mod 97 equals the check digits). ibantools rebuilds the BBAN RegExp and spells the number out as a string on
  * every call (~4 us of a ~90 us request); here the patterns are compiled once and the remainder is folded in
- * place. test/unit/iban.test.ts holds the two to the same verdict over the registry and generated inputs.
+ * place. test/unit/iban-check.test.ts holds the two to the same verdict over the registry and generated inputs.
  */
 export function ibanStructureAndChecksumValid(iban: string): boolean {
   const country = iban.slice(0, 2);

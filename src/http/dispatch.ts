@@ -26,7 +26,6 @@ export interface DispatchDeps {
   limiter: Limiter;
   logger: Logger;
   metrics: Metrics;
-  trustProxy: boolean;
   /** True once shutdown has begun: new requests get 503. */
   draining: () => boolean;
   /** VALIDATE_RESPONSES=true: check every response against openapi.yaml (off the hot path otherwise). */

@@ -8,7 +8,7 @@ export interface ApiRequest<P = Record<string, string>, Q = Record<string, strin
   query: Q;
   body: B;
   headers: IncomingHttpHeaders;
-  /** The peer address of the connection (or X-Forwarded-For's left-most when TRUST_PROXY=true). */
+  /** The peer address of the connection (TRUST_PROXY's X-Forwarded-For is read in operations/tls-ip.ts). */
   ip: string;
   requestId: string;
   path: string;
