@@ -31,6 +31,16 @@ describe('limit headers', () => {
     const res = await h.call('/api/v1/bic/DEUTDEFF', { key });
     expect(res.headers.get('ratelimit-remaining')).toBe('1');
   });
+
+  it.each([
+    ['an unknown path', '/api/v1/nope', {}, 404],
+    ['a method the path does not allow', '/api/v1/bic/DEUTDEFF', { method: 'DELETE' }, 405],
+  ])('does not count %s (answered before the key is checked)', async (_, path, init, status) => {
+    const { key } = await keyWith({});
+    expect((await h.call(path, { key, ...init })).status).toBe(status);
+    const res = await h.call('/api/v1/bic/DEUTDEFF', { key });
+    expect(res.headers.get('ratelimit-remaining')).toBe('2');
+  });
 });
 
 describe('429 answers', () => {
