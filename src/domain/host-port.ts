@@ -7,6 +7,9 @@ export interface HostPort {
   port: number;
 }
 
+/** A host without brackets or colons, then an optional port. */
+const HOST_AND_PORT = /^([^:\[\]]+)(?::(\d{1,5}))?$/;
+
 /**
  * Parse "ip", "ip:port", a bare IPv6 address or "[ipv6]:port"; the port defaults to 53.
  * The host must be an IP address: a resolver cannot itself be found by name. Null when malformed.
@@ -14,7 +17,7 @@ export interface HostPort {
 export function parseHostPort(text: string, defaultPort = 53): HostPort | null {
   const s = text.trim();
   const bracketed = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(s);
-  const v4 = /^([^:\[\]]+)(?::(\d{1,5}))?$/.exec(s);
+  const v4 = HOST_AND_PORT.exec(s);
   let host: string;
   let port = defaultPort;
   if (bracketed) {
@@ -43,8 +46,10 @@ const HOST_NAME = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z
 export function parseHostPortOrName(text: string, defaultPort = 53): HostPort | null {
   const byAddress = parseHostPort(text, defaultPort);
   if (byAddress) return byAddress;
-  const m = /^([^:\[\]]+)(?::(\d{1,5}))?$/.exec(text.trim());
-  if (!m || !HOST_NAME.test(m[1]) || /^\d+$/.test(m[1].replace(/\.$/, '').split('.').pop()!)) return null;
+  const m = HOST_AND_PORT.exec(text.trim());
+  if (!m || !HOST_NAME.test(m[1])) return null;
+  const host = m[1].toLowerCase().replace(/\.$/, '');
+  if (/^\d+$/.test(host.slice(host.lastIndexOf('.') + 1))) return null;
   const port = m[2] === undefined ? defaultPort : Number(m[2]);
-  return port >= 1 && port <= 65535 ? { host: m[1].toLowerCase().replace(/\.$/, ''), port } : null;
+  return port >= 1 && port <= 65535 ? { host, port } : null;
 }

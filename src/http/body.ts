@@ -39,9 +39,7 @@ export async function readJsonBody(ctx: Context): Promise<unknown> {
   // An empty body is an empty object: the validator then names the missing field.
   if (!ctx.request.length && !ctx.req.headers['transfer-encoding']) return {};
   if (!JSON_TYPE.test(type)) {
-    throw new ApiError(400, 'INVALID_FORMAT', 'request body must be JSON sent with Content-Type: application/json', {
-      details: [{ field: 'body', message: 'content type must be application/json' }],
-    });
+    throw badBody('request body must be JSON sent with Content-Type: application/json', 'content type must be application/json');
   }
   if (OTHER_CHARSET.test(type)) throw notUtf8('charset must be utf-8');
   const headers = ctx.req.headers;
@@ -63,13 +61,9 @@ export async function readJsonBody(ctx: Context): Promise<unknown> {
     }
     // co-body's strict mode refuses JSON texts that are not an object or array (a bare string, number, null).
     if (/only supports object and array/.test((err as Error).message)) {
-      throw new ApiError(400, 'INVALID_FORMAT', 'request body must be a JSON object', {
-        details: [{ field: 'body', message: 'must be a JSON object' }],
-      });
+      throw badBody('request body must be a JSON object', 'must be a JSON object');
     }
-    throw new ApiError(400, 'INVALID_FORMAT', 'request body is not valid JSON', {
-      details: [{ field: 'body', message: 'is not valid JSON' }],
-    });
+    throw badBody('request body is not valid JSON', 'is not valid JSON');
   }
   const request = ctx.request as typeof ctx.request & { rawBody?: string };
   const invalidBytes = request.rawBody?.includes(REPLACEMENT) ?? false;
@@ -79,12 +73,13 @@ export async function readJsonBody(ctx: Context): Promise<unknown> {
   return ctx.request.body;
 }
 
+/** 400 INVALID_FORMAT for the body as a whole; `detail` says what is wrong and never quotes the body. */
 function badBody(message: string, detail: string): ApiError {
   return new ApiError(400, 'INVALID_FORMAT', message, { details: [{ field: 'body', message: detail }] });
 }
 
-function notUtf8(message: string): ApiError {
-  return new ApiError(400, 'INVALID_FORMAT', 'request body must be UTF-8 encoded JSON', { details: [{ field: 'body', message }] });
+function notUtf8(detail: string): ApiError {
+  return badBody('request body must be UTF-8 encoded JSON', detail);
 }
 
 /** 413, closing the connection: the rest of the body is not read (RFC 9110 §15.5.14), so it cannot carry another request. */
