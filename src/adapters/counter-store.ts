@@ -31,6 +31,11 @@ export interface TakeResult {
   minute: MinuteState;
   /** Calendar counters' values after the call. */
   counts: number[];
+  /**
+   * Set on a refusal that only units other instances hold reserved cause (shared stores): those come back
+   * within this many ms when unused, so the refusal is temporary, not the window's end.
+   */
+  retryMs?: number;
 }
 
 export interface UsageCounts {

@@ -6,10 +6,12 @@
 // them one by one in arrival order (the first `granted` counted, the rest refused by the first full window,
 // consuming nothing). Far from every limit a grant also reserves units ahead (redis-reserves.ts), and the
 // following requests are admitted from them without waiting for Redis; close to a limit nothing is
-// reserved, so there every request is decided in Redis. The minute counter is a fixed 60 s window (PEXPIRE
-// on its first increment, like rate-limiter-flexible's RateLimiterRedis); day and month counters expire an
-// hour after their window. Keys: `<prefix>{key_id}:m`, `<prefix>{key_id}:d:2026-11-22`,
-// `<prefix>{key_id}:m:2026-11` (the braces are a Redis Cluster hash tag: one API key's counters share a slot).
+// reserved, so there every request is decided in Redis, and a refusal that only other instances' reserves
+// cause says so (TakeResult.retryMs: they come back within RESERVE_RETURN_MS when unused). The minute
+// counter is a fixed 60 s window (PEXPIRE on its first increment, like rate-limiter-flexible's
+// RateLimiterRedis); day and month counters expire an hour after their window. Keys: `<prefix>{key_id}:m`,
+// `<prefix>{key_id}:d:2026-11-22`, `<prefix>{key_id}:m:2026-11` and the reserve ledger
+// `<prefix>{key_id}:m:reserves` (the braces are a Redis Cluster hash tag: one API key's keys share a slot).
 //
 // Redis unreachable (connection lost, command timeout): requests keep being answered.
 // - per minute: an in-memory insurance limiter (rate-limiter-flexible RateLimiterMemory) per instance, so
@@ -17,17 +19,31 @@
 // - day/month: counted locally on top of the last values this instance saw in Redis; the local increments
 //   are added to Redis (INCRBY) when the connection returns, so an outage never hands a fresh quota to a
 //   key this instance has served (a key it had not seen starts from 0 locally);
+// - reserves retired meanwhile are released once Redis answers again (RELEASE_LUA acts once per reserve);
+// - a Redis that hangs instead of closing: every script carries a deadline shortly before the command
+//   timeout and counts nothing when run past it, so requests this instance counted itself are not counted
+//   twice when Redis catches up (clock offset to Redis measured on each connect);
 // - healthy() is false (GET /readyz reports it); the client reconnects in the background and healthy()
 //   turns true again once Redis answers and the local increments are merged.
+import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { MINUTE_MS, type CounterStore, type LimitWindows, type TakeResult, type UsageCounts } from './counter-store.js';
 import { LocalCounters, createMinuteLimiter, readLocally, takeLocally } from './local-counters.js';
 import { closeClient, createRedisClient, waitForReady, type RedisClientOptions } from './redis-client.js';
-import { RESERVE_DIVISOR, RESERVE_IDLE_MS, RESERVE_MAX, Reserves, type Reserve } from './redis-reserves.js';
-import { CONSUME_LUA, READ_LUA, RELEASE_LUA, minuteState, resultOf, windowsId } from './redis-scripts.js';
+import { RESERVE_DIVISOR, RESERVE_IDLE_MS, RESERVE_MAX, RESERVE_RETURN_MS, Reserves, type Reserve } from './redis-reserves.js';
+import { CONSUME_LUA, MERGE_LUA, READ_LUA, RELEASE_LUA, grantOf, minuteState, resultOf, windowsId, type Grant } from './redis-scripts.js';
 
 /** Calendar counters are kept an hour past their window, then Redis drops them. */
 const GRACE_SECONDS = 3600;
+/** Releases waiting for Redis to come back, at most (beyond, units stay counted: never more than a limit admitted). */
+const MAX_PENDING_RELEASES = 10_000;
+
+/** A script that ran past its deadline counted nothing; the caller counts locally, as for a timeout. */
+class TooLate extends Error {
+  constructor() {
+    super('redis ran the script past its deadline');
+  }
+}
 
 export interface RedisCountersOptions extends RedisClientOptions {
   /** REDIS_URL; ignored when `client` is given. */
@@ -47,6 +63,7 @@ export interface RedisCounterStore extends CounterStore {
 }
 
 type Script = (numKeys: number, ...args: (string | number)[]) => Promise<number[]>;
+type NumberScript = (numKeys: number, ...args: (string | number)[]) => Promise<number>;
 
 /** Requests for the same windows and limits waiting for one script run. */
 interface Batch {
@@ -63,30 +80,53 @@ export function createRedisCounters(opts: RedisCountersOptions): RedisCounterSto
   client.defineCommand('vlsConsume', { lua: CONSUME_LUA });
   client.defineCommand('vlsUsage', { lua: READ_LUA });
   client.defineCommand('vlsRelease', { lua: RELEASE_LUA });
-  const scripts = client as unknown as { vlsConsume: Script; vlsUsage: Script; vlsRelease: Script };
+  client.defineCommand('vlsMerge', { lua: MERGE_LUA });
+  const scripts = client as unknown as { vlsConsume: Script; vlsUsage: Script; vlsRelease: NumberScript; vlsMerge: NumberScript };
+
+  // A script runs only until shortly before this instance stops waiting for it (Redis clock: `skew` is
+  // measured on each connect), so a late run never counts what the instance has counted itself meanwhile.
+  const timeoutMs = opts.commandTimeoutMs ?? 500;
+  const slackMs = Math.min(100, timeoutMs / 5);
+  let skew = 0;
+  const deadline = (): number => Date.now() + skew + timeoutMs - slackMs;
+  async function measureSkew(): Promise<void> {
+    const sent = Date.now();
+    const [s, us] = await client.time();
+    skew = Number(s) * 1000 + Math.floor(Number(us) / 1000) - (sent + Date.now()) / 2;
+  }
 
   const insurance = createMinuteLimiter();
   const local = new LocalCounters();
   let ok = false;
   let merging: Promise<void> | null = null;
+  /** Requests were counted here while Redis did not answer: merge() has increments to add. */
+  let unmerged = false;
+  const countLocally = (w: LimitWindows): Promise<TakeResult> => {
+    unmerged = true;
+    return takeLocally(insurance, local, w);
+  };
 
   const failed = (err: unknown): void => {
     if (ok) opts.logger?.warn({ err: String(err) }, 'redis unreachable: limits counted locally');
     ok = false;
   };
 
-  /** Add the increments counted while degraded to Redis; on failure they stay pending. */
+  /** Add the increments counted while degraded to Redis, then send the releases that waited; failures stay pending. */
   async function merge(): Promise<void> {
+    await measureSkew();
+    unmerged = false;
     const batch = local.drain();
-    if (batch.length === 0) return;
-    const multi = client.multi();
-    for (const p of batch) multi.incrby(prefix + p.key, p.n).expireat(prefix + p.key, Math.ceil(p.expiresAt / 1000) + GRACE_SECONDS);
-    try {
-      await multi.exec();
-    } catch (err) {
-      local.restore(batch);
-      throw err;
+    const until = deadline();
+    const done = await Promise.allSettled(
+      batch.map((p) => scripts.vlsMerge(1, prefix + p.key, p.n, Math.ceil(p.expiresAt / 1000) + GRACE_SECONDS, until)),
+    );
+    const failedIncrements = batch.filter((_, i) => done[i].status === 'rejected' || (done[i] as PromiseFulfilledResult<number>).value !== 1);
+    local.restore(failedIncrements);
+    if (failedIncrements.length > 0) {
+      unmerged = true;
+      throw new Error('redis did not take the increments counted while it was unreachable');
     }
+    await sendReleases();
   }
 
   const onReady = (): void => {
@@ -98,12 +138,27 @@ export function createRedisCounters(opts: RedisCountersOptions): RedisCounterSto
         merging = null;
       });
   };
+  /**
+   * Redis answers again after timeouts that did not drop the connection (no 'ready' event): add what was
+   * counted here meanwhile, while requests keep going to Redis (a reconnect instead holds them until merged).
+   */
+  let catchingUp = false;
+  const catchUp = (): void => {
+    if (catchingUp || merging !== null) return;
+    catchingUp = true;
+    merge()
+      .catch(failed)
+      .finally(() => {
+        catchingUp = false;
+      });
+  };
   const onClose = (): void => failed(new Error('redis connection closed'));
   client.on('ready', onReady);
   client.on('close', onClose);
   if (client.status === 'ready') onReady();
 
-  const keysOf = (w: LimitWindows): string[] => [prefix + w.minute.key, ...w.calendar.map((c) => prefix + c.key)];
+  /** The counters, then the key's reserve ledger. */
+  const keysOf = (w: LimitWindows): string[] => [prefix + w.minute.key, ...w.calendar.map((c) => prefix + c.key), `${prefix}${w.minute.key}:reserves`];
   let closing = false;
 
   /** Script calls in flight, awaited by close() so that no reserved unit is left behind. */
@@ -113,26 +168,60 @@ export function createRedisCounters(opts: RedisCountersOptions): RedisCounterSto
     return p.finally(() => inFlight.delete(p));
   };
 
-  /** Unused reserved units back to Redis; on failure they stay counted (never more than a limit admitted). */
-  const reserves = new Reserves((r: Reserve, units: number) => {
-    if (client.status !== 'ready') return;
-    const keys = keysOf(r.w);
-    track(scripts.vlsRelease(keys.length, ...keys, units, Math.max(0, r.minuteEndsAt - now()))).catch(failed);
-  });
+  /**
+   * Unused reserved units back to Redis. The release script acts once per reserve, so one that failed, timed
+   * out or could not be sent is simply sent again once Redis answers (and does nothing if Redis lost its data).
+   */
+  interface Release {
+    keys: string[];
+    gen: string;
+    unreported: number;
+  }
+  let releases: Release[] = [];
+  const sendRelease = (rel: Release): void => {
+    if (client.status !== 'ready') {
+      if (releases.length < MAX_PENDING_RELEASES) releases.push(rel);
+      return;
+    }
+    track(scripts.vlsRelease(rel.keys.length, ...rel.keys, rel.gen, rel.unreported)).catch((err: unknown) => {
+      if (releases.length < MAX_PENDING_RELEASES) releases.push(rel);
+      failed(err);
+    });
+  };
+  async function sendReleases(): Promise<void> {
+    const waiting = releases;
+    releases = [];
+    for (const rel of waiting) sendRelease(rel);
+    await Promise.allSettled([...inFlight]);
+  }
+  const reserves = new Reserves(randomBytes(6).toString('base64url'), (r: Reserve) =>
+    sendRelease({ keys: keysOf(r.w), gen: r.gen, unreported: r.unreported }),
+  );
 
   /** One script call for `want` requests of these windows (0: a top-up), reserving ahead where there is room. */
-  async function consume(w: LimitWindows, want: number) {
+  async function consume(w: LimitWindows, want: number): Promise<Grant> {
+    const id = windowsId(w);
+    const r = reserves.open(id, w, now());
+    const report = reserves.sent(r);
     const args: (string | number)[] = keysOf(w);
     args.push(w.minute.limit, MINUTE_MS);
     for (const c of w.calendar) args.push(c.limit);
     for (const c of w.calendar) args.push(Math.ceil(c.expiresAt / 1000) + GRACE_SECONDS);
-    args.push(want, closing ? 0 : RESERVE_MAX, RESERVE_DIVISOR);
-    const [granted, reserved, pttl, ...counts] = await track(scripts.vlsConsume(w.calendar.length + 1, ...args));
-    const after = counts.slice(1);
-    for (let i = 0; i < w.calendar.length; i++) local.observe(w.calendar[i].key, after[i], w.calendar[i].expiresAt);
+    args.push(want, closing ? 0 : RESERVE_MAX, RESERVE_DIVISOR, r.gen, report, deadline());
+    let g: Grant;
+    try {
+      const reply = await track(scripts.vlsConsume(w.calendar.length + 2, ...args));
+      if (reply[0] === -1) throw new TooLate();
+      g = grantOf(reply);
+    } catch (err) {
+      reserves.answered(id, r, report, null, now());
+      throw err;
+    }
+    for (let i = 0; i < w.calendar.length; i++) local.observe(w.calendar[i].key, g.after[i], w.calendar[i].expiresAt);
     ok = true;
-    reserves.credit(windowsId(w), w, reserved, pttl, counts[0], after, now());
-    return { granted, reserved, pttl, minuteAfter: counts[0], after };
+    reserves.answered(id, r, report, g, now());
+    if (unmerged || releases.length > 0) catchUp();
+    return g;
   }
 
   function refill(r: Reserve): void {
@@ -152,19 +241,19 @@ export function createRedisCounters(opts: RedisCountersOptions): RedisCounterSto
   }
 
   async function run({ w, waiters }: Batch): Promise<void> {
-    let g: Awaited<ReturnType<typeof consume>>;
+    let g: Grant;
     try {
       g = await consume(w, waiters.length);
     } catch (err) {
       failed(err);
-      for (const resolve of waiters) resolve(await takeLocally(insurance, local, w));
+      for (const resolve of waiters) resolve(await countLocally(w));
       return;
     }
     // Units reserved meanwhile (a top-up that answered first) serve requests Redis had no more room for.
     const id = windowsId(w);
     waiters.forEach((resolve, i) => {
       const fromReserve = i >= g.granted ? reserves.use(id, now(), refill) : null;
-      resolve(fromReserve ?? resultOf(w, i, g.granted, g.pttl, g.minuteAfter, g.after, reserves.unitsOf(id)));
+      resolve(fromReserve ?? resultOf(w, i, g, reserves.unitsOf(id), RESERVE_RETURN_MS));
     });
   }
 
@@ -177,7 +266,7 @@ export function createRedisCounters(opts: RedisCountersOptions): RedisCounterSto
     take(w: LimitWindows): Promise<TakeResult> {
       if (client.status !== 'ready' || merging !== null) {
         ok = false;
-        return takeLocally(insurance, local, w);
+        return countLocally(w);
       }
       const id = windowsId(w);
       const reserved = reserves.use(id, now(), refill);
@@ -213,7 +302,7 @@ export function createRedisCounters(opts: RedisCountersOptions): RedisCounterSto
       closing = true;
       await Promise.allSettled([...inFlight]);
       reserves.sweep();
-      await Promise.allSettled([...inFlight]);
+      await sendReleases();
       client.off('ready', onReady);
       client.off('close', onClose);
       if (owned) await closeClient(client);

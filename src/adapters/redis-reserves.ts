@@ -4,7 +4,10 @@
 // left, so none near a limit): Redis counts them at once, so N instances together never admit more than a
 // limit; an instance admits from its reserve synchronously and tops it up in the background when half is
 // used. Unused units go back to Redis when the key is idle for RESERVE_IDLE_MS, when their minute window
-// closes, and on close. Pure bookkeeping: the Redis calls are the caller's.
+// closes, and on close. Each reserve has an entry in the key's ledger in Redis (units held, less the used
+// units its calls reported), so a release acts once however often it is sent (after an outage, a timeout),
+// gives nothing to a Redis that lost its data, and a refusal can tell units held elsewhere from real usage.
+// Pure bookkeeping: the Redis calls are the caller's.
 import type { LimitWindows, TakeResult } from './counter-store.js';
 
 /**
@@ -22,12 +25,16 @@ export const RESERVE_IDLE_MS = 1000;
 const WINDOW_MARGIN_MS = 50;
 /** Two minute-window ends this close are the same window. */
 const SAME_WINDOW_MS = 1000;
+/** An idle reserve's units are back in Redis within this long: the idle time plus one sweep interval. */
+export const RESERVE_RETURN_MS = 2 * RESERVE_IDLE_MS;
 
 export interface Reserve {
   w: LimitWindows;
+  /** Its field in the key's reserve ledger in Redis: unique per instance and reserve. */
+  gen: string;
   /** Reserved in Redis, not used yet. */
   units: number;
-  /** Local time at which the Redis minute window holding the units closes. */
+  /** Local time at which the Redis minute window holding the units closes; 0 before a grant answered. */
   minuteEndsAt: number;
   /** Counts in Redis after the last grant, every instance's reservations included. */
   minuteAfter: number;
@@ -35,14 +42,90 @@ export interface Reserve {
   /** Units reserved by the last grant: a top-up starts when the reserve falls to half of it. */
   size: number;
   refilling: boolean;
+  /** Script calls under this reserve not answered yet (a reserve is not swept while any is). */
+  calls: number;
+  /** Units used and not yet in a report Redis answered; `reporting` of them are in calls not answered yet. */
+  unreported: number;
+  reporting: number;
+  /** The ledger may hold an entry for it: a call reserved units, or failed without an answer. */
+  ledgered: boolean;
   lastUsed: number;
 }
 
 export class Reserves {
   private readonly byId = new Map<string, Reserve>();
+  private seq = 0;
 
-  /** `release` gives a retired reserve's unused units back to Redis. */
-  constructor(private readonly release: (r: Reserve, units: number) => void) {}
+  /**
+   * `instance` makes ledger fields unique among instances; `release` gives a retired reserve's unused units
+   * back to Redis (RELEASE_LUA: once, whatever the retries).
+   */
+  constructor(
+    private readonly instance: string,
+    private readonly release: (r: Reserve) => void,
+  ) {}
+
+  /** The reserve of these windows, an empty one (no units) when there is none. */
+  open(id: string, w: LimitWindows, now: number): Reserve {
+    let r = this.byId.get(id);
+    if (!r) {
+      r = {
+        w,
+        gen: `${this.instance}.${(this.seq++).toString(36)}`,
+        units: 0,
+        minuteEndsAt: 0,
+        minuteAfter: 0,
+        after: [],
+        size: 0,
+        refilling: false,
+        calls: 0,
+        unreported: 0,
+        reporting: 0,
+        ledgered: false,
+        lastUsed: now,
+      };
+      this.byId.set(id, r);
+    }
+    return r;
+  }
+
+  /** A script call under `r` goes out: returns the used units it reports (none reported twice at once). */
+  sent(r: Reserve): number {
+    const report = r.unreported - r.reporting;
+    r.reporting += report;
+    r.calls++;
+    return report;
+  }
+
+  /**
+   * The call's answer: its grant, or null when it failed (its report is made again by the next call; it may
+   * have run, so the ledger may hold an entry). A grant in a new minute window retires the reserve (the
+   * script reserved nothing under it); otherwise its units are added.
+   */
+  answered(id: string, r: Reserve, report: number, grant: { reserved: number; pttl: number; minuteAfter: number; after: number[] } | null, now: number): void {
+    r.calls--;
+    r.reporting -= report;
+    if (!grant) {
+      r.ledgered = true;
+      return;
+    }
+    r.unreported -= report;
+    // Retired meanwhile: the release sent after this call covers what it reserved.
+    if (this.byId.get(id) !== r) return;
+    const endsAt = now + grant.pttl;
+    // A reserve with a ledger entry stays in its minute window (the script reserves nothing more under it in
+    // a new one); one without is taken over by the new window.
+    if (r.ledgered && r.minuteEndsAt !== 0 && Math.abs(r.minuteEndsAt - endsAt) >= SAME_WINDOW_MS) {
+      this.retire(id, r);
+      return;
+    }
+    if (grant.pttl > 0) r.minuteEndsAt = endsAt;
+    if (grant.reserved > 0) r.ledgered = true;
+    r.units += grant.reserved;
+    r.minuteAfter = grant.minuteAfter;
+    r.after = grant.after;
+    r.size = grant.reserved;
+  }
 
   /**
    * Admit one request from the reserve of these windows when it has a unit in an open minute window;
@@ -56,6 +139,7 @@ export class Reserves {
       return null;
     }
     r.units--;
+    r.unreported++;
     r.lastUsed = now;
     if (!r.refilling && r.units <= r.size / 2) {
       r.refilling = true;
@@ -64,26 +148,6 @@ export class Reserves {
     // What this instance knows: the counts at the last grant, less the units it has not used yet.
     const units = r.units;
     return { refused: -1, minute: { used: r.minuteAfter - units, resetMs: r.minuteEndsAt - now }, counts: r.after.map((c) => c - units) };
-  }
-
-  /** Record a grant: its reserved units (possibly none) and the counts after it. */
-  credit(id: string, w: LimitWindows, reserved: number, pttl: number, minuteAfter: number, after: number[], now: number): void {
-    const endsAt = now + pttl;
-    let r = this.byId.get(id);
-    if (r && Math.abs(r.minuteEndsAt - endsAt) >= SAME_WINDOW_MS) {
-      this.retire(id, r);
-      r = undefined;
-    }
-    if (!r) {
-      if (reserved === 0 || pttl <= 0) return;
-      r = { w, units: 0, minuteEndsAt: endsAt, minuteAfter, after, size: 0, refilling: false, lastUsed: now };
-      this.byId.set(id, r);
-    }
-    r.units += reserved;
-    r.minuteEndsAt = endsAt;
-    r.minuteAfter = minuteAfter;
-    r.after = after;
-    r.size = reserved;
   }
 
   /** Unused units of these windows' reserve. */
@@ -105,15 +169,15 @@ export class Reserves {
     return out;
   }
 
-  /** Retire the reserves of keys idle since before `cutoff` (a top-up in flight keeps one); all of them with no cutoff. */
+  /** Retire the reserves of keys idle since before `cutoff` (one with a call in flight stays); all of them with no cutoff. */
   sweep(cutoff = Infinity): void {
-    for (const [id, r] of this.byId) if (cutoff === Infinity || (r.lastUsed < cutoff && !r.refilling)) this.retire(id, r);
+    for (const [id, r] of this.byId) if (cutoff === Infinity || (r.lastUsed < cutoff && r.calls === 0)) this.retire(id, r);
   }
 
   private retire(id: string, r: Reserve): void {
     this.byId.delete(id);
-    const units = r.units;
     r.units = 0;
-    if (units > 0) this.release(r, units);
+    // A call in flight may still reserve under it: the release, sent after, runs after it.
+    if (r.ledgered || r.calls > 0) this.release(r);
   }
 }

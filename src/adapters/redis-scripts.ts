@@ -2,16 +2,39 @@
 import { MINUTE_MS, type LimitWindows, type MinuteState, type TakeResult } from './counter-store.js';
 
 /**
+ * How long a ledger entry outlives its minute window: a release sent after an outage that long still gives
+ * the units back to the calendar counters (entries of an instance that stopped go then).
+ */
+export const LEDGER_KEEP_MS = 3_600_000;
+/**
+ * A refusal counts on units held by entries whose window ended at most this long ago: a running instance
+ * releases them within a couple of seconds; older ones belong to an instance that stopped or lost Redis.
+ */
+export const HELD_RECENT_MS = 5_000;
+
+/**
  * Count a batch of requests, and reserve more ahead when far from every limit.
- * KEYS: minute counter, then n calendar counters. ARGV: minute limit, window ms, n calendar limits,
- * n EXPIREAT seconds, requests wanted, most units to reserve, reserve divisor.
+ * KEYS: minute counter, n - 1 calendar counters, the key's reserve ledger (a hash: one field per reserve,
+ * `"<units held> <minute window end ms>"`). ARGV: minute limit, window ms, the calendar limits, their EXPIREAT
+ * seconds, requests wanted, most units to reserve, reserve divisor, the reserve's id, units of it used since
+ * its last counted report, the caller's deadline (Redis clock, ms).
+ * Past the deadline it counts nothing and returns {-1}: the caller has given up waiting and counts the
+ * requests itself, so a call that Redis runs late never counts them a second time.
  * Grants min(wanted, room) where room is the least headroom of all windows, then reserves
- * min(most, floor(remaining room / divisor)): none when close to a limit, so counting is exact there.
- * Every counter grows by granted + reserved. Returns {granted, reserved, minute pttl, minute count, counts...},
- * the counts after the increments.
+ * min(most, floor(remaining room / divisor)): none when close to a limit, so counting is exact there, and
+ * none under a reserve id of an earlier minute window. Every counter grows by granted + reserved; the ledger
+ * entry by reserved less the units reported used. When it grants less than wanted, it also sums the units
+ * other reserves hold (in this minute window, and in the calendar windows: entries of windows that ended
+ * more than HELD_RECENT_MS ago are not coming back soon), the refused requests' only hope.
+ * Returns {granted, reserved, minute pttl, held elsewhere in the minute, held elsewhere in the calendar
+ * windows, minute count, counts...}, the counts after the increments.
  */
 export const CONSUME_LUA = `
-local n = #KEYS
+local n = #KEYS - 1
+local ledger = KEYS[n + 1]
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if now > tonumber(ARGV[2 * n + 6]) then return {-1} end
 local counts = {}
 for i = 1, n do counts[i] = tonumber(redis.call('GET', KEYS[i]) or '0') end
 local pttl = redis.call('PTTL', KEYS[1])
@@ -19,14 +42,25 @@ if pttl < 0 then
   counts[1] = 0
   redis.call('DEL', KEYS[1])
 end
+local wend = now + (pttl >= 0 and pttl or tonumber(ARGV[2]))
 local room = tonumber(ARGV[1]) - counts[1]
 for i = 2, n do
   local r = tonumber(ARGV[i + 1]) - counts[i]
   if r < room then room = r end
 end
 if room < 0 then room = 0 end
-local granted = math.min(tonumber(ARGV[2 * n + 1]), room)
+local want = tonumber(ARGV[2 * n + 1])
+local granted = math.min(want, room)
 local reserved = math.min(tonumber(ARGV[2 * n + 2]), math.floor((room - granted) / tonumber(ARGV[2 * n + 3])))
+local gen = ARGV[2 * n + 4]
+local entry = redis.call('HGET', ledger, gen)
+local held, ends = 0, wend
+if entry then
+  local h, e = string.match(entry, '^(%-?%d+) (%d+)$')
+  held, ends = tonumber(h), tonumber(e)
+  if math.abs(ends - wend) >= 1000 then reserved = 0 end
+end
+held = math.max(0, held - tonumber(ARGV[2 * n + 5]))
 local take = granted + reserved
 if take > 0 then
   counts[1] = redis.call('INCRBY', KEYS[1], take)
@@ -39,29 +73,71 @@ if take > 0 then
     redis.call('EXPIREAT', KEYS[i], ARGV[n + i])
   end
 end
-local out = {granted, reserved, pttl}
-for i = 1, n do out[i + 3] = counts[i] end
+if entry or reserved > 0 then
+  redis.call('HSET', ledger, gen, (held + reserved) .. ' ' .. ends)
+  redis.call('PEXPIRE', ledger, wend - now + ${LEDGER_KEEP_MS})
+end
+local minuteElsewhere, calendarElsewhere = 0, 0
+if granted < want then
+  local all = redis.call('HGETALL', ledger)
+  for i = 1, #all, 2 do
+    local h, e = string.match(all[i + 1], '^(%-?%d+) (%d+)$')
+    h, e = tonumber(h), tonumber(e)
+    if all[i] == gen then
+    elseif e + ${LEDGER_KEEP_MS} < now then redis.call('HDEL', ledger, all[i])
+    elseif e + ${HELD_RECENT_MS} >= now then
+      calendarElsewhere = calendarElsewhere + h
+      if math.abs(e - wend) < 1000 then minuteElsewhere = minuteElsewhere + h end
+    end
+  end
+end
+local out = {granted, reserved, pttl, minuteElsewhere, calendarElsewhere}
+for i = 1, n do out[i + 5] = counts[i] end
 return out
 `;
 
 /**
- * Give back unused reserved units. KEYS: minute counter, then calendar counters. ARGV: units, the minute
- * window's expected remaining ms. The minute counter is decremented only when it is still the window the
- * units were reserved in (its PTTL within a second of the expected one): a new window must not lose counts.
- * Never below zero; a counter that expired meanwhile is left alone.
+ * Give back a reserve's unused units, once. KEYS: minute counter, calendar counters, the reserve ledger.
+ * ARGV: the reserve's id, units of it used since its last counted report. Its ledger entry says how many
+ * units it holds and in which minute window; the entry is deleted, so running the script again gives back
+ * nothing, and a Redis that lost its data (no entry) is not given back units it never counted. The minute
+ * counter is decremented only when it is still the reserve's window: a new window must not lose counts.
+ * Never below zero; a counter that expired meanwhile is left alone. Returns the units given back.
  */
 export const RELEASE_LUA = `
-local units = tonumber(ARGV[1])
+local n = #KEYS - 1
+local ledger = KEYS[n + 1]
+local entry = redis.call('HGET', ledger, ARGV[1])
+if not entry then return 0 end
+redis.call('HDEL', ledger, ARGV[1])
+local h, e = string.match(entry, '^(%-?%d+) (%d+)$')
+local units = tonumber(h) - tonumber(ARGV[2])
+if units <= 0 then return 0 end
 local function release(key)
   local v = tonumber(redis.call('GET', key) or '0')
   local d = math.min(units, v)
   if d > 0 then redis.call('DECRBY', key, d) end
 end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local pttl = redis.call('PTTL', KEYS[1])
-if pttl > 0 and math.abs(pttl - tonumber(ARGV[2])) < 1000 then release(KEYS[1]) end
-for i = 2, #KEYS do
+if pttl > 0 and math.abs(now + pttl - tonumber(e)) < 1000 then release(KEYS[1]) end
+for i = 2, n do
   if redis.call('EXISTS', KEYS[i]) == 1 then release(KEYS[i]) end
 end
+return units
+`;
+
+/**
+ * Add increments counted while Redis was unreachable, unless past the caller's deadline (then {-1}: the
+ * caller keeps them for the next attempt, and a late run cannot add them twice).
+ * KEYS: one calendar counter. ARGV: increment, EXPIREAT seconds, deadline (Redis clock, ms).
+ */
+export const MERGE_LUA = `
+local t = redis.call('TIME')
+if tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) > tonumber(ARGV[3]) then return -1 end
+redis.call('INCRBY', KEYS[1], ARGV[1])
+redis.call('EXPIREAT', KEYS[1], ARGV[2])
 return 1
 `;
 
@@ -89,21 +165,50 @@ export function windowsId(w: LimitWindows): string {
   return id;
 }
 
+/** A CONSUME_LUA reply. */
+export interface Grant {
+  granted: number;
+  reserved: number;
+  pttl: number;
+  /** Units other reserves hold in this minute window, and in the calendar windows (0 unless some were refused). */
+  minuteElsewhere: number;
+  calendarElsewhere: number;
+  minuteAfter: number;
+  after: number[];
+}
+
+export function grantOf(reply: number[]): Grant {
+  const [granted, reserved, pttl, minuteElsewhere, calendarElsewhere, minuteAfter, ...after] = reply;
+  return { granted, reserved, pttl, minuteElsewhere, calendarElsewhere, minuteAfter, after };
+}
+
+/** Index of the first window at its limit in order (0 minute, i ≥ 1 calendar[i - 1]); -1 when none is. */
+function firstFull(w: LimitWindows, minute: number, counts: readonly number[]): number {
+  if (minute >= w.minute.limit) return 0;
+  const k = w.calendar.findIndex((c, j) => counts[j] >= c.limit);
+  return k < 0 ? -1 : k + 1;
+}
+
 /**
  * The result of the i-th request (0-based) of a batch, as if the requests had run one by one, from the
  * counts in Redis after the call. `held` units are reserved by this instance and not used: they are in
- * those counts but are no one's requests, so the reported counts leave them out.
+ * those counts but are no one's requests, so the reported counts leave them out. A refusal that the units
+ * other instances hold would lift carries `retryMs`: unused, they come back within that long.
  */
-export function resultOf(w: LimitWindows, i: number, granted: number, pttl: number, minuteAfter: number, after: number[], held: number): TakeResult {
-  if (i < granted) {
-    const back = granted - 1 - i + held;
-    return { refused: -1, minute: minuteState(pttl, minuteAfter - back), counts: after.map((c) => c - back) };
+export function resultOf(w: LimitWindows, i: number, g: Grant, held: number, retryMs: number): TakeResult {
+  if (i < g.granted) {
+    const back = g.granted - 1 - i + held;
+    return { refused: -1, minute: minuteState(g.pttl, g.minuteAfter - back), counts: g.after.map((c) => c - back) };
   }
   // Refused requests count nothing: each sees the counts after the granted ones, and at least one window
   // is then full in Redis (otherwise the script would have granted it). The first full one, in order, refuses.
-  let refused = 0;
-  if (minuteAfter < w.minute.limit) {
-    refused = 1 + w.calendar.findIndex((c, k) => after[k] >= c.limit);
-  }
-  return { refused, minute: minuteState(pttl, minuteAfter - held), counts: after.map((c) => c - held) };
+  const refused = Math.max(0, firstFull(w, g.minuteAfter, g.after));
+  const result: TakeResult = { refused, minute: minuteState(g.pttl, g.minuteAfter - held), counts: g.after.map((c) => c - held) };
+  const lifted = firstFull(
+    w,
+    g.minuteAfter - g.minuteElsewhere,
+    g.after.map((c) => c - g.calendarElsewhere),
+  );
+  if (lifted < 0) result.retryMs = retryMs;
+  return result;
 }

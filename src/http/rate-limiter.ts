@@ -79,6 +79,28 @@ function refusal(s: State, window: 'minute' | 'day' | 'month'): ApiError {
   );
 }
 
+/**
+ * Refused only because other instances hold reserved units of the refusing window (Redis mode): a moment's
+ * wait, not the window's end, so the answer says so and names the shorter wait.
+ */
+function heldRefusal(s: State, window: 'minute' | 'day' | 'month', retryMs: number): ApiError {
+  const resetMs = window === 'minute' ? s.counted.minute.resetMs : (window === 'day' ? s.day.endsAt : s.month.endsAt) - s.now;
+  const retryAfter = Math.max(1, Math.ceil(Math.min(retryMs, resetMs) / 1000));
+  const headers = { ...headersOf(s.limits, s.counted), 'Retry-After': String(retryAfter) };
+  const what =
+    window === 'minute'
+      ? `rate limit of ${s.limits.perMinute} requests per minute`
+      : window === 'day'
+        ? `daily quota of ${s.limits.perDay} requests`
+        : `monthly quota of ${s.limits.perMonth} requests`;
+  return new ApiError(
+    429,
+    'RATE_LIMIT_EXCEEDED',
+    `the rest of the ${what} is held in reserve by other instances of this service, which give back what they do not use within seconds; try again later (in ${retryAfter} s)`,
+    { retryAfter, headers },
+  );
+}
+
 function windowUsage(limit: number, used: number, resetMs: number, now: number): WindowUsage {
   return {
     limit,
@@ -150,7 +172,10 @@ export function createLimiter(opts: LimiterOptions): Limiter {
       const now = clock();
       const p = prepare(key, now);
       const r = await counters.take(p.windows);
-      if (r.refused >= 0) throw refusal({ limits: p.limits, counted: r, day: p.day, month: p.month, now }, WINDOWS[r.refused]);
+      if (r.refused >= 0) {
+        const s: State = { limits: p.limits, counted: r, day: p.day, month: p.month, now };
+        throw r.retryMs === undefined ? refusal(s, WINDOWS[r.refused]) : heldRefusal(s, WINDOWS[r.refused], r.retryMs);
+      }
       return { headers: headersOf(p.limits, r) };
     },
 

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { CounterStore, TakeResult } from '../../src/adapters/counter-store.js';
 import type { KeyRecord } from '../../src/adapters/key-store.js';
 import { createSqliteCounters, type SqliteCounterStore } from '../../src/adapters/sqlite-counters.js';
 import { openDatabase } from '../../src/adapters/sqlite-key-store.js';
@@ -288,6 +289,36 @@ describe('windows reset at the boundary (injected clock)', () => {
     expect([err.code, err.retryAfter]).toEqual(['RATE_LIMIT_EXCEEDED', 1]);
     vi.advanceTimersByTime(1_000);
     await expect(limiter.consume(key)).resolves.toHaveProperty('headers');
+  });
+});
+
+describe('a refusal that units held by other instances cause (shared store)', () => {
+  /** A store answering every take with the given refusal, as the Redis store does near a limit. */
+  const refusingStore = (answer: TakeResult): CounterStore => ({
+    take: async () => answer,
+    read: async () => ({ minute: answer.minute, counts: answer.counts }),
+    healthy: () => true,
+    close: async () => {},
+  });
+  const LIMITS = { perMinute: 100, perDay: 1600, perMonth: 5000 };
+
+  it.each([
+    { window: 'minute', answer: { refused: 0, minute: { used: 100, resetMs: 30_000 }, counts: [10, 10], retryMs: 2000 }, want: 2 },
+    { window: 'day', answer: { refused: 1, minute: { used: 1, resetMs: 59_000 }, counts: [1600, 1600], retryMs: 2000 }, want: 2 },
+    { window: 'month', answer: { refused: 2, minute: { used: 1, resetMs: 59_000 }, counts: [10, 5000], retryMs: 2000 }, want: 2 },
+    { window: 'minute, closing sooner', answer: { refused: 0, minute: { used: 100, resetMs: 400 }, counts: [10, 10], retryMs: 2000 }, want: 1 },
+  ])('$window: RATE_LIMIT_EXCEEDED, retry in $want s, and says why', async ({ answer, want }) => {
+    const limiter = createLimiter({ defaults: LIMITS, counters: refusingStore(answer), now: () => NOON });
+    const err = await refusal(limiter.consume(keyRecord()));
+    expect([err.status, err.code, err.retryAfter, err.headers?.['Retry-After']]).toEqual([429, 'RATE_LIMIT_EXCEEDED', want, String(want)]);
+    expect(err.message).toMatch(/held in reserve by other instances.*try again later \(in \d s\)/);
+  });
+
+  it('without retryMs the same counts are the window\'s own refusal, until its end', async () => {
+    const answer = { refused: 1, minute: { used: 1, resetMs: 59_000 }, counts: [1600, 1600] };
+    const limiter = createLimiter({ defaults: LIMITS, counters: refusingStore(answer), now: () => NOON });
+    const err = await refusal(limiter.consume(keyRecord()));
+    expect([err.code, err.retryAfter]).toEqual(['DAILY_QUOTA_EXCEEDED', 12 * 3600]);
   });
 });
 

@@ -12,6 +12,7 @@ import type { Limiter as CountingLimiter } from '../../src/http/limits.js';
 import { createLimiter, type LimitValues } from '../../src/http/rate-limiter.js';
 import { redisAvailable, startRedisServer, type TestRedis } from '../support/redis-server.js';
 import { testKeyRecord } from '../support/key-records.js';
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 
 const HAVE_REDIS = redisAvailable();
 const CLI_DEFAULTS = { rateLimitPerMinute: 60, quotaPerDay: 5000, quotaPerMonth: 100000 };
@@ -43,8 +44,8 @@ describe.skipIf(!HAVE_REDIS)('Redis mode (real redis-server)', () => {
   });
 
   /** One "server": its own connection, counters and limiter, as a separate instance would have. */
-  async function instance(defaults: LimitValues, prefix: string): Promise<{ limiter: CountingLimiter; counters: RedisCounterStore }> {
-    const counters = createRedisCounters({ url: redis.url, keyPrefix: prefix, reconnectMaxDelayMs: 100 });
+  async function instance(defaults: LimitValues, prefix: string, url = redis.url): Promise<{ limiter: CountingLimiter; counters: RedisCounterStore }> {
+    const counters = createRedisCounters({ url, keyPrefix: prefix, reconnectMaxDelayMs: 100 });
     const limiter = createLimiter({ defaults, counters });
     closers.push(() => limiter.close());
     await counters.ready();
@@ -265,6 +266,100 @@ describe.skipIf(!HAVE_REDIS)('Redis mode (real redis-server)', () => {
       for (const dir of directories) {
         await vi.waitFor(() => expect(() => dir.authenticate(key)).toThrow(/revoked/), { timeout: 1000, interval: 20 });
       }
+    });
+  });
+
+  describe('units other instances hold in reserve', () => {
+    it('near a quota they refuse for a moment only: RATE_LIMIT_EXCEEDED for seconds, then the rest of the quota, then the day', async () => {
+      const limits = { perMinute: 100_000, perDay: 1600, perMonth: 100_000 };
+      const a = await instance(limits, 't-held:');
+      const b = await instance(limits, 't-held:');
+      const key = keyRecord();
+      // `a` reserves a sixteenth of the day and keeps using it slowly, so it is not given back meanwhile.
+      await a.limiter.consume(key);
+      let admitted = 1;
+      let busy = true;
+      const trickle = (async () => {
+        while (busy) {
+          if ((await code(a.limiter.consume(key))) === 'ok') admitted++;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      })();
+      const refusalFromB = async (): Promise<ApiError> => {
+        for (;;) {
+          const err = await b.limiter.consume(key).then(
+            () => null,
+            (e: unknown) => e as ApiError,
+          );
+          if (err === null) admitted++;
+          else return err;
+        }
+      };
+      const held = await refusalFromB();
+      expect([held.code, held.retryAfter! <= 2, held.message]).toEqual(['RATE_LIMIT_EXCEEDED', true, expect.stringMatching(/held in reserve by other instances/)]);
+      busy = false;
+      await trickle;
+      // Idle, `a` gives its units back within two seconds: `b` gets them, then the day's own refusal.
+      await new Promise((r) => setTimeout(r, (held.retryAfter! + 0.5) * 1000));
+      const day = await refusalFromB();
+      expect([day.code, day.retryAfter! > 60]).toEqual(['DAILY_QUOTA_EXCEEDED', true]);
+      expect(admitted).toBe(1600);
+    });
+
+    /** An instance whose connection to Redis runs through a proxy the test can cut or pause. */
+    async function proxied(limits: LimitValues, prefix: string): Promise<{ proxy: TcpProxy; inst: Awaited<ReturnType<typeof instance>> }> {
+      const proxy = await startTcpProxy(redis.port);
+      const inst = await instance(limits, prefix, `redis://127.0.0.1:${proxy.port}`);
+      closers.unshift(() => proxy.close()); // closed after the instance
+      return { proxy, inst };
+    }
+    const HIGH = { perMinute: 100_000, perDay: 100_000, perMonth: 100_000 };
+
+    it('units of a reserve retired while Redis was out of reach are given back once it answers', async () => {
+      const { proxy, inst: a } = await proxied(HIGH, 't-held-cut:');
+      const b = await instance(HIGH, 't-held-cut:');
+      const key = keyRecord();
+      for (let i = 0; i < 5; i++) await a.limiter.consume(key);
+      expect((await b.limiter.peek(key)).usage.day.used).toBeGreaterThan(5); // a's reserve counts meanwhile
+      proxy.cut();
+      await vi.waitFor(() => expect(a.limiter.healthy()).toBe(false), { timeout: 3000 });
+      await new Promise((r) => setTimeout(r, 2500)); // idle: a retires its reserve, with Redis out of reach
+      proxy.restore();
+      await vi.waitFor(() => expect(a.limiter.healthy()).toBe(true), { timeout: 5000, interval: 50 });
+      await vi.waitFor(async () => expect((await b.limiter.peek(key)).usage.day.used).toBe(5), { timeout: 3000, interval: 100 });
+    });
+
+    it('a Redis that hangs, then catches up, counts once the requests an instance counted itself meanwhile', async () => {
+      const { proxy, inst: a } = await proxied(HIGH, 't-hang:');
+      const b = await instance(HIGH, 't-hang:');
+      const key = keyRecord();
+      proxy.pause();
+      const answers = await Promise.all(Array.from({ length: 8 }, () => code(a.limiter.consume(key)))); // after the 500 ms timeout
+      expect(answers).toEqual(Array(8).fill('ok'));
+      proxy.resume(); // Redis now runs the script that timed out: past its deadline, it counts nothing
+      await a.limiter.consume(keyRecord()); // answered by Redis again: the 8 counted here are added
+      await vi.waitFor(async () => expect((await b.limiter.peek(key)).usage.day.used).toBe(8), { timeout: 3000, interval: 100 });
+      await new Promise((r) => setTimeout(r, 300));
+      expect((await b.limiter.peek(key)).usage.day.used).toBe(8);
+      expect(a.limiter.healthy()).toBe(true);
+    });
+
+    it('a Redis that restarted empty is not given back units it never counted', async () => {
+      const limits = { perMinute: 100_000, perDay: 100_000, perMonth: 100_000 };
+      const a = await instance(limits, 't-held-lost:');
+      const key = keyRecord();
+      await a.limiter.consume(key); // one request and a reserve of 400, both lost with Redis' data
+      await redis.kill();
+      try {
+        await vi.waitFor(() => expect(a.limiter.healthy()).toBe(false), { timeout: 3000 });
+        for (let i = 0; i < 3; i++) await a.limiter.consume(key); // counted here, added to Redis when it returns
+      } finally {
+        await redis.start();
+      }
+      await vi.waitFor(() => expect(a.limiter.healthy()).toBe(true), { timeout: 5000, interval: 50 });
+      await a.limiter.close(); // the reserve is released: nothing to give back in the new Redis
+      const b = await instance(limits, 't-held-lost:');
+      expect((await b.limiter.peek(key)).usage.day.used).toBe(3);
     });
   });
 
