@@ -215,6 +215,8 @@ export function createRedisCounters(opts: RedisCountersOptions): RedisCounterSto
       g = grantOf(reply);
     } catch (err) {
       reserves.answered(id, r, report, null, now());
+      // Past the deadline although Redis answered in time: a clock stepped since it was compared; compare again.
+      if (err instanceof TooLate) measureSkew().catch(failed);
       throw err;
     }
     for (let i = 0; i < w.calendar.length; i++) local.observe(w.calendar[i].key, g.after[i], w.calendar[i].expiresAt);
@@ -259,7 +261,10 @@ export function createRedisCounters(opts: RedisCountersOptions): RedisCounterSto
 
   const sweep = setInterval(() => reserves.sweep(now() - RESERVE_IDLE_MS), RESERVE_IDLE_MS);
   sweep.unref();
-  const prune = setInterval(() => local.prune(now() - GRACE_SECONDS * 1000), 60_000);
+  const prune = setInterval(() => {
+    local.prune(now() - GRACE_SECONDS * 1000);
+    if (client.status === 'ready') measureSkew().catch(failed);
+  }, 60_000);
   prune.unref();
 
   return {

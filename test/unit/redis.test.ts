@@ -344,6 +344,25 @@ describe.skipIf(!HAVE_REDIS)('Redis mode (real redis-server)', () => {
       expect(a.limiter.healthy()).toBe(true);
     });
 
+    it("an instance clock that stepped back after it was compared with Redis' is compared again", async () => {
+      const a = await instance(HIGH, 't-clock:');
+      const real = Date.now.bind(Date);
+      const stepped = vi.spyOn(Date, 'now').mockImplementation(() => real() - 5000);
+      try {
+        expect(await code(a.limiter.consume(keyRecord()))).toBe('ok'); // past its deadline on Redis' clock: counted here
+        expect(a.limiter.healthy()).toBe(false);
+        await vi.waitFor(
+          async () => {
+            expect(await code(a.limiter.consume(keyRecord()))).toBe('ok');
+            expect(a.limiter.healthy()).toBe(true);
+          },
+          { timeout: 3000, interval: 50 },
+        );
+      } finally {
+        stepped.mockRestore();
+      }
+    });
+
     it('a Redis that restarted empty is not given back units it never counted', async () => {
       const limits = { perMinute: 100_000, perDay: 100_000, perMonth: 100_000 };
       const a = await instance(limits, 't-held-lost:');
