@@ -19,6 +19,12 @@ export interface LimitWindows {
   readonly calendar: readonly CalendarCounter[];
 }
 
+/** Index of the last calendar counter at its limit, -1 when none is. */
+export function lastFull(calendar: readonly CalendarCounter[], counts: readonly number[]): number {
+  for (let k = calendar.length - 1; k >= 0; k--) if (counts[k] >= calendar[k].limit) return k;
+  return -1;
+}
+
 export interface MinuteState {
   used: number;
   /** ms until the window closes; MINUTE_MS when none is open (the next request opens a full one). */
@@ -26,7 +32,10 @@ export interface MinuteState {
 }
 
 export interface TakeResult {
-  /** -1: counted in every window; 0: refused by the minute window; i ≥ 1: refused by calendar[i - 1]. */
+  /**
+   * -1: counted in every window; 0: refused by the minute window; i ≥ 1: refused by calendar[i - 1]. When
+   * several windows are at their limit, the one that ends last (the one a client has to wait for).
+   */
   refused: number;
   minute: MinuteState;
   /** Calendar counters' values after the call. */

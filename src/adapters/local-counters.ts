@@ -1,7 +1,7 @@
 // In-process counting: rate-limiter-flexible's RateLimiterMemory for the minute window, a Map for calendar counters.
 // Used by the embedded store (authoritative, flushed to SQLite) and by the Redis store while Redis is unreachable.
 import { RateLimiterMemory } from 'rate-limiter-flexible';
-import { MINUTE_MS, type CalendarCounter, type LimitWindows, type MinuteState, type TakeResult, type UsageCounts } from './counter-store.js';
+import { MINUTE_MS, lastFull, type CalendarCounter, type LimitWindows, type MinuteState, type TakeResult, type UsageCounts } from './counter-store.js';
 
 /**
  * rate-limiter-flexible as a plain fixed-window counter: its points are out of reach; callers compare with the key's
@@ -34,7 +34,10 @@ export class LocalCounters {
     return this.entries.size;
   }
 
-  /** Add one to each counter unless one is at its limit (then nothing): `refused` is its index or -1. */
+  /**
+   * Add one to each counter unless one is at its limit (then nothing): `refused` is the index of the last
+   * one at its limit (counters come in the order their windows end: the refusal that lasts longest), or -1.
+   */
   take(counters: readonly CalendarCounter[]): { refused: number; counts: number[] } {
     const entries: Entry[] = new Array(counters.length);
     let refused = -1;
@@ -43,7 +46,7 @@ export class LocalCounters {
       let e = this.entries.get(c.key);
       if (!e) this.entries.set(c.key, (e = { count: 0, pending: 0, expiresAt: c.expiresAt }));
       entries[i] = e;
-      if (refused < 0 && e.count + 1 > c.limit) refused = i;
+      if (e.count + 1 > c.limit) refused = i;
     }
     const counts: number[] = new Array(entries.length);
     for (let i = 0; i < entries.length; i++) {
@@ -112,12 +115,16 @@ export class LocalCounters {
 const openWindow = (used: number, msBeforeNext: number): MinuteState =>
   msBeforeNext > 0 ? { used, resetMs: msBeforeNext } : { used: 0, resetMs: MINUTE_MS };
 
-/** The minute window first, then the calendar counters; a refusal anywhere gives the minute point back. */
+/**
+ * The minute window first, then the calendar counters; a refusal anywhere gives the minute point back. A full
+ * minute window with a full calendar window too is reported as the calendar one: it is the one to wait for.
+ */
 export async function takeLocally(minute: RateLimiterMemory, local: LocalCounters, w: LimitWindows): Promise<TakeResult> {
   const m = await minute.consume(w.minute.key);
   if (m.consumedPoints > w.minute.limit) {
     await minute.reward(w.minute.key);
-    return { refused: 0, minute: openWindow(m.consumedPoints - 1, m.msBeforeNext), counts: local.read(w.calendar.map((c) => c.key)) };
+    const counts = local.read(w.calendar.map((c) => c.key));
+    return { refused: lastFull(w.calendar, counts) + 1, minute: openWindow(m.consumedPoints - 1, m.msBeforeNext), counts };
   }
   const t = local.take(w.calendar);
   if (t.refused >= 0) {

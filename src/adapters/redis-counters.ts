@@ -3,8 +3,7 @@
 // Every instance on the same Redis enforces one limit. CONSUME_LUA (redis-scripts.ts) grants as many of a
 // batch's requests as every window still has room for, counting nothing for the rest. Requests for the same
 // key arriving within one turn of the event loop form one batch; the outcome is exactly that of running
-// them one by one in arrival order (the first `granted` counted, the rest refused by the first full window,
-// consuming nothing). Far from every limit a grant also reserves units ahead (redis-reserves.ts), and the
+// them one by one in arrival order (the first `granted` counted, the rest refused, consuming nothing). Far from every limit a grant also reserves units ahead (redis-reserves.ts), and the
 // following requests are admitted from them without waiting for Redis; close to a limit nothing is
 // reserved, so there every request is decided in Redis, and a refusal that only other instances' reserves
 // cause says so (TakeResult.retryMs: they come back within RESERVE_RETURN_MS when unused). The minute

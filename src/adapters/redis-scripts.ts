@@ -1,5 +1,5 @@
 // Lua scripts of the Redis counters (atomic per call) and the pure arithmetic around their replies.
-import { MINUTE_MS, type LimitWindows, type MinuteState, type TakeResult } from './counter-store.js';
+import { MINUTE_MS, lastFull, type LimitWindows, type MinuteState, type TakeResult } from './counter-store.js';
 
 /**
  * How long a ledger entry outlives its minute window: a release sent after an outage that long still gives
@@ -182,11 +182,10 @@ export function grantOf(reply: number[]): Grant {
   return { granted, reserved, pttl, minuteElsewhere, calendarElsewhere, minuteAfter, after };
 }
 
-/** Index of the first window at its limit in order (0 minute, i ≥ 1 calendar[i - 1]); -1 when none is. */
-function firstFull(w: LimitWindows, minute: number, counts: readonly number[]): number {
-  if (minute >= w.minute.limit) return 0;
-  const k = w.calendar.findIndex((c, j) => counts[j] >= c.limit);
-  return k < 0 ? -1 : k + 1;
+/** The window at its limit that ends last (i ≥ 1 calendar[i - 1], 0 minute); -1 when none is. */
+function refusingWindow(w: LimitWindows, minute: number, counts: readonly number[]): number {
+  const k = lastFull(w.calendar, counts);
+  return k >= 0 ? k + 1 : minute >= w.minute.limit ? 0 : -1;
 }
 
 /**
@@ -201,14 +200,19 @@ export function resultOf(w: LimitWindows, i: number, g: Grant, held: number, ret
     return { refused: -1, minute: minuteState(g.pttl, g.minuteAfter - back), counts: g.after.map((c) => c - back) };
   }
   // Refused requests count nothing: each sees the counts after the granted ones, and at least one window
-  // is then full in Redis (otherwise the script would have granted it). The first full one, in order, refuses.
-  const refused = Math.max(0, firstFull(w, g.minuteAfter, g.after));
-  const result: TakeResult = { refused, minute: minuteState(g.pttl, g.minuteAfter - held), counts: g.after.map((c) => c - held) };
-  const lifted = firstFull(
+  // is then full in Redis (otherwise the script would have granted it). Of the windows still full once
+  // other instances' reserves are back, the one that ends last refuses; with none, the refusal is temporary.
+  const full = refusingWindow(w, g.minuteAfter, g.after);
+  const lasting = refusingWindow(
     w,
     g.minuteAfter - g.minuteElsewhere,
     g.after.map((c) => c - g.calendarElsewhere),
   );
-  if (lifted < 0) result.retryMs = retryMs;
+  const result: TakeResult = {
+    refused: lasting >= 0 ? lasting : Math.max(0, full),
+    minute: minuteState(g.pttl, g.minuteAfter - held),
+    counts: g.after.map((c) => c - held),
+  };
+  if (lasting < 0) result.retryMs = retryMs;
   return result;
 }

@@ -9,9 +9,9 @@ export interface LimitOutcome {
 
 export interface Limiter {
   /**
-   * Count one request for the key, in the order minute, day, month. Throws ApiError 429
-   * (RATE_LIMIT_EXCEEDED, DAILY_QUOTA_EXCEEDED or QUOTA_EXCEEDED, with Retry-After) when a window is exhausted;
-   * a refused request consumes none of the other windows.
+   * Count one request for the key in the minute, day and month windows. Throws ApiError 429
+   * (RATE_LIMIT_EXCEEDED, DAILY_QUOTA_EXCEEDED or QUOTA_EXCEEDED, with Retry-After) when a window is exhausted,
+   * naming the exhausted window that resets last; a refused request consumes none of the windows.
    */
   consume(key: KeyRecord): Promise<LimitOutcome>;
   /** The key's usage and limit headers, counting nothing (GET /api/v1/usage). */

@@ -169,7 +169,20 @@ describe('per-key limits', () => {
     const { limiter } = embedded({ perMinute: 1, perDay: 1, perMonth: 1 });
     const key = keyRecord({ perMinute: 3, perDay: 3, perMonth: 3 });
     await consumeTimes(limiter, key, 3);
-    expect((await refusal(limiter.consume(key))).code).toBe('RATE_LIMIT_EXCEEDED');
+    expect((await refusal(limiter.consume(key))).code).toBe('QUOTA_EXCEEDED'); // all three full: the month lasts longest
+  });
+
+  it.each([
+    { exhausted: 'minute and day', limits: { perMinute: 2, perDay: 2, perMonth: 100 }, code: 'DAILY_QUOTA_EXCEEDED', retryAfter: 12 * 3600 },
+    { exhausted: 'day and month', limits: { perMinute: 100, perDay: 2, perMonth: 2 }, code: 'QUOTA_EXCEEDED', retryAfter: 8 * 86400 + 12 * 3600 },
+    { exhausted: 'minute, day and month', limits: { perMinute: 2, perDay: 2, perMonth: 2 }, code: 'QUOTA_EXCEEDED', retryAfter: 8 * 86400 + 12 * 3600 },
+    { exhausted: 'minute only', limits: { perMinute: 2, perDay: 3, perMonth: 3 }, code: 'RATE_LIMIT_EXCEEDED', retryAfter: 60 },
+  ])('$exhausted exhausted: the answer names the window that resets last ($code)', async ({ limits, code, retryAfter }) => {
+    const { limiter } = embedded(limits);
+    const key = keyRecord();
+    await consumeTimes(limiter, key, 2);
+    const err = await refusal(limiter.consume(key));
+    expect([err.code, err.retryAfter]).toEqual([code, retryAfter]);
   });
 
   it("a key's changed limit (keys update) applies from its next request, with the same counts", async () => {

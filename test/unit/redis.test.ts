@@ -68,6 +68,18 @@ describe.skipIf(!HAVE_REDIS)('Redis mode (real redis-server)', () => {
       expect(results).toEqual(['ok', 'ok', 'ok', 'ok', refusal, refusal]);
     });
 
+    it.each([
+      { exhausted: 'minute and day', limits: { perMinute: 4, perDay: 4, perMonth: 1000 }, refusal: 'DAILY_QUOTA_EXCEEDED' },
+      { exhausted: 'all three', limits: { perMinute: 4, perDay: 4, perMonth: 4 }, refusal: 'QUOTA_EXCEEDED' },
+    ])('$exhausted exhausted: the refusal names the window that resets last', async ({ limits, refusal }) => {
+      const a = await instance(limits, 't-last:');
+      const b = await instance(limits, 't-last:');
+      const key = keyRecord();
+      const results = [];
+      for (const inst of [a, b, a, b, a, b]) results.push(await code(inst.limiter.consume(key)));
+      expect(results).toEqual(['ok', 'ok', 'ok', 'ok', refusal, refusal]);
+    });
+
     it('a refused request consumes nothing in Redis either', async () => {
       const a = await instance({ perMinute: 100, perDay: 2, perMonth: 1000 }, 't-refund:');
       const b = await instance({ perMinute: 100, perDay: 2, perMonth: 1000 }, 't-refund:');
