@@ -12,7 +12,7 @@ import type { Limiter as CountingLimiter } from '../../src/http/limits.js';
 import { createLimiter, type LimitValues } from '../../src/http/rate-limiter.js';
 import { redisAvailable, startRedisServer, type TestRedis } from '../support/redis-server.js';
 import { testKeyRecord } from '../support/key-records.js';
-import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
+import { startFaultyTcp, type FaultyTcp } from '../faults/fault-upstreams.js';
 
 const HAVE_REDIS = redisAvailable();
 const CLI_DEFAULTS = { rateLimitPerMinute: 60, quotaPerDay: 5000, quotaPerMonth: 100000 };
@@ -318,37 +318,38 @@ describe.skipIf(!HAVE_REDIS)('Redis mode (real redis-server)', () => {
       expect(admitted).toBe(1600);
     });
 
-    /** An instance whose connection to Redis runs through a proxy the test can cut or pause. */
-    async function proxied(limits: LimitValues, prefix: string): Promise<{ proxy: TcpProxy; inst: Awaited<ReturnType<typeof instance>> }> {
-      const proxy = await startTcpProxy(redis.port);
-      const inst = await instance(limits, prefix, `redis://127.0.0.1:${proxy.port}`);
-      closers.unshift(() => proxy.close()); // closed after the instance
-      return { proxy, inst };
+    /** An instance whose connection to Redis runs through a relay the test can cut or freeze (Redis keeps its data). */
+    async function relayed(limits: LimitValues, prefix: string): Promise<{ relay: FaultyTcp; inst: Awaited<ReturnType<typeof instance>> }> {
+      const relay = await startFaultyTcp(redis.port);
+      const inst = await instance(limits, prefix, `redis://127.0.0.1:${relay.port}`);
+      closers.unshift(() => relay.close()); // closed after the instance
+      return { relay, inst };
     }
     const HIGH = { perMinute: 100_000, perDay: 100_000, perMonth: 100_000 };
 
     it('units of a reserve retired while Redis was out of reach are given back once it answers', async () => {
-      const { proxy, inst: a } = await proxied(HIGH, 't-held-cut:');
+      const { relay, inst: a } = await relayed(HIGH, 't-held-cut:');
       const b = await instance(HIGH, 't-held-cut:');
       const key = keyRecord();
       for (let i = 0; i < 5; i++) await a.limiter.consume(key);
       expect((await b.limiter.peek(key)).usage.day.used).toBeGreaterThan(5); // a's reserve counts meanwhile
-      proxy.cut();
+      relay.mode = 'reset'; // connections dropped, new ones reset
+      relay.resetAll();
       await vi.waitFor(() => expect(a.limiter.healthy()).toBe(false), { timeout: 3000 });
       await new Promise((r) => setTimeout(r, 2500)); // idle: a retires its reserve, with Redis out of reach
-      proxy.restore();
+      relay.mode = 'pass';
       await vi.waitFor(() => expect(a.limiter.healthy()).toBe(true), { timeout: 5000, interval: 50 });
       await vi.waitFor(async () => expect((await b.limiter.peek(key)).usage.day.used).toBe(5), { timeout: 3000, interval: 100 });
     });
 
     it('a Redis that hangs, then catches up, counts once the requests an instance counted itself meanwhile', async () => {
-      const { proxy, inst: a } = await proxied(HIGH, 't-hang:');
+      const { relay, inst: a } = await relayed(HIGH, 't-hang:');
       const b = await instance(HIGH, 't-hang:');
       const key = keyRecord();
-      proxy.pause();
+      relay.freeze();
       const answers = await Promise.all(Array.from({ length: 8 }, () => code(a.limiter.consume(key)))); // after the 500 ms timeout
       expect(answers).toEqual(Array(8).fill('ok'));
-      proxy.resume(); // Redis now runs the script that timed out: past its deadline, it counts nothing
+      relay.thaw(); // Redis now runs the script that timed out: past its deadline, it counts nothing
       await a.limiter.consume(keyRecord()); // answered by Redis again: the 8 counted here are added
       await vi.waitFor(async () => expect((await b.limiter.peek(key)).usage.day.used).toBe(8), { timeout: 3000, interval: 100 });
       await new Promise((r) => setTimeout(r, 300));
