@@ -102,6 +102,14 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
     (config.rateLimits
       ? createLimiter({ defaults: { perMinute: config.rateLimitPerMinute, perDay: config.quotaPerDay, perMonth: config.quotaPerMonth }, counters })
       : unlimited);
+  if (counters.countedAlone) {
+    const countedAlone = counters.countedAlone;
+    metrics.addCounter(
+      'limits_counted_alone_total',
+      'Requests this process counted alone because Redis did not answer (limits held per process meanwhile)',
+      () => countedAlone(),
+    );
+  }
   const binPath = config.binDataFile ?? projectPath('data/bin/ranges.csv');
   const bin = await loadNamedFile('BIN_DATA_FILE', binPath, loadBinTable);
   // A file without one usable row would leave every card without issuer data while the server looks ready.
@@ -183,6 +191,11 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
   };
 
   let draining = false;
+  const readiness = () => ({ keys: keys.loaded && keys.healthy, limits: limiter.healthy(), geoip: geo?.ready === true });
+  metrics.addGauge('readiness_check', 'The checks GET /readyz makes: 1 passing, 0 failing', 'check', () => {
+    const r = readiness();
+    return { keys: Number(r.keys), limits: Number(r.limits), geoip: Number(r.geoip) };
+  });
   const deps: AppDeps = {
     api,
     handlers,
@@ -194,7 +207,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
     responseCheck: config.validateResponses ? createContractValidator(spec.document) : undefined,
     spec,
     docsPage: () => docsPage,
-    readiness: () => ({ keys: keys.loaded && keys.healthy, limits: limiter.healthy(), geoip: geo?.ready === true }),
+    readiness,
   };
   return {
     deps,

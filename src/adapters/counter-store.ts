@@ -63,5 +63,7 @@ export interface CounterStore {
   read(minuteKey: string, calendarKeys: readonly string[]): Promise<UsageCounts>;
   /** False while the backing store is unreachable and counting is degraded to this process. */
   healthy(): boolean;
+  /** Shared stores: requests this process has counted alone since start, because the store did not answer. */
+  countedAlone?(): number;
   close(): Promise<void>;
 }

@@ -100,8 +100,10 @@ export function createRedisCounters(opts: RedisCountersOptions): RedisCounterSto
   let merging: Promise<void> | null = null;
   /** Requests were counted here while Redis did not answer: merge() has increments to add. */
   let unmerged = false;
+  let countedAlone = 0;
   const countLocally = (w: LimitWindows): Promise<TakeResult> => {
     unmerged = true;
+    countedAlone++;
     return takeLocally(insurance, local, w);
   };
 
@@ -298,6 +300,7 @@ export function createRedisCounters(opts: RedisCountersOptions): RedisCounterSto
       return readLocally(insurance, local, minuteKey, keys);
     },
     healthy: () => ok && client.status === 'ready',
+    countedAlone: () => countedAlone,
     ready: (timeoutMs) => waitForReady(client, timeoutMs),
     async close() {
       clearInterval(prune);

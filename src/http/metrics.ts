@@ -1,4 +1,5 @@
-// Prometheus metrics (text exposition format): requests and latency by operationId and status, process metrics, caches.
+// Prometheus metrics (text exposition format): requests and latency by operationId and status, process metrics,
+// caches, readiness checks and the limits store.
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import { RequestSeries } from './request-series.js';
 
@@ -13,6 +14,10 @@ export interface Metrics {
   observe(operationId: string, status: number, seconds: number): void;
   /** Expose a cache's counters, read at scrape time. */
   addCache(name: string, stats: () => CacheStats): void;
+  /** A gauge with one series per label value, read at scrape time. */
+  addGauge(name: string, help: string, label: string, read: () => Record<string, number>): void;
+  /** A counter kept elsewhere (it only grows), read at scrape time. */
+  addCounter(name: string, help: string, read: () => number): void;
 }
 
 export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
@@ -58,6 +63,28 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
     },
     addCache(name, stats) {
       caches.set(name, stats);
+    },
+    addGauge(name, help, label, read) {
+      new Gauge({
+        name,
+        help,
+        labelNames: [label],
+        registers: [registry],
+        collect() {
+          for (const [value, n] of Object.entries(read())) this.set({ [label]: value }, n);
+        },
+      });
+    },
+    addCounter(name, help, read) {
+      new Counter({
+        name,
+        help,
+        registers: [registry],
+        collect() {
+          this.reset();
+          this.inc(read());
+        },
+      });
     },
   };
 }

@@ -422,6 +422,14 @@ describe('non-API routes', () => {
     expect(text).toMatch(/http_request_duration_seconds_bucket\{le="0.005",operationId="validateBic",status="200"\}/);
   });
 
+  it('exposes the checks of /readyz as readiness_check gauges; no Redis counter without Redis', async () => {
+    const text = await (await fetch(`${h.url}/metrics`)).text();
+    expect(text).toMatch(/^readiness_check\{check="keys"\} 1$/m);
+    expect(text).toMatch(/^readiness_check\{check="limits"\} 1$/m);
+    expect(text).toMatch(/^readiness_check\{check="geoip"\} [01]$/m);
+    expect(text).not.toContain('limits_counted_alone_total');
+  });
+
   it('types every metric named *_total as a counter (Prometheus naming)', async () => {
     const text = await (await fetch(`${h.url}/metrics`)).text();
     const typed = [...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map(([, name, type]) => [name, type]);

@@ -57,6 +57,12 @@ describe.skipIf(!HAVE_REDIS)('Redis faults', () => {
   }
 
   const readyz = async () => (await fetch(`${h.url}/readyz`)).status;
+  /** limits_counted_alone_total and readiness_check{check="limits"} from /metrics. */
+  async function limitsMetrics(): Promise<{ alone: number; ready: number }> {
+    const text = await (await fetch(`${h.url}/metrics`)).text();
+    const value = (re: RegExp) => Number(re.exec(text)?.[1] ?? NaN);
+    return { alone: value(/^limits_counted_alone_total (\d+)$/m), ready: value(/^readiness_check\{check="limits"\} (\d)$/m) };
+  }
 
   async function readyzWithin(want: number, ms: number): Promise<number> {
     const deadline = Date.now() + ms;
@@ -71,6 +77,7 @@ describe.skipIf(!HAVE_REDIS)('Redis faults', () => {
   it('answers every operation normally while Redis is up', async () => {
     for (const r of await everyOperation()) expect(r.status, r.operationId).toBe(expected(r.operationId));
     expect(await readyz()).toBe(200);
+    expect(await limitsMetrics()).toEqual({ alone: 0, ready: 1 });
   });
 
   it('hung (connections open, no answers): every operation still answers in time; /readyz says not ready', async () => {
@@ -82,15 +89,18 @@ describe.skipIf(!HAVE_REDIS)('Redis faults', () => {
         expect(r.ms, r.operationId).toBeLessThan(BOUND_MS);
       }
       expect(await readyzWithin(503, 3000)).toBe(503);
+      expect((await limitsMetrics()).ready).toBe(0);
     } finally {
       relay.mode = 'pass';
       relay.resetAll();
       relay.thaw();
     }
     expect(await readyzWithin(200, 10_000)).toBe(200);
+    expect((await limitsMetrics()).ready).toBe(1);
   });
 
-  it('killed: every operation still answers in time; back to ready once Redis returns', async () => {
+  it('killed: every operation still answers in time, counted by the instance alone; back to ready once Redis returns', async () => {
+    const before = (await limitsMetrics()).alone;
     await redis.kill();
     try {
       for (const r of await everyOperation()) {
@@ -98,6 +108,8 @@ describe.skipIf(!HAVE_REDIS)('Redis faults', () => {
         expect(r.ms, r.operationId).toBeLessThan(BOUND_MS);
       }
       expect(await readyzWithin(503, 3000)).toBe(503);
+      const during = await limitsMetrics(); // requests answered before the client saw the close used its reserve
+      expect([during.alone > before, during.ready]).toEqual([true, 0]);
     } finally {
       await redis.start();
     }
