@@ -129,7 +129,7 @@ return units
 `;
 
 /**
- * Add increments counted while Redis was unreachable, unless past the caller's deadline (then {-1}: the
+ * Add increments counted while Redis was unreachable, unless past the caller's deadline (then -1: the
  * caller keeps them for the next attempt, and a late run cannot add them twice).
  * KEYS: one calendar counter. ARGV: increment, EXPIREAT seconds, deadline (Redis clock, ms).
  */

@@ -51,54 +51,32 @@ function headersOf(limits: LimitValues, c: TakeResult | UsageCounts): Record<str
   };
 }
 
-function refusal(s: State, window: 'minute' | 'day' | 'month'): ApiError {
-  const retryAfter =
+/** What each window is called in a refusal's message. */
+const NAMED = {
+  minute: (l: LimitValues) => `rate limit of ${l.perMinute} requests per minute`,
+  day: (l: LimitValues) => `daily quota of ${l.perDay} requests`,
+  month: (l: LimitValues) => `monthly quota of ${l.perMonth} requests`,
+};
+
+/**
+ * The 429 of the refusing window, Retry-After at its end. `heldMs` (Redis mode): only units other instances
+ * hold in reserve stand in the way; they come back within that long, so the answer says so and names that wait.
+ */
+function refusal(s: State, window: 'minute' | 'day' | 'month', heldMs?: number): ApiError {
+  const untilReset =
     window === 'minute'
       ? Math.max(1, Math.ceil(s.counted.minute.resetMs / 1000))
       : secondsUntil(window === 'day' ? s.day.endsAt : s.month.endsAt, s.now, 1);
-  const headers = { ...headersOf(s.limits, s.counted), 'Retry-After': String(retryAfter) };
-  if (window === 'minute') {
-    return new ApiError(
-      429,
-      'RATE_LIMIT_EXCEEDED',
-      `rate limit of ${s.limits.perMinute} requests per minute exceeded; try again later (in ${retryAfter} s)`,
-      { retryAfter, headers },
-    );
+  const retryAfter = heldMs === undefined ? untilReset : Math.min(untilReset, Math.max(1, Math.ceil(heldMs / 1000)));
+  const opts = { retryAfter, headers: { ...headersOf(s.limits, s.counted), 'Retry-After': String(retryAfter) } };
+  const named = NAMED[window](s.limits);
+  if (heldMs !== undefined) {
+    const why = `the rest of the ${named} is held in reserve by other instances of this service, which give back what they do not use within seconds`;
+    return new ApiError(429, 'RATE_LIMIT_EXCEEDED', `${why}; try again later (in ${retryAfter} s)`, opts);
   }
-  if (window === 'day') {
-    return new ApiError(429, 'DAILY_QUOTA_EXCEEDED', `daily quota of ${s.limits.perDay} requests exhausted; it resets at 00:00 UTC`, {
-      retryAfter,
-      headers,
-    });
-  }
-  return new ApiError(
-    429,
-    'QUOTA_EXCEEDED',
-    `monthly quota of ${s.limits.perMonth} requests exhausted; it resets on the first day of next month, 00:00 UTC`,
-    { retryAfter, headers },
-  );
-}
-
-/**
- * Refused only because other instances hold reserved units of the refusing window (Redis mode): a moment's
- * wait, not the window's end, so the answer says so and names the shorter wait.
- */
-function heldRefusal(s: State, window: 'minute' | 'day' | 'month', retryMs: number): ApiError {
-  const resetMs = window === 'minute' ? s.counted.minute.resetMs : (window === 'day' ? s.day.endsAt : s.month.endsAt) - s.now;
-  const retryAfter = Math.max(1, Math.ceil(Math.min(retryMs, resetMs) / 1000));
-  const headers = { ...headersOf(s.limits, s.counted), 'Retry-After': String(retryAfter) };
-  const what =
-    window === 'minute'
-      ? `rate limit of ${s.limits.perMinute} requests per minute`
-      : window === 'day'
-        ? `daily quota of ${s.limits.perDay} requests`
-        : `monthly quota of ${s.limits.perMonth} requests`;
-  return new ApiError(
-    429,
-    'RATE_LIMIT_EXCEEDED',
-    `the rest of the ${what} is held in reserve by other instances of this service, which give back what they do not use within seconds; try again later (in ${retryAfter} s)`,
-    { retryAfter, headers },
-  );
+  if (window === 'minute') return new ApiError(429, 'RATE_LIMIT_EXCEEDED', `${named} exceeded; try again later (in ${retryAfter} s)`, opts);
+  if (window === 'day') return new ApiError(429, 'DAILY_QUOTA_EXCEEDED', `${named} exhausted; it resets at 00:00 UTC`, opts);
+  return new ApiError(429, 'QUOTA_EXCEEDED', `${named} exhausted; it resets on the first day of next month, 00:00 UTC`, opts);
 }
 
 function windowUsage(limit: number, used: number, resetMs: number, now: number): WindowUsage {
@@ -172,10 +150,7 @@ export function createLimiter(opts: LimiterOptions): Limiter {
       const now = clock();
       const p = prepare(key, now);
       const r = await counters.take(p.windows);
-      if (r.refused >= 0) {
-        const s: State = { limits: p.limits, counted: r, day: p.day, month: p.month, now };
-        throw r.retryMs === undefined ? refusal(s, WINDOWS[r.refused]) : heldRefusal(s, WINDOWS[r.refused], r.retryMs);
-      }
+      if (r.refused >= 0) throw refusal({ limits: p.limits, counted: r, day: p.day, month: p.month, now }, WINDOWS[r.refused], r.retryMs);
       return { headers: headersOf(p.limits, r) };
     },
 
