@@ -51,6 +51,8 @@ export interface RedisCountersOptions extends RedisClientOptions {
   client?: Redis;
   /** Prefix of every Redis key; default `vls:`. */
   keyPrefix?: string;
+  /** Length of the "minute" window in Redis; default 60 s (tests shorten it to cross windows quickly). */
+  minuteMs?: number;
   /** Clock for pruning the local fallback state; default Date.now. */
   now?: () => number;
   logger?: { warn: (obj: object, msg?: string) => void };
@@ -76,6 +78,7 @@ export function createRedisCounters(opts: RedisCountersOptions): RedisCounterSto
   const client = opts.client ?? createRedisClient(opts.url!, opts);
   const prefix = opts.keyPrefix ?? 'vls:';
   const now = opts.now ?? Date.now;
+  const minuteMs = opts.minuteMs ?? MINUTE_MS;
   client.defineCommand('vlsConsume', { lua: CONSUME_LUA });
   client.defineCommand('vlsUsage', { lua: READ_LUA });
   client.defineCommand('vlsRelease', { lua: RELEASE_LUA });
@@ -205,7 +208,7 @@ export function createRedisCounters(opts: RedisCountersOptions): RedisCounterSto
     const r = reserves.open(id, w, now());
     const report = reserves.sent(r);
     const args: (string | number)[] = keysOf(w);
-    args.push(w.minute.limit, MINUTE_MS);
+    args.push(w.minute.limit, minuteMs);
     for (const c of w.calendar) args.push(c.limit);
     for (const c of w.calendar) args.push(Math.ceil(c.expiresAt / 1000) + GRACE_SECONDS);
     args.push(want, closing ? 0 : RESERVE_MAX, RESERVE_DIVISOR, r.gen, report, deadline());

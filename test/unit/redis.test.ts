@@ -376,6 +376,29 @@ describe.skipIf(!HAVE_REDIS)('Redis mode (real redis-server)', () => {
       }
     });
 
+    it('reserves crossing minute windows: the day counts exactly the requests admitted, the minute its own', async () => {
+      const limits = { perMinute: 100_000, perDay: 100_000, perMonth: 100_000 };
+      const short = (prefix: string) => createRedisCounters({ url: redis.url, keyPrefix: prefix, reconnectMaxDelayMs: 100, minuteMs: 700 });
+      const counters = short('t-windows:');
+      const a = createLimiter({ defaults: limits, counters });
+      closers.push(() => a.close());
+      await counters.ready();
+      await vi.waitFor(() => expect(a.healthy()).toBe(true));
+      const key = keyRecord();
+      let admitted = 0;
+      const until = Date.now() + 2500; // about four windows, requests every 20 ms: reserves retire at each end
+      while (Date.now() < until) {
+        const burst = await Promise.all(Array.from({ length: 3 }, () => code(a.consume(key))));
+        admitted += burst.filter((c) => c === 'ok').length;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      await a.close();
+      const b = await instance(limits, 't-windows:');
+      const { usage } = await b.limiter.peek(key);
+      expect([usage.day.used, usage.month.used]).toEqual([admitted, admitted]);
+      expect(usage.minute.used).toBeLessThanOrEqual(admitted);
+    });
+
     it('a Redis that restarted empty is not given back units it never counted', async () => {
       const limits = { perMinute: 100_000, perDay: 100_000, perMonth: 100_000 };
       const a = await instance(limits, 't-held-lost:');
