@@ -376,6 +376,35 @@ describe.skipIf(!HAVE_REDIS)('Redis mode (real redis-server)', () => {
       }
     });
 
+    it('units of an instance that died are not waited for beyond their window: the day refuses for the day again', async () => {
+      const { Redis } = await import('ioredis');
+      const limits = { perMinute: 100_000, perDay: 800, perMonth: 100_000 };
+      const opts = { keyPrefix: 't-dead:', reconnectMaxDelayMs: 100, minuteMs: 700 };
+      const conn = new Redis(redis.url);
+      const counters = createRedisCounters({ client: conn, ...opts });
+      const a = createLimiter({ defaults: limits, counters });
+      await vi.waitFor(() => expect(a.healthy()).toBe(true));
+      const key = keyRecord();
+      await a.consume(key); // reserves 49 units
+      conn.disconnect(); // a dies holding them: no release ever comes
+      closers.push(() => a.close());
+      const b = createLimiter({ defaults: limits, counters: createRedisCounters({ url: redis.url, ...opts }) });
+      closers.push(() => b.close());
+      await vi.waitFor(() => expect(b.healthy()).toBe(true));
+      const refusal = async (): Promise<ApiError> => {
+        for (;;) {
+          const err = await b.consume(key).then(
+            () => null,
+            (e: unknown) => e as ApiError,
+          );
+          if (err) return err;
+        }
+      };
+      expect((await refusal()).code).toBe('RATE_LIMIT_EXCEEDED'); // a's units might still come back
+      // Their window ended 0.7 s after they were reserved; 5 s later they are no one's hope.
+      await vi.waitFor(async () => expect([(await refusal()).code]).toEqual(['DAILY_QUOTA_EXCEEDED']), { timeout: 8000, interval: 500 });
+    }, 15_000);
+
     it('reserves crossing minute windows: the day counts exactly the requests admitted, the minute its own', async () => {
       const limits = { perMinute: 100_000, perDay: 100_000, perMonth: 100_000 };
       const short = (prefix: string) => createRedisCounters({ url: redis.url, keyPrefix: prefix, reconnectMaxDelayMs: 100, minuteMs: 700 });
