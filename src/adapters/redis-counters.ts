@@ -263,7 +263,11 @@ export function createRedisCounters(opts: RedisCountersOptions): RedisCounterSto
     });
   }
 
-  const sweep = setInterval(() => reserves.sweep(now() - RESERVE_IDLE_MS), RESERVE_IDLE_MS);
+  const sweep = setInterval(() => {
+    reserves.sweep(now() - RESERVE_IDLE_MS);
+    // Counted here during a hang and no request since to notice that Redis answers again: try now.
+    if ((unmerged || releases.length > 0) && client.status === 'ready') catchUp();
+  }, RESERVE_IDLE_MS);
   sweep.unref();
   const prune = setInterval(() => {
     local.prune(now() - GRACE_SECONDS * 1000);
@@ -311,6 +315,8 @@ export function createRedisCounters(opts: RedisCountersOptions): RedisCounterSto
       // No more reserving; wait for grants in flight, then give every unused unit back.
       closing = true;
       await Promise.allSettled([...inFlight]);
+      // What was counted here alone goes to Redis too, if it answers (otherwise it is lost with the process).
+      if (unmerged && client.status === 'ready') await merge().catch(failed);
       reserves.sweep();
       await sendReleases();
       client.off('ready', onReady);
