@@ -51,7 +51,7 @@ export interface RedisCountersOptions extends RedisClientOptions {
   client?: Redis;
   /** Prefix of every Redis key; default `vls:`. */
   keyPrefix?: string;
-  /** Length of the "minute" window in Redis; default 60 s (tests shorten it to cross windows quickly). */
+  /** Length of the "minute" window in Redis; default 60 s, at least 2 s (tests shorten it to cross windows quickly). */
   minuteMs?: number;
   /** Clock for pruning the local fallback state; default Date.now. */
   now?: () => number;
@@ -79,6 +79,8 @@ export function createRedisCounters(opts: RedisCountersOptions): RedisCounterSto
   const prefix = opts.keyPrefix ?? 'vls:';
   const now = opts.now ?? Date.now;
   const minuteMs = opts.minuteMs ?? MINUTE_MS;
+  // Window ends less than a second apart count as one window (clock and round-trip slack): windows must be longer.
+  if (minuteMs < 2000) throw new Error('createRedisCounters: minuteMs must be at least 2000');
   client.defineCommand('vlsConsume', { lua: CONSUME_LUA });
   client.defineCommand('vlsUsage', { lua: READ_LUA });
   client.defineCommand('vlsRelease', { lua: RELEASE_LUA });
@@ -92,9 +94,9 @@ export function createRedisCounters(opts: RedisCountersOptions): RedisCounterSto
   let skew = 0;
   const deadline = (): number => Date.now() + skew + timeoutMs - slackMs;
   async function measureSkew(): Promise<void> {
-    const sent = Date.now();
     const [s, us] = await client.time();
-    skew = Number(s) * 1000 + Math.floor(Number(us) / 1000) - (sent + Date.now()) / 2;
+    // Against the time the answer arrived: errs towards an earlier deadline, never a later one.
+    skew = Number(s) * 1000 + Math.floor(Number(us) / 1000) - Date.now();
   }
 
   const insurance = createMinuteLimiter();
@@ -179,7 +181,7 @@ export function createRedisCounters(opts: RedisCountersOptions): RedisCounterSto
   interface Release {
     keys: string[];
     gen: string;
-    unreported: number;
+    used: number;
   }
   let releases: Release[] = [];
   const sendRelease = (rel: Release): void => {
@@ -187,7 +189,7 @@ export function createRedisCounters(opts: RedisCountersOptions): RedisCounterSto
       if (releases.length < MAX_PENDING_RELEASES) releases.push(rel);
       return;
     }
-    track(scripts.vlsRelease(rel.keys.length, ...rel.keys, rel.gen, rel.unreported)).catch((err: unknown) => {
+    track(scripts.vlsRelease(rel.keys.length, ...rel.keys, rel.gen, rel.used)).catch((err: unknown) => {
       if (releases.length < MAX_PENDING_RELEASES) releases.push(rel);
       failed(err);
     });
@@ -198,14 +200,17 @@ export function createRedisCounters(opts: RedisCountersOptions): RedisCounterSto
     for (const rel of waiting) sendRelease(rel);
     await Promise.allSettled([...inFlight]);
   }
-  const reserves = new Reserves(randomBytes(6).toString('base64url'), (r: Reserve) =>
-    sendRelease({ keys: keysOf(r.w), gen: r.gen, unreported: r.unreported }),
-  );
+  const reserves = new Reserves(randomBytes(6).toString('base64url'), (r: Reserve) => sendRelease({ keys: keysOf(r.w), gen: r.gen, used: r.used }));
 
-  /** One script call for `want` requests of these windows (0: a top-up), reserving ahead where there is room. */
-  async function consume(w: LimitWindows, want: number): Promise<Grant> {
+  /**
+   * One script call for `want` requests of these windows (0: a top-up), reserving ahead where there is room.
+   * Tracked whole, so close() waits for the bookkeeping after the answer too, not only for the script.
+   */
+  const consume = (w: LimitWindows, want: number): Promise<Grant> => track(consumeOnce(w, want));
+  async function consumeOnce(w: LimitWindows, want: number): Promise<Grant> {
     const id = windowsId(w);
-    const r = reserves.open(id, w, now());
+    const sentAt = now();
+    const r = reserves.open(id, w, sentAt);
     const report = reserves.sent(r);
     const args: (string | number)[] = keysOf(w);
     args.push(w.minute.limit, minuteMs);
@@ -214,18 +219,18 @@ export function createRedisCounters(opts: RedisCountersOptions): RedisCounterSto
     args.push(want, closing ? 0 : RESERVE_MAX, RESERVE_DIVISOR, r.gen, report, deadline());
     let g: Grant;
     try {
-      const reply = await track(scripts.vlsConsume(w.calendar.length + 2, ...args));
+      const reply = await scripts.vlsConsume(w.calendar.length + 2, ...args);
       if (reply[0] === -1) throw new TooLate();
       g = grantOf(reply);
     } catch (err) {
-      reserves.answered(id, r, report, null, now());
+      reserves.answered(id, r, null, sentAt);
       // Past the deadline although Redis answered in time: a clock stepped since it was compared; compare again.
       if (err instanceof TooLate) measureSkew().catch(failed);
       throw err;
     }
     for (let i = 0; i < w.calendar.length; i++) local.observe(w.calendar[i].key, g.after[i], w.calendar[i].expiresAt);
     ok = true;
-    reserves.answered(id, r, report, g, now());
+    reserves.answered(id, r, g, sentAt);
     if (unmerged || releases.length > 0) catchUp();
     return g;
   }
@@ -235,6 +240,7 @@ export function createRedisCounters(opts: RedisCountersOptions): RedisCounterSto
       .catch(failed)
       .finally(() => {
         r.refilling = false;
+        reserves.retireIfSpent(windowsId(r.w), r);
       });
   }
 

@@ -4,9 +4,10 @@
 // left, so none near a limit): Redis counts them at once, so N instances together never admit more than a
 // limit; an instance admits from its reserve synchronously and tops it up in the background when half is
 // used. Unused units go back to Redis when the key is idle for RESERVE_IDLE_MS, when their minute window
-// closes, and on close. Each reserve has an entry in the key's ledger in Redis (units held, less the used
-// units its calls reported), so a release acts once however often it is sent (after an outage, a timeout),
-// gives nothing to a Redis that lost its data, and a refusal can tell units held elsewhere from real usage.
+// closes, and on close. Each reserve has an entry in the key's ledger in Redis (units reserved, units used as
+// last reported - a running total, so reports may repeat or cross), so a release gives back exactly what was
+// not used and acts once however often it is sent (after an outage, a timeout), gives nothing to a Redis that
+// lost its data, and a refusal can tell units held elsewhere from real usage.
 // Pure bookkeeping: the Redis calls are the caller's.
 import type { LimitWindows, TakeResult } from './counter-store.js';
 
@@ -44,9 +45,8 @@ export interface Reserve {
   refilling: boolean;
   /** Script calls under this reserve not answered yet (a reserve is not swept while any is). */
   calls: number;
-  /** Units used and not yet in a report Redis answered; `reporting` of them are in calls not answered yet. */
-  unreported: number;
-  reporting: number;
+  /** Units of it used so far (each call reports the running total). */
+  used: number;
   /** The ledger may hold an entry for it: a call reserved units, or failed without an answer. */
   ledgered: boolean;
   lastUsed: number;
@@ -79,8 +79,7 @@ export class Reserves {
         size: 0,
         refilling: false,
         calls: 0,
-        unreported: 0,
-        reporting: 0,
+        used: 0,
         ledgered: false,
         lastUsed: now,
       };
@@ -89,30 +88,27 @@ export class Reserves {
     return r;
   }
 
-  /** A script call under `r` goes out: returns the used units it reports (none reported twice at once). */
+  /** A script call under `r` goes out: returns the units used so far, which it reports. */
   sent(r: Reserve): number {
-    const report = r.unreported - r.reporting;
-    r.reporting += report;
     r.calls++;
-    return report;
+    return r.used;
   }
 
   /**
-   * The call's answer: its grant, or null when it failed (its report is made again by the next call; it may
-   * have run, so the ledger may hold an entry). A grant in a new minute window retires the reserve (the
-   * script reserved nothing under it); otherwise its units are added.
+   * The call's answer: its grant, or null when it failed (it may have run, so the ledger may hold an entry).
+   * `sentAt`: when the call went out; the script ran after, so `sentAt + pttl` never puts the window's end
+   * later than Redis has it, however late the answer. A grant in a new minute window retires the reserve
+   * (the script reserved nothing under it); otherwise its units are added.
    */
-  answered(id: string, r: Reserve, report: number, grant: { reserved: number; pttl: number; minuteAfter: number; after: number[] } | null, now: number): void {
+  answered(id: string, r: Reserve, grant: { reserved: number; pttl: number; minuteAfter: number; after: number[] } | null, sentAt: number): void {
     r.calls--;
-    r.reporting -= report;
     if (!grant) {
       r.ledgered = true;
       return;
     }
-    r.unreported -= report;
     // Retired meanwhile: the release sent after this call covers what it reserved.
     if (this.byId.get(id) !== r) return;
-    const endsAt = now + grant.pttl;
+    const endsAt = sentAt + grant.pttl;
     // A reserve with a ledger entry stays in its minute window (the script reserves nothing more under it in
     // a new one); one without is taken over by the new window.
     if (r.ledgered && r.minuteEndsAt !== 0 && Math.abs(r.minuteEndsAt - endsAt) >= SAME_WINDOW_MS) {
@@ -139,7 +135,7 @@ export class Reserves {
       return null;
     }
     r.units--;
-    r.unreported++;
+    r.used++;
     r.lastUsed = now;
     if (!r.refilling && r.units <= r.size / 2) {
       r.refilling = true;
@@ -148,6 +144,14 @@ export class Reserves {
     // What this instance knows: the counts at the last grant, less the units it has not used yet.
     const units = r.units;
     return { refused: -1, minute: { used: r.minuteAfter - units, resetMs: r.minuteEndsAt - now }, counts: r.after.map((c) => c - units) };
+  }
+
+  /**
+   * A reserve used up while its top-up was out, which reserved nothing more (near a limit): retire it, so the
+   * release reports its use and its ledger entry stops claiming units that other instances would wait for.
+   */
+  retireIfSpent(id: string, r: Reserve): void {
+    if (this.byId.get(id) === r && r.units === 0 && r.calls === 0 && r.ledgered) this.retire(id, r);
   }
 
   /** Unused units of these windows' reserve. */

@@ -15,15 +15,16 @@ export const HELD_RECENT_MS = 5_000;
 /**
  * Count a batch of requests, and reserve more ahead when far from every limit.
  * KEYS: minute counter, n - 1 calendar counters, the key's reserve ledger (a hash: one field per reserve,
- * `"<units held> <minute window end ms>"`). ARGV: minute limit, window ms, the calendar limits, their EXPIREAT
- * seconds, requests wanted, most units to reserve, reserve divisor, the reserve's id, units of it used since
- * its last counted report, the caller's deadline (Redis clock, ms).
+ * `"<units reserved> <units used, as last reported> <minute window end ms>"`). ARGV: minute limit, window ms,
+ * the calendar limits, their EXPIREAT seconds, requests wanted, most units to reserve, reserve divisor, the
+ * reserve's id, units of it used so far (a running total: a report applied twice or late changes nothing),
+ * the caller's deadline (Redis clock, ms).
  * Past the deadline it counts nothing and returns {-1}: the caller has given up waiting and counts the
  * requests itself, so a call that Redis runs late never counts them a second time.
  * Grants min(wanted, room) where room is the least headroom of all windows, then reserves
  * min(most, floor(remaining room / divisor)): none when close to a limit, so counting is exact there, and
- * none under a reserve id of an earlier minute window. Every counter grows by granted + reserved; the ledger
- * entry by reserved less the units reported used. When it grants less than wanted, it also sums the units
+ * none under a reserve id of an earlier minute window. Every counter grows by granted + reserved, and so does
+ * the ledger entry's reserved total. When it grants less than wanted, it also sums the units
  * other reserves hold (in this minute window, and in the calendar windows: entries of windows that ended
  * more than HELD_RECENT_MS ago are not coming back soon), the refused requests' only hope.
  * Returns {granted, reserved, minute pttl, held elsewhere in the minute, held elsewhere in the calendar
@@ -54,13 +55,13 @@ local granted = math.min(want, room)
 local reserved = math.min(tonumber(ARGV[2 * n + 2]), math.floor((room - granted) / tonumber(ARGV[2 * n + 3])))
 local gen = ARGV[2 * n + 4]
 local entry = redis.call('HGET', ledger, gen)
-local held, ends = 0, wend
+local total, used, ends = 0, 0, wend
 if entry then
-  local h, e = string.match(entry, '^(%-?%d+) (%d+)$')
-  held, ends = tonumber(h), tonumber(e)
+  local r, u, e = string.match(entry, '^(%d+) (%d+) (%d+)$')
+  total, used, ends = tonumber(r), tonumber(u), tonumber(e)
   if math.abs(ends - wend) >= 1000 then reserved = 0 end
 end
-held = math.max(0, held - tonumber(ARGV[2 * n + 5]))
+used = math.max(used, tonumber(ARGV[2 * n + 5]))
 local take = granted + reserved
 if take > 0 then
   counts[1] = redis.call('INCRBY', KEYS[1], take)
@@ -74,15 +75,16 @@ if take > 0 then
   end
 end
 if entry or reserved > 0 then
-  redis.call('HSET', ledger, gen, (held + reserved) .. ' ' .. ends)
+  redis.call('HSET', ledger, gen, (total + reserved) .. ' ' .. used .. ' ' .. ends)
   redis.call('PEXPIRE', ledger, wend - now + ${LEDGER_KEEP_MS})
 end
 local minuteElsewhere, calendarElsewhere = 0, 0
 if granted < want then
   local all = redis.call('HGETALL', ledger)
   for i = 1, #all, 2 do
-    local h, e = string.match(all[i + 1], '^(%-?%d+) (%d+)$')
-    h, e = tonumber(h), tonumber(e)
+    local r, u, e = string.match(all[i + 1], '^(%d+) (%d+) (%d+)$')
+    local h = math.max(0, tonumber(r) - tonumber(u))
+    e = tonumber(e)
     if all[i] == gen then
     elseif e + ${LEDGER_KEEP_MS} < now then redis.call('HDEL', ledger, all[i])
     elseif e + ${HELD_RECENT_MS} >= now then
@@ -98,11 +100,12 @@ return out
 
 /**
  * Give back a reserve's unused units, once. KEYS: minute counter, calendar counters, the reserve ledger.
- * ARGV: the reserve's id, units of it used since its last counted report. Its ledger entry says how many
- * units it holds and in which minute window; the entry is deleted, so running the script again gives back
- * nothing, and a Redis that lost its data (no entry) is not given back units it never counted. The minute
- * counter is decremented only when it is still the reserve's window: a new window must not lose counts.
- * Never below zero; a counter that expired meanwhile is left alone. Returns the units given back.
+ * ARGV: the reserve's id, units of it used in all. Its ledger entry says how many units Redis counted for it
+ * and in which minute window: the difference goes back, exactly (units of a call whose answer was lost
+ * included). The entry is deleted, so running the script again gives back nothing, and a Redis that lost its
+ * data (no entry) is not given back units it never counted; entries of stopped instances are pruned here.
+ * The minute counter is decremented only when it is still the reserve's window: a new window must not lose
+ * counts. Never below zero; a counter that expired meanwhile is left alone. Returns the units given back.
  */
 export const RELEASE_LUA = `
 local n = #KEYS - 1
@@ -110,16 +113,20 @@ local ledger = KEYS[n + 1]
 local entry = redis.call('HGET', ledger, ARGV[1])
 if not entry then return 0 end
 redis.call('HDEL', ledger, ARGV[1])
-local h, e = string.match(entry, '^(%-?%d+) (%d+)$')
-local units = tonumber(h) - tonumber(ARGV[2])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local all = redis.call('HGETALL', ledger)
+for i = 1, #all, 2 do
+  if tonumber(string.match(all[i + 1], '(%d+)$')) + ${LEDGER_KEEP_MS} < now then redis.call('HDEL', ledger, all[i]) end
+end
+local r, u, e = string.match(entry, '^(%d+) (%d+) (%d+)$')
+local units = tonumber(r) - math.max(tonumber(u), tonumber(ARGV[2]))
 if units <= 0 then return 0 end
 local function release(key)
   local v = tonumber(redis.call('GET', key) or '0')
   local d = math.min(units, v)
   if d > 0 then redis.call('DECRBY', key, d) end
 end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local pttl = redis.call('PTTL', KEYS[1])
 if pttl > 0 and math.abs(now + pttl - tonumber(e)) < 1000 then release(KEYS[1]) end
 for i = 2, n do

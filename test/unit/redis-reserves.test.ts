@@ -14,63 +14,67 @@ const T0 = 1_000_000;
 const grant = (reserved: number, pttl = 50_000) => ({ reserved, pttl, minuteAfter: reserved + 1, after: [reserved + 1] });
 
 function setup() {
-  const released: Array<{ gen: string; unreported: number }> = [];
+  const released: Array<{ gen: string; used: number }> = [];
   const refills: Reserve[] = [];
-  const reserves = new Reserves('inst', (r) => released.push({ gen: r.gen, unreported: r.unreported }));
+  const reserves = new Reserves('inst', (r) => released.push({ gen: r.gen, used: r.used }));
   const use = (now = T0) => reserves.use(ID, now, (r) => refills.push(r));
-  return { reserves, released, refills, use };
+  /** One call under the reserve, answered with `g` (null: failed), sent at `sentAt`; returns what it reported. */
+  const call = (r: Reserve, g: ReturnType<typeof grant> | null, sentAt = T0) => {
+    const report = reserves.sent(r);
+    reserves.answered(ID, r, g, sentAt);
+    return report;
+  };
+  return { reserves, released, refills, use, call };
 }
 
 describe('Reserves', () => {
-  it('each call reports the units used since the last answered report, once', () => {
-    const { reserves, use } = setup();
+  it('each call reports the running total of units used (a repeated or crossed report changes nothing)', () => {
+    const { reserves, use, call } = setup();
     const r = reserves.open(ID, W, T0);
-    reserves.answered(ID, r, reserves.sent(r), grant(10), T0);
+    call(r, grant(10));
     for (let i = 0; i < 4; i++) expect(use()).not.toBeNull();
     const first = reserves.sent(r);
-    use(); // used while the call is out: the next call reports it
-    const second = reserves.sent(r);
-    expect([first, second]).toEqual([4, 1]);
-    reserves.answered(ID, r, first, grant(0), T0);
-    reserves.answered(ID, r, second, grant(0), T0);
-    expect([r.unreported, r.reporting, reserves.sent(r)]).toEqual([0, 0, 0]);
+    use(); // used while the call is out
+    expect([first, call(r, null), reserves.sent(r)]).toEqual([4, 5, 5]);
   });
 
-  it('a failed call reports again with the next one, and its reserve is released even if it never reserved', () => {
-    const { reserves, released, use } = setup();
+  it('a failed call may have left a ledger entry: even a reserve that never got units is released when retired', () => {
+    const { reserves, released, call } = setup();
     const r = reserves.open(ID, W, T0);
-    reserves.answered(ID, r, reserves.sent(r), grant(10), T0);
-    use();
-    use();
-    reserves.answered(ID, r, reserves.sent(r), null, T0);
-    expect(reserves.sent(r)).toBe(2);
-    const fresh = setup();
-    const f = fresh.reserves.open(ID, W, T0);
-    fresh.reserves.answered(ID, f, fresh.reserves.sent(f), null, T0); // may have run: the ledger may hold an entry
-    fresh.reserves.sweep();
-    expect(fresh.released).toEqual([{ gen: f.gen, unreported: 0 }]);
-    expect(released).toEqual([]);
+    call(r, null);
+    reserves.sweep();
+    expect(released).toEqual([{ gen: r.gen, used: 0 }]);
   });
 
-  it('is released with its unreported use when its minute window closes', () => {
-    const { reserves, released, use } = setup();
+  it('is released with its total use when its minute window closes', () => {
+    const { reserves, released, use, call } = setup();
     const r = reserves.open(ID, W, T0);
-    reserves.answered(ID, r, reserves.sent(r), grant(10, 1000), T0);
+    call(r, grant(10, 1000));
     use(T0);
     use(T0 + 10);
     expect(use(T0 + 960)).toBeNull(); // within 50 ms of the window's end
-    expect(released).toEqual([{ gen: r.gen, unreported: 2 }]);
+    expect(released).toEqual([{ gen: r.gen, used: 2 }]);
     expect(reserves.open(ID, W, T0 + 960).gen).not.toBe(r.gen);
+  });
+
+  it('places the window end from when the call went out, not when its answer came (a late answer never extends it)', () => {
+    const { reserves, released, use } = setup();
+    const r = reserves.open(ID, W, T0);
+    reserves.sent(r);
+    reserves.answered(ID, r, grant(10, 1000), T0); // answered 400 ms later: the window still ends at T0 + 1000
+    expect(use(T0 + 400)).not.toBeNull();
+    expect(use(T0 + 960)).toBeNull();
+    expect(released).toHaveLength(1);
   });
 
   it.each([
     { given: 'a ledger entry (it reserved before)', first: grant(10, 1000), want: 'retired' },
     { given: 'no ledger entry (nothing reserved yet)', first: grant(0, 1000), want: 'kept' },
   ])('a grant in a new minute window: a reserve with $given is $want', ({ first, want }) => {
-    const { reserves, released } = setup();
+    const { reserves, released, call } = setup();
     const r = reserves.open(ID, W, T0);
-    reserves.answered(ID, r, reserves.sent(r), first, T0);
-    reserves.answered(ID, r, reserves.sent(r), grant(5, 60_000), T0 + 2000);
+    call(r, first);
+    call(r, grant(5, 60_000), T0 + 2000);
     expect(released.length).toBe(want === 'retired' ? 1 : 0);
     expect(reserves.unitsOf(ID)).toBe(want === 'retired' ? 0 : 5);
   });
@@ -78,29 +82,42 @@ describe('Reserves', () => {
   it('a reserve retired with a call out is released (the call may reserve under it); the late answer adds nothing', () => {
     const { reserves, released } = setup();
     const r = reserves.open(ID, W, T0);
-    const report = reserves.sent(r);
+    reserves.sent(r);
     reserves.sweep(); // close(): everything goes, calls out or not
-    expect(released).toEqual([{ gen: r.gen, unreported: 0 }]);
-    reserves.answered(ID, r, report, grant(10), T0);
+    expect(released).toEqual([{ gen: r.gen, used: 0 }]);
+    reserves.answered(ID, r, grant(10), T0);
     expect(reserves.unitsOf(ID)).toBe(0);
   });
 
   it('an idle sweep keeps a reserve with a call out, and releases it once idle and answered', () => {
     const { reserves, released } = setup();
     const r = reserves.open(ID, W, T0);
-    const report = reserves.sent(r);
+    reserves.sent(r);
     reserves.sweep(T0 + 5000);
     expect(released).toEqual([]);
-    reserves.answered(ID, r, report, grant(10), T0);
+    reserves.answered(ID, r, grant(10), T0);
     reserves.sweep(T0 + 5000);
-    expect(released).toEqual([{ gen: r.gen, unreported: 0 }]);
+    expect(released).toEqual([{ gen: r.gen, used: 0 }]);
   });
 
   it('asks for a top-up once, when half of the last grant is used', () => {
-    const { reserves, refills, use } = setup();
+    const { reserves, refills, use, call } = setup();
     const r = reserves.open(ID, W, T0);
-    reserves.answered(ID, r, reserves.sent(r), grant(10), T0);
+    call(r, grant(10));
     for (let i = 0; i < 7; i++) use();
     expect(refills).toEqual([r]);
+  });
+
+  it.each([
+    { topUp: grant(0), want: 'retired, its use reported' },
+    { topUp: grant(8), want: 'kept' },
+  ])('used up while its top-up was out: $want', ({ topUp, want }) => {
+    const { reserves, released, use, call } = setup();
+    const r = reserves.open(ID, W, T0);
+    call(r, grant(4));
+    for (let i = 0; i < 4; i++) use();
+    call(r, topUp);
+    reserves.retireIfSpent(ID, r);
+    expect(released).toEqual(want === 'kept' ? [] : [{ gen: r.gen, used: 4 }]);
   });
 });
