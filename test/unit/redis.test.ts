@@ -435,6 +435,46 @@ describe.skipIf(!HAVE_REDIS)('Redis mode (real redis-server)', () => {
       expect(usage.minute.used).toBeLessThanOrEqual(admitted);
     }, 15_000);
 
+    it('answers arriving 380 ms late do not let an instance use reserve units after Redis closed their window', async () => {
+      const { Redis } = await import('ioredis');
+      const limits = { perMinute: 1600, perDay: 1e9, perMonth: 1e9 };
+      const two = (url: string) => {
+        const counters = createRedisCounters({ url, keyPrefix: 't-edge:', reconnectMaxDelayMs: 100, minuteMs: 2000 });
+        const limiter = createLimiter({ defaults: limits, counters });
+        closers.push(() => limiter.close());
+        return { counters, limiter };
+      };
+      const relay = await startFaultyTcp(redis.port);
+      relay.mode = 'slow';
+      relay.delayMs = 380;
+      closers.unshift(() => relay.close());
+      const a = two(`redis://127.0.0.1:${relay.port}`);
+      const b = two(redis.url);
+      await Promise.all([a.counters.ready(), b.counters.ready()]);
+      await vi.waitFor(() => expect([a.limiter.healthy(), b.limiter.healthy()]).toEqual([true, true]), { timeout: 3000 });
+      const key = keyRecord();
+      expect(await code(a.limiter.consume(key))).toBe('ok'); // opens the window and reserves ahead
+      const admin = new Redis(redis.url);
+      const firstEnds = Date.now() + (await admin.pttl(`t-edge:{${key.id}}:m`));
+      admin.disconnect();
+      const aAfterEnd: number[] = []; // admissions from a's reserve (no round trip) once the window had closed
+      let stop = false;
+      const aLoop = (async () => {
+        while (!stop) {
+          const t = Date.now();
+          if ((await code(a.limiter.consume(key))) === 'ok' && Date.now() - t < 3 && t > firstEnds) aAfterEnd.push(t);
+          await new Promise((r) => setTimeout(r, 15));
+        }
+      })();
+      await new Promise((r) => setTimeout(r, firstEnds - Date.now() + 5));
+      let bNext = 0; // b fills the next window at once
+      for (let i = 0; i < 40; i++) bNext += (await Promise.all(Array.from({ length: 50 }, () => code(b.limiter.consume(key))))).filter((c) => c === 'ok').length;
+      await new Promise((r) => setTimeout(r, 400));
+      stop = true;
+      await aLoop;
+      expect(bNext + aAfterEnd.length).toBeLessThanOrEqual(1600);
+    }, 20_000);
+
     it('a Redis that restarted empty is not given back units it never counted', async () => {
       const limits = { perMinute: 100_000, perDay: 100_000, perMonth: 100_000 };
       const a = await instance(limits, 't-held-lost:');
