@@ -37,6 +37,30 @@ const GRACE_SECONDS = 3600;
 /** Releases waiting for Redis to come back, at most (beyond, units stay counted: never more than a limit admitted). */
 const MAX_PENDING_RELEASES = 10_000;
 
+/** How much longer than our own timeout the client's timeout runs (it must not fire first). */
+const GRACE_BACKSTOP_MS = 1000;
+
+/**
+ * `p`, or a rejection after `ms`. The rejection waits one turn of the event loop after the timer: an answer
+ * already on the socket (the process was busy when the timer came due) is read first and wins, instead of
+ * the request being counted here as well as in Redis.
+ */
+function withGrace<T>(p: Promise<T>, ms: number): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => setImmediate(() => reject(new Error(`redis did not answer within ${ms} ms`))), ms);
+    p.then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (err: unknown) => {
+        clearTimeout(timer);
+        reject(err);
+      },
+    );
+  });
+}
+
 /** A script that ran past its deadline counted nothing; the caller counts locally, as for a timeout. */
 class TooLate extends Error {
   constructor() {
@@ -75,7 +99,9 @@ interface Batch {
 export function createRedisCounters(opts: RedisCountersOptions): RedisCounterStore {
   if (!opts.client && !opts.url) throw new Error('createRedisCounters needs a url or a client');
   const owned = !opts.client;
-  const client = opts.client ?? createRedisClient(opts.url!, opts);
+  const timeoutMs = opts.commandTimeoutMs ?? 500;
+  // The client's own timeout is only a backstop: every call goes through withGrace() below.
+  const client = opts.client ?? createRedisClient(opts.url!, { ...opts, commandTimeoutMs: timeoutMs + GRACE_BACKSTOP_MS });
   const prefix = opts.keyPrefix ?? 'vls:';
   const now = opts.now ?? Date.now;
   const minuteMs = opts.minuteMs ?? MINUTE_MS;
@@ -89,12 +115,11 @@ export function createRedisCounters(opts: RedisCountersOptions): RedisCounterSto
 
   // A script runs only until shortly before this instance stops waiting for it (Redis clock: `skew` is
   // measured on each connect), so a late run never counts what the instance has counted itself meanwhile.
-  const timeoutMs = opts.commandTimeoutMs ?? 500;
   const slackMs = Math.min(100, timeoutMs / 5);
   let skew = 0;
   const deadline = (): number => Date.now() + skew + timeoutMs - slackMs;
   async function measureSkew(): Promise<void> {
-    const [s, us] = await client.time();
+    const [s, us] = await withGrace(client.time(), timeoutMs);
     // Against the time the answer arrived: errs towards an earlier deadline, never a later one.
     skew = Number(s) * 1000 + Math.floor(Number(us) / 1000) - Date.now();
   }
@@ -124,7 +149,7 @@ export function createRedisCounters(opts: RedisCountersOptions): RedisCounterSto
     const batch = local.drain();
     const until = deadline();
     const done = await Promise.allSettled(
-      batch.map((p) => scripts.vlsMerge(1, prefix + p.key, p.n, Math.ceil(p.expiresAt / 1000) + GRACE_SECONDS, until)),
+      batch.map((p) => withGrace(scripts.vlsMerge(1, prefix + p.key, p.n, Math.ceil(p.expiresAt / 1000) + GRACE_SECONDS, until), timeoutMs)),
     );
     const failedIncrements = batch.filter((_, i) => done[i].status === 'rejected' || (done[i] as PromiseFulfilledResult<number>).value !== 1);
     local.restore(failedIncrements);
@@ -189,7 +214,7 @@ export function createRedisCounters(opts: RedisCountersOptions): RedisCounterSto
       if (releases.length < MAX_PENDING_RELEASES) releases.push(rel);
       return;
     }
-    track(scripts.vlsRelease(rel.keys.length, ...rel.keys, rel.gen, rel.used)).catch((err: unknown) => {
+    track(withGrace(scripts.vlsRelease(rel.keys.length, ...rel.keys, rel.gen, rel.used), timeoutMs)).catch((err: unknown) => {
       if (releases.length < MAX_PENDING_RELEASES) releases.push(rel);
       failed(err);
     });
@@ -219,7 +244,7 @@ export function createRedisCounters(opts: RedisCountersOptions): RedisCounterSto
     args.push(want, closing ? 0 : RESERVE_MAX, RESERVE_DIVISOR, r.gen, report, deadline());
     let g: Grant;
     try {
-      const reply = await scripts.vlsConsume(w.calendar.length + 2, ...args);
+      const reply = await withGrace(scripts.vlsConsume(w.calendar.length + 2, ...args), timeoutMs);
       if (reply[0] === -1) throw new TooLate();
       g = grantOf(reply);
     } catch (err) {
@@ -229,6 +254,8 @@ export function createRedisCounters(opts: RedisCountersOptions): RedisCounterSto
       throw err;
     }
     for (let i = 0; i < w.calendar.length; i++) local.observe(w.calendar[i].key, g.after[i], w.calendar[i].expiresAt);
+    // The in-memory fallback carries on from Redis' minute count, not from zero, if Redis stops answering.
+    if (g.pttl > 0) void insurance.set(w.minute.key, g.minuteAfter, g.pttl / 1000);
     ok = true;
     reserves.answered(id, r, g, sentAt);
     if (unmerged || releases.length > 0) catchUp();
@@ -302,7 +329,10 @@ export function createRedisCounters(opts: RedisCountersOptions): RedisCounterSto
     async read(minuteKey, keys): Promise<UsageCounts> {
       if (client.status === 'ready') {
         try {
-          const [pttl, minuteUsed, ...counts] = await scripts.vlsUsage(keys.length + 1, prefix + minuteKey, ...keys.map((k) => prefix + k));
+          const [pttl, minuteUsed, ...counts] = await withGrace(
+            scripts.vlsUsage(keys.length + 1, prefix + minuteKey, ...keys.map((k) => prefix + k)),
+            timeoutMs,
+          );
           // This instance's unused reserved units are not usage yet.
           const [minuteHeld, ...held] = reserves.held(minuteKey, keys, now() + pttl);
           return { minute: minuteState(pttl, minuteUsed - minuteHeld), counts: counts.map((c, i) => c - held[i]) };

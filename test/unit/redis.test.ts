@@ -475,6 +475,43 @@ describe.skipIf(!HAVE_REDIS)('Redis mode (real redis-server)', () => {
       expect(bNext + aAfterEnd.length).toBeLessThanOrEqual(1600);
     }, 20_000);
 
+    it('an answer that arrived while the process was too busy to read it wins over the timeout', async () => {
+      const relay = await startFaultyTcp(redis.port);
+      relay.mode = 'slow'; // answers come 50 ms after the script ran
+      relay.delayMs = 50;
+      closers.unshift(() => relay.close());
+      const counters = createRedisCounters({ url: `redis://127.0.0.1:${relay.port}`, keyPrefix: 't-busy:', reconnectMaxDelayMs: 100 });
+      const a = createLimiter({ defaults: HIGH, counters });
+      closers.push(() => a.close());
+      await counters.ready();
+      await vi.waitFor(() => expect(a.healthy()).toBe(true), { timeout: 3000 });
+      const key = keyRecord();
+      setTimeout(() => {
+        const end = Date.now() + 700; // busy from 10 ms to 710 ms: the answer is on the socket, the timer due
+        while (Date.now() < end);
+      }, 10);
+      const answers = await Promise.all(Array.from({ length: 5 }, () => code(a.consume(key))));
+      expect([answers, counters.countedAlone!(), a.healthy()]).toEqual([Array(5).fill('ok'), 0, true]);
+    });
+
+    it('a process that stalls past the timeout neither counts twice nor forgets the minute count Redis gave it', async () => {
+      const limits = { perMinute: 5, perDay: 100_000, perMonth: 100_000 };
+      const a = await instance(limits, 't-stall:');
+      const key = keyRecord();
+      const first = await Promise.all(Array.from({ length: 5 }, () => code(a.limiter.consume(key))));
+      const second = Promise.all(Array.from({ length: 5 }, () => code(a.limiter.consume(key))));
+      setImmediate(() => {
+        const end = Date.now() + 600; // the event loop stalls past the 500 ms timeout while Redis answers
+        while (Date.now() < end);
+      });
+      // Counted alone or answered late, the five over the limit are refused: the fallback starts from Redis' count.
+      expect([...first, ...(await second)]).toEqual([...Array(5).fill('ok'), ...Array(5).fill('RATE_LIMIT_EXCEEDED')]);
+      const b = await instance(limits, 't-stall:');
+      await new Promise((r) => setTimeout(r, 1500)); // anything counted alone is added by then
+      const { usage } = await b.limiter.peek(key);
+      expect([usage.minute.used, usage.day.used]).toEqual([5, 5]);
+    });
+
     it('a Redis that restarted empty is not given back units it never counted', async () => {
       const limits = { perMinute: 100_000, perDay: 100_000, perMonth: 100_000 };
       const a = await instance(limits, 't-held-lost:');
