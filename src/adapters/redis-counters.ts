@@ -3,8 +3,9 @@
 // Every instance on the same Redis enforces one limit. CONSUME_LUA (redis-scripts.ts) grants as many of a
 // batch's requests as every window still has room for, counting nothing for the rest. Requests for the same
 // key arriving within one turn of the event loop form one batch; the outcome is exactly that of running
-// them one by one in arrival order (the first `granted` counted, the rest refused, consuming nothing). Far from every limit a grant also reserves units ahead (redis-reserves.ts), and the
-// following requests are admitted from them without waiting for Redis; close to a limit nothing is
+// them one by one in arrival order (the first `granted` counted, the rest refused, consuming nothing). Far
+// from every limit a grant also reserves units ahead (redis-reserves.ts), and the following requests are
+// admitted from them without waiting for Redis; close to a limit nothing is
 // reserved, so there every request is decided in Redis, and a refusal that only other instances' reserves
 // cause says so (TakeResult.retryMs: they come back within RESERVE_RETURN_MS when unused). The minute
 // counter is a fixed 60 s window (PEXPIRE on its first increment, like rate-limiter-flexible's
@@ -21,7 +22,8 @@
 // - reserves retired meanwhile are released once Redis answers again (RELEASE_LUA acts once per reserve);
 // - a Redis that hangs instead of closing: every script carries a deadline shortly before the command
 //   timeout and counts nothing when run past it, so requests this instance counted itself are not counted
-//   twice when Redis catches up (clock offset to Redis measured on each connect);
+//   twice when Redis catches up (clock offset to Redis measured on each connect and each minute); every call
+//   has our own timeout, which lets an answer already on the socket win over a timer that came due meanwhile;
 // - healthy() is false (GET /readyz reports it); the client reconnects in the background and healthy()
 //   turns true again once Redis answers and the local increments are merged.
 import { randomBytes } from 'node:crypto';
