@@ -17,7 +17,7 @@ export interface App {
 export function createApp(deps: AppDeps): App {
   const koa = new Koa({ proxy: false });
   koa.silent = true;
-  const dispatch = createDispatch(deps, (req, res) => koa.createContext(req, res));
+  const dispatch = createDispatch(deps);
   const system = createSystemRoutes(deps);
   const systemPaths = new Set(system.stack.map((layer) => layer.path));
   const systemRoutes = system.routes() as unknown as Koa.Middleware;
