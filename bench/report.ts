@@ -144,7 +144,7 @@ export function evaluateTargets(
     why.push(`2 workers used ${used.toFixed(2)} of ${opts.cores} cores; 1.6x at their CPU per request needs ${needed.toFixed(2)}`);
   }
   if (ceiling !== null) {
-    why.push(`with the load generator's ${w!.loaderUsPerReq!.toFixed(1)} us per response beside them, ${opts.cores} cores allow at most ${x(ceiling)}`);
+    why.push(`with the load generator's ${w!.loaderUsPerReq!.toFixed(1)} us per response beside them, ${opts.cores} cores cap the ratio near ${x(ceiling)}`);
   }
   const withCores = (v: number) => `${x(v)}${why.length ? ` (${why.join('; ')})` : ''}`;
   add(8, 'BIC WORKERS=2 vs WORKERS=1 (both on Redis), alternated', '>= 1.6x', rowPair('bic-workers-2'), (v) => v >= 1.6, withCores);
