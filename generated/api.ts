@@ -362,7 +362,7 @@ export interface components {
             message: string;
         };
         IbanResult: {
-            /** @description The normalised IBAN (upper-case, no spaces or dashes). */
+            /** @description The normalised IBAN (upper-case, no spaces or dashes). When the input is not a valid IBAN and holds a card number (12-19 digits passing Luhn), that number is masked to its last four digits (`*` for the others) here and in every field taken from it, as card numbers are everywhere in this service. */
             iban: string;
             /** @description True when the country's structure, its national check digits (where it has them) and the MOD 97-10 checksum pass and the check digits are not 00, 01 or 99. */
             valid: boolean;
@@ -382,7 +382,7 @@ export interface components {
             bicValid: boolean;
         };
         BicResult: {
-            /** @description The normalised BIC; 8-character input is expanded with branch XXX. */
+            /** @description The normalised BIC; 8-character input is expanded with branch XXX. A card number (12-19 digits passing Luhn) sent here is masked to its last four digits (`*` for the others) here and in every field sliced from it; no BIC is long enough to be changed by this. */
             bic: string;
             /** @description Structural validity per ISO 9362 (length 8/11, character classes, existing country). */
             valid: boolean;

@@ -1,4 +1,5 @@
 // BIC structure (ISO 9362): 4-letter institution, ISO 3166-1 country, 2-character location, optional 3-character branch.
+import { maskCardNumbers } from './card.js';
 import { isCountryCode } from './iso-countries.js';
 import type { components } from '../../generated/api.js';
 
@@ -23,7 +24,10 @@ export function validateBic(input: string): BicResult | null {
   if (typeof input !== 'string' || !PLAUSIBLE.test(input.trim())) return null;
   const raw = normaliseBic(input);
   if (raw.length === 0) return null;
-  const bic = raw.length === 8 ? `${raw}XXX` : raw;
+  const normalised = raw.length === 8 ? `${raw}XXX` : raw;
+  // A card number sent here by mistake comes back masked to its last four digits, in every field sliced from it. A card
+  // number has 12-19 digits (ISO/IEC 7812) and a BIC 11 characters at most, so no BIC is ever changed by this.
+  const bic = normalised.length < 12 ? normalised : maskCardNumbers(normalised);
   const bankCode = bic.slice(0, 4);
   const countryCode = bic.slice(4, 6);
   const locationCode = bic.slice(6, 8);

@@ -1,5 +1,6 @@
 // IBAN structure and checksum (ISO 13616, ISO 7064 MOD 97-10) with bank fields and an offline BIC.
 import { validateBic } from './bic.js';
+import { maskCardNumbers } from './card.js';
 import { ibanStructureAndChecksumValid } from './iban-check.js';
 import { splitBban } from './iban-bban.js';
 import type { components } from '../../generated/api.js';
@@ -16,6 +17,12 @@ const PLAUSIBLE = /^[A-Za-z0-9 -]+$/;
 /** Check digits that ISO 13616 never issues (98 - (n mod 97) is always 02..98). */
 const NEVER_ISSUED = new Set(['00', '01', '99']);
 
+/** Positions 3-4 when they are two digits, else ''. */
+function checkDigitsOf(iban: string): string {
+  const digits = iban.slice(2, 4);
+  return /^[0-9]{2}$/.test(digits) ? digits : '';
+}
+
 export function normaliseIban(input: string): string {
   return input.trim().toUpperCase().replace(/[ -]+/g, '');
 }
@@ -30,18 +37,22 @@ export function validateIban(input: string, bicOf: BicLookup): IbanResult | null
   if (typeof input !== 'string' || input.length > MAX_INPUT) return null;
   const trimmed = input.trim();
   if (trimmed === '' || !PLAUSIBLE.test(trimmed)) return null;
-  const iban = normaliseIban(trimmed);
-  if (iban === '') return null;
+  const normalised = normaliseIban(trimmed);
+  if (normalised === '') return null;
+  const given = checkDigitsOf(normalised);
+  const valid = given !== '' && !NEVER_ISSUED.has(given) && ibanStructureAndChecksumValid(normalised);
+  // What is no IBAN but holds a card number (12-19 digits passing Luhn, ISO/IEC 7812), e.g. one pasted into the wrong
+  // field, comes back masked to its last four digits in every field taken from it. A valid IBAN is shown as it is:
+  // its digit runs pass Luhn one time in ten.
+  const iban = valid ? normalised : maskCardNumbers(normalised);
 
   const head = iban.slice(0, 2);
   const countryCode = /^[A-Z]{2}$/.test(head) ? head : '';
-  const digits = iban.slice(2, 4);
-  const checkDigit = /^[0-9]{2}$/.test(digits) ? digits : '';
+  const checkDigit = checkDigitsOf(iban);
   const fields = countryCode
     ? splitBban(countryCode, iban.slice(4))
     : { bankCode: '', branchCode: null, accountNumber: '' };
 
-  const valid = checkDigit !== '' && !NEVER_ISSUED.has(checkDigit) && ibanStructureAndChecksumValid(iban);
   const bic = countryCode && fields.bankCode !== '' ? bicOf(countryCode, fields.bankCode) : null;
   const bicValid = bic !== null && validateBic(bic)?.valid === true;
 

@@ -32,6 +32,15 @@ describe('validateBic', () => {
     expect(validateBic(given)).toBeNull();
   });
 
+  it.each([
+    ['a card number', '4111 1111 1111 1111', { bic: '************1111', valid: false, bankCode: '****', countryCode: '**', locationCode: '**', branchCode: '***' }],
+    ['a dashed card number', '5555-5555-5555-4444', { bic: '************4444', valid: false, bankCode: '****', countryCode: '**', locationCode: '**', branchCode: '***' }],
+    ['a card number after letters', 'DEUT378282246310005', { bic: 'DEUT***********0005', valid: false, bankCode: 'DEUT', countryCode: '**', locationCode: '**', branchCode: '***' }],
+    ['16 digits failing Luhn (no card number)', '4111111111111112', { bic: '4111111111111112', valid: false, bankCode: '4111', countryCode: '11', locationCode: '11', branchCode: '111' }],
+  ])('masks a card number to its last four in every field: %s', (_label, given, want) => {
+    expect(validateBic(given)).toEqual(want);
+  });
+
   it('accepts exactly 64 characters as an attempt (and judges it invalid)', () => {
     expect(validateBic('A'.repeat(64))).toMatchObject({ valid: false });
   });

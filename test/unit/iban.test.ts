@@ -361,6 +361,21 @@ describe('validateIban: invalid IBANs keep what can be extracted', () => {
     expect(validateIban('1234567890', resolveBic)).toMatchObject({ valid: false, countryCode: '', checkDigit: '34' });
   });
 
+  it.each([
+    ['a card number', '4111 1111 1111 1111', { iban: '************1111', countryCode: '', checkDigit: '', bankCode: '', accountNumber: '' }],
+    ['a card number after a country code', 'BE4111111111111111', { iban: 'BE************1111', countryCode: 'BE', checkDigit: '', bankCode: '***', bic: null }],
+    ['a card number after letters', 'GB29NWBK4111111111111111', { iban: 'GB29NWBK************1111', checkDigit: '29', bankCode: 'NWBK', branchCode: '******' }],
+  ])('masks a card number in an invalid IBAN to its last four, in every field: %s', (_label, given, want) => {
+    const result = validateIban(given, resolveBic);
+    expect(result).toMatchObject({ valid: false, ...want });
+    for (const value of Object.values(result!)) if (typeof value === 'string') expect(value).not.toMatch(/\d{5}/);
+  });
+
+  it('shows a valid IBAN as it is even when a run of its digits passes Luhn', () => {
+    const iban = makeIban('GB', 'NWBK60161331926813');
+    expect(validateIban(iban, resolveBic)).toMatchObject({ iban, valid: true, branchCode: '601613', accountNumber: '31926813' });
+  });
+
   it('a structure failure (letter in a numeric BBAN) with a correct checksum is invalid', () => {
     const iban = makeIban('DE', '37040044053201300A');
     expect(mod97(iban)).toBe(1);
