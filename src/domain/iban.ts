@@ -48,7 +48,7 @@ export function validateIban(input: string, bicOf: BicLookup): IbanResult | null
 
   const head = iban.slice(0, 2);
   const countryCode = /^[A-Z]{2}$/.test(head) ? head : '';
-  const checkDigit = checkDigitsOf(iban);
+  const checkDigit = iban === normalised ? given : checkDigitsOf(iban);
   const fields = countryCode
     ? splitBban(countryCode, iban.slice(4))
     : { bankCode: '', branchCode: null, accountNumber: '' };
