@@ -1,4 +1,4 @@
-// Configuration: every setting read once from the environment, documented, validated and frozen (OPERATIONS.md).
+// Configuration: every setting read once from the environment, documented (docs/operations.md), validated and frozen.
 
 import { parseHostPortOrName } from './domain/host-port.js';
 import type { HostPort } from './domain/host-port.js';
@@ -160,7 +160,7 @@ function settings(cpus: number): Setting<keyof Config>[] {
   ];
 }
 
-/** The settings with their docs: the README table is tested against them; the bench clears them from its services' env. */
+/** The settings with their docs: docs/operations.md is tested against them; the bench clears them from its services' env. */
 export function describeSettings(cpus = 1): Array<{ env: string; default: unknown; doc: string }> {
   return settings(cpus).map((s) => ({ env: s.env, default: s.default, doc: s.doc }));
 }
