@@ -498,6 +498,13 @@ describe('BIC resolution', () => {
     }
   });
 
+  it('the IBAN operation\'s description names every table\'s country with its data date', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const spec = (await readFile(projectPath('openapi.yaml'), 'utf8')).replace(/\s+/g, ' ');
+    for (const t of banks.tables) expect(spec, t.country).toContain(`${t.country} ${t.date}`);
+    expect(spec).toContain('2026-06-08 to 2026-12-06');
+  });
+
   it('the packaged tables alone cover DE, AT, BE, ES, FR, LU, NL and the French territories', () => {
     expect(resolveBic('DE', '37040044')).toBe('COBADEFFXXX');
     expect(resolveBic('NL', 'ABNA')).toBe('ABNANL2AXXX');
