@@ -65,6 +65,32 @@ describe('registry structure (SWIFT IBAN Registry): one row per point where it d
   });
 });
 
+describe('national formats outside the registry: the examples of iban.com\'s experimental list', () => {
+  it.each([
+    'AO06004400006729503010102',
+    'BF42BF0840101300463574000390',
+    'BJ66BJ0610100100144390000769',
+    'BJ11B00610100400271101192591', // the former BCEAO bank code: one letter, four digits
+    'CF4220001000010120069700160',
+    'CG3930011000101013451300019',
+    'CI93CI0080111301134291200589',
+    'CM2110002000300277976315008',
+    'CV64000500000020108215144',
+    'DZ580002100001113000000570',
+    'GQ7050002001003715228190196',
+    'GW04GW1430010181800637601',
+    'IR710570029971601460641001',
+    'KM4600005000010010904400137',
+    'MA64011519000001205000534921',
+    'MG4600005030071289421016045',
+    'ML13ML0160120102600100668497',
+    'TD8960002000010271091600153',
+  ])('%s is valid', (iban) => {
+    expect(valid(iban)).toBe(true);
+    expect(ibanFormat(iban.slice(0, 2))?.registry).toBe(false);
+  });
+});
+
 describe('national checks', () => {
   it('covers the countries whose BBAN carries check digits', () => {
     expect(NATIONAL_CHECK_COUNTRIES).toEqual(
