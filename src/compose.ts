@@ -21,7 +21,7 @@ import { compileApi } from './http/request-validation.js';
 import { loadSpec, projectPath } from './http/spec.js';
 import type { HandlerMap } from './http/types.js';
 import { loadBankDirectory } from './adapters/bank-directory.js';
-import { createDatasetRegistry, loadDatasets, STATE_VALUE, staleDatasets } from './adapters/datasets.js';
+import { createDatasetRegistry, loadDatasets, STATE_VALUE, warnStaleDatasets } from './adapters/datasets.js';
 import { loadBinTable } from './adapters/bin-table.js';
 import { createDnsResolver, resolveServerNames, systemDnsServers, type DnsServer } from './adapters/dns-resolver.js';
 import { loadEmailLists } from './adapters/email-lists.js';
@@ -119,7 +119,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
   // Bank tables and dataset dates (docs/data-sources.md): read once here, never per request.
   const banks = await loadBankDirectory(projectPath('data/banks'));
   const datasets = createDatasetRegistry(await loadDatasets(projectPath('data/datasets.json')));
-  for (const s of staleDatasets(datasets.statuses())) logger.warn({ dataset: s.name, date: s.date, validUntil: s.validUntil, maxAgeDays: s.maxAgeDays }, `dataset ${s.name} is ${s.state}: run make data`);
+  warnStaleDatasets(logger, datasets.statuses());
   metrics.addGauge('dataset_state', 'Shipped datasets: 0 fresh, 1 aged (past its maximum age), 2 expired (past its validity)', 'dataset', () => Object.fromEntries(datasets.statuses().map((s) => [s.name, STATE_VALUE[s.state]])));
   metrics.addGauge('dataset_age_days', 'Age in days of each shipped dataset', 'dataset', () => Object.fromEntries(datasets.statuses().map((s) => [s.name, s.ageDays])));
   const resolver = createDnsResolver({

@@ -1,5 +1,6 @@
 // Dataset registry: every data set the service ships, its date (ISO 8601 calendar date), validity and state.
 // The records live in data/datasets.json (rewritten by `make data`); ages and sources: docs/data-sources.md.
+import cluster from 'node:cluster';
 import { readFile } from 'node:fs/promises';
 
 export type DatasetState = 'fresh' | 'aged' | 'expired';
@@ -77,7 +78,24 @@ export function createDatasetRegistry(records: readonly DatasetRecord[]): Datase
   };
 }
 
-/** One line per dataset that is aged or expired, for the start-up log. */
+/** The datasets that are aged or expired. */
 export function staleDatasets(statuses: readonly DatasetStatus[]): DatasetStatus[] {
   return statuses.filter((s) => s.state !== 'fresh');
+}
+
+interface WarnLogger {
+  warn(fields: object, msg: string): void;
+}
+
+/**
+ * One warning line per aged or expired dataset, logged by one process: the single server, or the first worker
+ * when WORKERS>1 forks several (each composes the same data). Returns how many were logged.
+ */
+export function warnStaleDatasets(logger: WarnLogger, statuses: readonly DatasetStatus[]): number {
+  if (cluster.isWorker && cluster.worker?.id !== 1) return 0;
+  const stale = staleDatasets(statuses);
+  for (const s of stale) {
+    logger.warn({ dataset: s.name, date: s.date, validUntil: s.validUntil, maxAgeDays: s.maxAgeDays }, `dataset ${s.name} is ${s.state}: run make data`);
+  }
+  return stale.length;
 }

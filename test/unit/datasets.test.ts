@@ -6,6 +6,7 @@ import {
   datasetStatus,
   loadDatasets,
   staleDatasets,
+  warnStaleDatasets,
   type DatasetRecord,
 } from '../../src/adapters/datasets.js';
 import { projectPath } from '../../src/http/spec.js';
@@ -49,6 +50,17 @@ describe('datasetStatus', () => {
     expect(reg.statuses(now)[0]).toMatchObject({ date: '2026-11-01', state: 'fresh' });
     reg.setDate('geo', 'yesterday');
     expect(reg.statuses(now)[0].date).toBe('2026-11-01');
+  });
+});
+
+describe('warnStaleDatasets', () => {
+  it('logs one line per aged or expired dataset, none for fresh ones', () => {
+    const lines: [object, string][] = [];
+    const logger = { warn: (fields: object, msg: string) => void lines.push([fields, msg]) };
+    const now = new Date('2026-12-07T00:00:00Z');
+    const statuses = [record({ name: 'de' }), record({ name: 'new', date: '2026-12-01', validUntil: null })].map((r) => datasetStatus(r, now));
+    expect(warnStaleDatasets(logger, statuses)).toBe(1);
+    expect(lines).toEqual([[{ dataset: 'de', date: '2026-06-08', validUntil: '2026-12-06', maxAgeDays: 190 }, 'dataset de is expired: run make data']]);
   });
 });
 
