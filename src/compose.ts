@@ -20,7 +20,8 @@ import { createMetrics } from './http/metrics.js';
 import { compileApi } from './http/request-validation.js';
 import { loadSpec, projectPath } from './http/spec.js';
 import type { HandlerMap } from './http/types.js';
-import { resolveBic } from './adapters/bank-directory.js';
+import { loadBankDirectory } from './adapters/bank-directory.js';
+import { createDatasetRegistry, loadDatasets, STATE_VALUE, warnStaleDatasets } from './adapters/datasets.js';
 import { loadBinTable } from './adapters/bin-table.js';
 import { createDnsResolver, resolveServerNames, systemDnsServers, type DnsServer } from './adapters/dns-resolver.js';
 import { loadEmailLists } from './adapters/email-lists.js';
@@ -115,6 +116,12 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
   // A file without one usable row would leave every card without issuer data while the server looks ready.
   if (bin.size === 0) throw new ConfigError('BIN_DATA_FILE', `${binPath} holds no BIN range (a CSV with an iin_start column)`);
   logger.info({ entries: bin.size }, 'BIN table loaded');
+  // Bank tables and dataset dates (docs/data-sources.md): read once here, never per request.
+  const banks = await loadBankDirectory(projectPath('data/banks'));
+  const datasets = createDatasetRegistry(await loadDatasets(projectPath('data/datasets.json')));
+  warnStaleDatasets(logger, datasets.statuses());
+  metrics.addGauge('dataset_state', 'Shipped datasets: 0 fresh, 1 aged (past its maximum age), 2 expired (past its validity)', 'dataset', () => Object.fromEntries(datasets.statuses().map((s) => [s.name, STATE_VALUE[s.state]])));
+  metrics.addGauge('dataset_age_days', 'Age in days of each shipped dataset', 'dataset', () => Object.fromEntries(datasets.statuses().map((s) => [s.name, s.ageDays])));
   const resolver = createDnsResolver({
     servers: config.dnsServers ? await namedServers(config.dnsServers) : systemDnsServers(),
     timeoutMs: config.dnsTimeoutMs,
@@ -156,6 +163,8 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
     (g) => {
       geo = g;
       logger.info({ databases: g.databases }, 'GeoIP databases open');
+      const built = g.databases.map((d) => d.buildDate.slice(0, 10)).sort()[0];
+      if (built) datasets.setDate('geolite2', built);
     },
     (err: unknown) => {
       // A database named in the environment that fails is a configuration error, whatever else failed beside it.
@@ -182,7 +191,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
 
   const handlers: HandlerMap = {
     ...createBicOperations(),
-    ...(createIbanCardOperations({ bin, bicOf: resolveBic }) as HandlerMap),
+    ...(createIbanCardOperations({ bin, bicOf: banks.resolveBic }) as HandlerMap),
     ...createDnsEmailOperations({ resolver, email }),
     ...createTlsIpOperations({ tls, geo: () => geo, trustProxy: config.trustProxy }),
     ...createUsageOperations({ limiter }),
@@ -208,6 +217,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
     spec,
     docsPage: () => docsPage,
     readiness,
+    datasets: () => datasets.statuses(),
   };
   return {
     deps,

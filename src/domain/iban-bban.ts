@@ -100,7 +100,7 @@ const LAYOUTS: Readonly<Record<string, string>> = {
   VG: 'b4c16',
   XK: 'b2s2c10k2',
   YE: 'b4s4c18',
-  // Not in the SWIFT registry, but validated by ibantools: the national RIB/NIB layouts.
+  // Not in the SWIFT registry: the national RIB/NIB layouts (formats in iban-registry.ts).
   AO: 'b4s4c11k2',
   CV: 'b4s4c11k2',
   MZ: 'b4s4c11k2',

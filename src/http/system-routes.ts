@@ -13,6 +13,8 @@ export interface SystemRoutesDeps {
   docsPage: () => DocsPage | null;
   /** Named readiness checks; the service is ready when all are true. */
   readiness: () => Record<string, boolean>;
+  /** Each shipped dataset's date and state (adapters/datasets.ts); reported by /readyz, never making it fail. */
+  datasets?: () => readonly object[];
 }
 
 const DOCS_CSP = [
@@ -67,7 +69,7 @@ export function createSystemRoutes(deps: SystemRoutesDeps): Router {
     const checks = deps.readiness();
     const ready = Object.values(checks).every(Boolean);
     ctx.status = ready ? 200 : 503;
-    ctx.body = { status: ready ? 'ready' : 'not ready', checks };
+    ctx.body = { status: ready ? 'ready' : 'not ready', checks, ...(deps.datasets ? { datasets: deps.datasets() } : {}) };
   });
   router.get('/metrics', async (ctx) => {
     ctx.type = deps.metrics.registry.contentType;

@@ -1,9 +1,11 @@
 // IBAN (ISO 13616, ISO 7064 MOD 97-10): structure, checksum, BBAN fields and offline BIC resolution.
-import { describe, it, expect } from 'vitest';
-import { countrySpecs } from 'ibantools';
+import { beforeAll, describe, it, expect } from 'vitest';
 import { validateIban, normaliseIban } from '../../src/domain/iban.js';
 import { bbanLayout, splitBban } from '../../src/domain/iban-bban.js';
-import { resolveBic, BIC_COUNTRIES } from '../../src/adapters/bank-directory.js';
+import { IBAN_COUNTRIES, ibanFormat } from '../../src/domain/iban-registry.js';
+import { loadBankDirectory, resolveBic, type BankDirectory } from '../../src/adapters/bank-directory.js';
+import { projectPath } from '../../src/http/spec.js';
+import { repairNational } from '../fixtures/iban/oracle.js';
 
 /** "IBAN electronic format example" of every country in the SWIFT IBAN Registry, release 100. */
 const REGISTRY_EXAMPLES: Record<string, string> = {
@@ -139,9 +141,8 @@ function breakChecksum(iban: string): string {
   return iban.slice(0, 2) + String(other).padStart(2, '0') + iban.slice(4);
 }
 
-const ibantoolsRegistry = Object.entries(countrySpecs)
-  .filter(([, spec]) => spec.IBANRegistry)
-  .map(([code]) => code);
+/** Every country of the service's registry table (iban-registry.ts), territories included. */
+const registryCountries = IBAN_COUNTRIES.filter((c) => ibanFormat(c)?.registry);
 
 function exampleFor(country: string): string {
   const own = REGISTRY_EXAMPLES[country];
@@ -151,14 +152,15 @@ function exampleFor(country: string): string {
   return makeIban(country, REGISTRY_EXAMPLES[parent].slice(4));
 }
 
-const allExamples = [...new Set([...Object.keys(REGISTRY_EXAMPLES), ...ibantoolsRegistry])]
+const allExamples = [...new Set([...Object.keys(REGISTRY_EXAMPLES), ...registryCountries])]
   .sort()
   .map((country) => [country, exampleFor(country)] as const);
 
 describe('IBAN test fixtures', () => {
-  it('cover every ibantools registry country', () => {
-    const missing = ibantoolsRegistry.filter((c) => !REGISTRY_EXAMPLES[c] && !TERRITORY_PARENT[c]);
+  it('cover every registry country, and every example has its country\'s length', () => {
+    const missing = registryCountries.filter((c) => !REGISTRY_EXAMPLES[c] && !TERRITORY_PARENT[c]);
     expect(missing).toEqual([]);
+    for (const [c, iban] of Object.entries(REGISTRY_EXAMPLES)) expect(iban.length, c).toBe(ibanFormat(c)?.length);
   });
 
   it.each(Object.entries(REGISTRY_EXAMPLES))('%s registry example carries the check digits MOD 97 gives', (_c, iban) => {
@@ -195,13 +197,12 @@ describe('validateIban: published examples', () => {
 });
 
 describe('BBAN layouts', () => {
-  const withChars = Object.entries(countrySpecs).filter(([, s]) => s.chars);
-  it.each(withChars.filter(([c]) => bbanLayout(c)))('%s layout length matches the country IBAN length', (c, spec) => {
-    expect(bbanLayout(c)?.length).toBe((spec.chars ?? 0) - 4);
+  it.each(IBAN_COUNTRIES.filter((c) => bbanLayout(c)))('%s layout length matches the country IBAN length', (c) => {
+    expect(bbanLayout(c)?.length).toBe(ibanFormat(c)!.length - 4);
   });
 
   it('has a layout for every registry country', () => {
-    expect(ibantoolsRegistry.filter((c) => !bbanLayout(c))).toEqual([]);
+    expect(registryCountries.filter((c) => !bbanLayout(c))).toEqual([]);
   });
 });
 
@@ -384,23 +385,34 @@ describe('validateIban: invalid IBANs keep what can be extracted', () => {
 });
 
 describe('BIC resolution', () => {
+  let banks: BankDirectory;
+  beforeAll(async () => {
+    banks = await loadBankDirectory(projectPath('data/banks'));
+  });
+
   it.each([
     ['DE89370400440532013000', 'COBADEFFXXX'],
     ['ES9121000418450200051332', 'CAIXESBBXXX'],
     ['FR1420041010050500013M02606', 'PSSTFRPPXXX'],
     ['NL91ABNA0417164300', 'ABNANL2AXXX'],
     ['LU280019400644750000', 'BCEELULLXXX'],
-  ])('%s resolves to %s and it is valid', (iban, bic) => {
-    expect(validateIban(iban, resolveBic)).toMatchObject({ bic, bicValid: true });
+    ['IT60X0542811101000000123456', 'BLOPIT22XXX'],
+    ['GB29NWBK60161331926819', 'NWBKGB2LXXX'],
+    ['PL61109010140000071219812874', 'WBKPPLPPXXX'],
+    ['DK5000400440116243', 'NDEADKKKXXX'],
+    ['IE29AIBK93115212345678', 'AIBKIE2DXXX'],
+    ['HU42117730161111101800000000', 'OTPVHUHBXXX'],
+    ['GR1601101250000000012300695', 'ETHNGRAAXXX'],
+  ])('registry example %s resolves to %s and it is valid', (iban, bic) => {
+    expect(validateIban(iban, banks.resolveBic)).toMatchObject({ bic, bicValid: true });
   });
 
   it.each([
-    ['GB29NWBK60161331926819', 'GB: no offline table'],
-    ['CH9300762011623852957', 'CH: no offline table'],
-    ['IT60X0542811101000000123456', 'IT: no offline table'],
-    ['AT611904300234573201', 'AT: code 19043 missing from the table'],
+    ['CH9300762011623852957', 'CH: bank code 00762 is in no table'],
+    ['AT611904300234573201', 'AT: code 19043 is in no table'],
+    ['MC5811222000010123456789030', 'MC: 11222 is no Monaco bank'],
   ])('%s has bic null and bicValid false (%s)', (iban) => {
-    expect(validateIban(iban, resolveBic)).toMatchObject({ bic: null, bicValid: false });
+    expect(validateIban(iban, banks.resolveBic)).toMatchObject({ bic: null, bicValid: false });
   });
 
   it.each([
@@ -412,35 +424,93 @@ describe('BIC resolution', () => {
     ['FR', '30004', 'BNPAFRPPXXX'],
     ['NL', 'INGB', 'INGBNL2AXXX'],
     ['LU', '001', 'BCEELULLXXX'],
+    ['CH', '00100', 'SNBZCHZZXXX'],
+    ['SE', '500', 'ESSESESSXXX'],
     ['MC', '12739', 'CFMOMCMXXXX'],
     ['GP', '14006', 'AGRIGPGXXXX'],
   ])('resolveBic(%s, %s) = %s (8-character BICs expanded)', (country, code, bic) => {
-    expect(resolveBic(country, code)).toBe(bic);
+    expect(banks.resolveBic(country, code)).toBe(bic);
+  });
+
+  it.each([
+    ['0075', 'BSCHESMMXXX', 'Banco Popular, now Santander'],
+    ['2038', 'CAHMESMMXXX', 'Bankia, now CaixaBank'],
+    ['2013', 'BBVAESMMXXX', 'Catalunya Banc, now BBVA'],
+    ['2048', 'CECAESMM048', 'Liberbank, through CECA'],
+    ['2090', 'BSABESBBXXX', 'Banco CAM, now Sabadell'],
+    ['0043', 'BSABESBBXXX', 'Banco Herrero, now Sabadell'],
+  ])('Spanish legacy bank code %s resolves to %s (%s)', (code, bic) => {
+    expect(resolveBic('ES', code)).toBeNull(); // the packaged table alone misses it
+    expect(banks.resolveBic('ES', code)).toBe(bic);
+  });
+
+  it('Monaco resolves from Monaco data: Société Générale Monaco is SOGEMCM1, never the French SOGEFRPP', () => {
+    expect(banks.resolveBic('FR', '30003')).toBe('SOGEFRPPXXX');
+    expect(banks.resolveBic('MC', '30003')).toBe('SOGEMCM1XXX');
+    const iban = validateIban(makeIban('MC', repairNational('MC', '30003000010123456789000')!), banks.resolveBic);
+    expect(iban).toMatchObject({ valid: true, bankCode: '30003', bic: 'SOGEMCM1XXX', bicValid: true });
+  });
+
+  it('a Monaco IBAN of a bank only France lists gives null, not the French BIC', () => {
+    expect(banks.resolveBic('FR', '20041')).toBe('PSSTFRPPXXX');
+    expect(banks.resolveBic('MC', '20041')).toBeNull();
+    expect(resolveBic('MC', '30003')).toBeNull(); // the packaged tables hold only SOGEFRPP for 30003
+  });
+
+  it('never answers another country\'s BIC, for any bank code of any table', async () => {
+    const { readFile } = await import('node:fs/promises');
+    let answered = 0;
+    for (const info of banks.tables) {
+      const file = JSON.parse(await readFile(projectPath(`data/banks/${info.country}.json`), 'utf8')) as { banks: Record<string, unknown> };
+      for (const code of Object.keys(file.banks)) {
+        for (const country of banks.countries) {
+          const bic = banks.resolveBic(country, code);
+          if (bic === null) continue;
+          answered++;
+          expect(bic.slice(4, 6), `${country} ${code} -> ${bic}`).toBe(country);
+        }
+      }
+    }
+    expect(answered).toBeGreaterThan(10_000);
   });
 
   it.each([
     ['DE', '99999999'],
     ['DE', ''],
-    ['GB', 'NWBK'],
+    ['GB', 'ZZZZ'],
     ['XX', '123'],
   ])('resolveBic(%s, %j) is null', (country, code) => {
-    expect(resolveBic(country, code)).toBeNull();
+    expect(banks.resolveBic(country, code)).toBeNull();
   });
 
   it('uses the Bundesbank data valid at the given date', () => {
     // 65461878 (Raiffeisenbank Biberach -alt-) is removed from the data valid from 2026-09-07.
-    expect(resolveBic('DE', '65461878', new Date('2026-08-01T12:00:00Z'))).toBe('GENODES1WAR');
-    expect(resolveBic('DE', '65461878', new Date('2026-10-01T12:00:00Z'))).toBeNull();
+    expect(banks.resolveBic('DE', '65461878', new Date('2026-08-01T12:00:00Z'))).toBe('GENODES1WAR');
+    expect(banks.resolveBic('DE', '65461878', new Date('2026-10-01T12:00:00Z'))).toBeNull();
   });
 
-  it('lists the countries it resolves', () => {
-    expect([...BIC_COUNTRIES].sort()).toEqual(
-      ['AT', 'BE', 'BL', 'DE', 'ES', 'FR', 'GF', 'GP', 'LU', 'MC', 'MF', 'MQ', 'NC', 'NL', 'PF', 'PM', 'RE', 'TF', 'WF', 'YT'],
-    );
+  it('resolves BICs for at least 30 countries, each table dated', () => {
+    const territories = ['BL', 'GF', 'GP', 'MF', 'MQ', 'NC', 'PF', 'PM', 'RE', 'TF', 'WF', 'YT'];
+    const own = banks.countries.filter((c) => !territories.includes(c));
+    expect(own.length).toBeGreaterThanOrEqual(30);
+    for (const c of own) {
+      if (c === 'DE') continue;
+      expect(banks.tables.find((t) => t.country === c)?.date, c).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+    }
   });
 
-  it('resolves a Monaco IBAN through the French bank codes it shares', () => {
-    expect(validateIban('MC5812739000011234567890181', resolveBic)).toMatchObject({ valid: true, bankCode: '12739', branchCode: '00001', bic: 'CFMOMCMXXXX', bicValid: true });
+  it('the IBAN operation\'s description names every table\'s country with its data date', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const spec = (await readFile(projectPath('openapi.yaml'), 'utf8')).replace(/\s+/g, ' ');
+    for (const t of banks.tables) expect(spec, t.country).toContain(`${t.country} ${t.date}`);
+    expect(spec).toContain('2026-06-08 to 2026-12-06');
+  });
+
+  it('the packaged tables alone cover DE, AT, BE, ES, FR, LU, NL and the French territories', () => {
+    expect(resolveBic('DE', '37040044')).toBe('COBADEFFXXX');
+    expect(resolveBic('NL', 'ABNA')).toBe('ABNANL2AXXX');
+    expect(resolveBic('GP', '14006')).toBe('AGRIGPGXXXX');
+    expect(resolveBic('IT', '05428')).toBeNull();
   });
 });
 

@@ -14,12 +14,28 @@ export interface paths {
         /**
          * Validate an IBAN
          * @description Normalises the input (trim, upper-case, spaces and dashes removed), checks the country's structure
-         *     (length and BBAN character classes, ISO 13616), the national check digits inside the BBAN where the country
-         *     has them (BA, BE, CZ, EE, ES, FR, HR, HU, MC, ME, MK, NO, PL, PT, RS, SI, SK) and the ISO 7064 MOD 97-10
-         *     checksum, and extracts bank fields. Check digits 00, 01 and 99 are never issued and make an IBAN invalid.
-         *     `bic` is resolved offline from the bank code where a table exists (AT, BE, DE, ES, FR, LU, NL; Monaco and the
-         *     French overseas territories through the French bank codes they share). DZ, GW and IR, which use IBANs
-         *     outside the SWIFT registry without a published BBAN layout, are checked but their bank fields are empty.
+         *     (length and BBAN character classes per the SWIFT IBAN Registry, release 100; ISO 13616), the national check
+         *     digits inside the BBAN where the country has them (BA, BE, CZ, EE, ES, HR, HU, ME, MK, NO, PL, PT, RS, SI,
+         *     SK; the RIB key for FR, MC and the French territories BL, GF, GP, MF, MQ, NC, PF, PM, RE, TF, WF, YT; the
+         *     CIN for IT and SM) and the ISO 7064 MOD 97-10 checksum, and extracts bank fields. Check digits 00, 01 and 99
+         *     are never issued and make an IBAN invalid. Besides the registry's countries, national IBANs of AO, CV, DZ,
+         *     IR, MA, MZ, KM, MG, the BCEAO (BF, BJ, CI, GW, ML, NE, SN, TG) and the BEAC (CF, CG, CM, GA, GQ, TD) are
+         *     checked for length, structure and MOD 97; DZ, GW and IR have no published BBAN layout, so their bank fields
+         *     are empty. GG, IM and JE accounts carry GB IBANs. The rules and the differences from other implementations:
+         *     docs/iban-rules.md.
+         *
+         *     `bic` is resolved offline from the bank code for 43 countries, and is only ever a BIC of the IBAN's own
+         *     country (else null): DE from `bankdata-germany` (Deutsche Bundesbank file; MIT OR MPL-2.0; data valid
+         *     2026-06-08 to 2026-12-06); 42 countries from schwifty's bank registry (MIT; built from the national banks'
+         *     files or curated), each dated by its last change there: AD 2023-12-27, AE 2023-12-27, AT 2026-03-03,
+         *     BA 2022-12-12, BE 2026-03-03, BG 2023-08-07, CH 2026-03-03, CR 2023-12-27, CY 2024-04-18, CZ 2026-01-23,
+         *     DK 2024-07-23, EE 2022-12-12, ES 2026-03-03, FI 2026-03-03, FR 2026-05-06, GB 2026-03-03, GE 2022-12-12,
+         *     GR 2024-04-18, HR 2024-07-24, HU 2026-01-23, IE 2026-05-21, IL 2021-09-08, IS 2021-11-16, IT 2026-07-03,
+         *     KZ 2022-12-12, LI 2025-08-06, LT 2022-06-29, LU 2025-09-12, LV 2020-05-08, MC 2023-12-18, MD 2026-03-03,
+         *     ME 2024-04-18, NL 2024-11-11, NO 2026-03-03, PL 2026-07-02, PT 2024-05-10, RO 2026-03-03, RS 2022-12-12,
+         *     SE 2023-11-27, SI 2024-04-30, SK 2022-04-11, TR 2024-04-18; `iban-to-bic` (MIT; data 2024-09-23) fills
+         *     bank codes missing for AT, BE, ES, FR, LU, NL. Monaco and the French territories also look in the French
+         *     tables, but only a BIC of their own country is answered. Sources, licences and refresh: docs/data-sources.md.
          *
          *     A plausible attempt (1-64 letters, digits, spaces, dashes) that fails gets 200 with `valid: false` and the
          *     fields that can still be extracted; anything else gets 400 `INVALID_FORMAT`.
@@ -45,7 +61,7 @@ export interface paths {
          * @description Normalises the input (trim, upper-case, spaces and dashes removed), expands an 8-character BIC with branch
          *     `XXX`, and checks the ISO 9362 structure: 4 letters of institution, an ISO 3166-1 alpha-2 country that exists,
          *     2 alphanumeric characters of location and 3 alphanumeric characters of branch. It does not check that the
-         *     institution exists.
+         *     institution exists (the IBAN operation resolves BICs from bank codes offline, for 43 countries).
          *
          *     A plausible attempt (1-64 letters, digits, spaces, dashes) that fails gets 200 with `valid: false` and the
          *     fields that can be extracted (by position); anything else gets 400 `INVALID_FORMAT`.

@@ -1,0 +1,101 @@
+// Dataset registry: every data set the service ships, its date (ISO 8601 calendar date), validity and state.
+// The records live in data/datasets.json (rewritten by `make data`); ages and sources: docs/data-sources.md.
+import cluster from 'node:cluster';
+import { readFile } from 'node:fs/promises';
+
+export type DatasetState = 'fresh' | 'aged' | 'expired';
+
+export interface DatasetRecord {
+  name: string;
+  description: string;
+  version: string;
+  /** When the data was produced (YYYY-MM-DD). */
+  date: string;
+  /** Last day the publisher says the data is valid (YYYY-MM-DD), or null when it names none. */
+  validUntil: string | null;
+  /** The documented maximum age in days: older data is "aged". */
+  maxAgeDays: number;
+}
+
+export interface DatasetStatus {
+  name: string;
+  date: string;
+  validUntil: string | null;
+  maxAgeDays: number;
+  ageDays: number;
+  state: DatasetState;
+}
+
+const DAY_MS = 86_400_000;
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+/** Numeric form of a state for the metrics gauge. */
+export const STATE_VALUE: Readonly<Record<DatasetState, number>> = { fresh: 0, aged: 1, expired: 2 };
+
+/**
+ * The state of a dataset at `now`: expired after the end of its validUntil day (UTC), else aged when more than
+ * maxAgeDays old, else fresh.
+ */
+export function datasetStatus(record: DatasetRecord, now: Date): DatasetStatus {
+  const ageDays = Math.floor((now.getTime() - Date.parse(`${record.date}T00:00:00Z`)) / DAY_MS);
+  const expired = record.validUntil !== null && now.getTime() >= Date.parse(`${record.validUntil}T00:00:00Z`) + DAY_MS;
+  const state: DatasetState = expired ? 'expired' : ageDays > record.maxAgeDays ? 'aged' : 'fresh';
+  return { name: record.name, date: record.date, validUntil: record.validUntil, maxAgeDays: record.maxAgeDays, ageDays, state };
+}
+
+function checkRecord(r: DatasetRecord, path: string): DatasetRecord {
+  const ok =
+    typeof r.name === 'string' &&
+    DATE.test(r.date) &&
+    (r.validUntil === null || DATE.test(r.validUntil)) &&
+    Number.isInteger(r.maxAgeDays) &&
+    r.maxAgeDays > 0;
+  if (!ok) throw new Error(`${path}: dataset ${JSON.stringify(r.name)} needs a name, date, validUntil and maxAgeDays`);
+  return r;
+}
+
+/** Read the dataset records (once, at start). */
+export async function loadDatasets(path: string): Promise<DatasetRecord[]> {
+  const body = JSON.parse(await readFile(path, 'utf8')) as { datasets: DatasetRecord[] };
+  return body.datasets.map((r) => checkRecord(r, path));
+}
+
+export interface DatasetRegistry {
+  /** Every dataset's state at `now` (default: the current time). */
+  statuses(now?: Date): DatasetStatus[];
+  /** Replace a dataset's date with one learnt at run time (e.g. the GeoLite2 build date once opened). */
+  setDate(name: string, date: string): void;
+}
+
+export function createDatasetRegistry(records: readonly DatasetRecord[]): DatasetRegistry {
+  const current = new Map(records.map((r) => [r.name, { ...r }]));
+  return {
+    statuses: (now = new Date()) => [...current.values()].map((r) => datasetStatus(r, now)),
+    setDate(name, date) {
+      const r = current.get(name);
+      if (r && DATE.test(date)) r.date = date;
+    },
+  };
+}
+
+/** The datasets that are aged or expired. */
+export function staleDatasets(statuses: readonly DatasetStatus[]): DatasetStatus[] {
+  return statuses.filter((s) => s.state !== 'fresh');
+}
+
+interface WarnLogger {
+  warn(fields: object, msg: string): void;
+}
+
+/**
+ * One warning line per aged or expired dataset, logged by one process: the single server, or the first worker
+ * when WORKERS>1 forks several (each composes the same data). Returns how many were logged.
+ */
+export function warnStaleDatasets(logger: WarnLogger, statuses: readonly DatasetStatus[]): number {
+  if (cluster.isWorker && cluster.worker?.id !== 1) return 0;
+  const stale = staleDatasets(statuses);
+  for (const s of stale) {
+    logger.warn({ dataset: s.name, date: s.date, validUntil: s.validUntil, maxAgeDays: s.maxAgeDays }, `dataset ${s.name} is ${s.state}: run make data`);
+  }
+  return stale.length;
+}
