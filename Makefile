@@ -9,7 +9,23 @@ export DATA_DIR ?= ./var
 NPX := npx --no-install
 STAMP := node_modules/.install-stamp
 
-.PHONY: run build test generate check-generated lint docs bench soak geoip clean install
+# Make's own dependency tracking: each step below is a file target, so a second `make run` with nothing changed
+# regenerates, recompiles and rebuilds nothing and starts in seconds.
+API_TYPES := generated/api.ts
+SDK_TYPES := clients/typescript/src/schema.ts
+# Stamped only after tsc succeeded; it sits in dist/src, so removing the compiled tree removes it too.
+BUILD_STAMP := dist/src/.built
+# What tsc compiles, and its folders: adding, removing or renaming a file changes its folder's time, so a deleted
+# source also triggers a rebuild (and with it the removal of its compiled module).
+TS_SOURCES := $(shell find src -name '*.ts')
+TS_DIRS := $(shell find src generated -type d)
+GEOIP_DIR := $(DATA_DIR)/geoip
+GEOIP_FILES := $(GEOIP_DIR)/GeoLite2-City.mmdb $(GEOIP_DIR)/GeoLite2-ASN.mmdb
+ifneq ($(GEOIP_NEWER_CITY),0)
+GEOIP_FILES += $(GEOIP_DIR)/GeoLite2-City.latest.mmdb
+endif
+
+.PHONY: run build test test-fast generate check-generated lint docs bench soak geoip clean install
 
 $(STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -17,10 +33,13 @@ $(STAMP): package.json package-lock.json
 
 install: $(STAMP)
 
-## generate: rewrite generated/ from openapi.yaml
-generate: $(STAMP)
-	$(NPX) openapi-typescript openapi.yaml -o generated/api.ts
-	$(NPX) openapi-typescript openapi.yaml -o clients/typescript/src/schema.ts
+## generate: generated/ and the SDK types from openapi.yaml, when openapi.yaml (or the tools) changed
+generate: $(API_TYPES) $(SDK_TYPES)
+$(API_TYPES): openapi.yaml $(STAMP)
+	$(NPX) openapi-typescript openapi.yaml -o $@
+# The same generator output (check-generated holds both to it): copied, not generated twice.
+$(SDK_TYPES): $(API_TYPES)
+	cp $< $@
 
 ## check-generated: fail when generated/ is stale against openapi.yaml
 check-generated: $(STAMP)
@@ -44,13 +63,16 @@ dist/docs/index.html: openapi.yaml redocly.yaml $(STAMP)
 	@mkdir -p dist/docs
 	$(NPX) redocly build-docs openapi.yaml --inlineBundle -o $@
 
-## build: generated types, compiled TypeScript, docs page
-build: generate docs
+## build: generated types, compiled TypeScript, docs page (each only when its inputs changed)
+build: $(BUILD_STAMP) $(SDK_TYPES) docs
+$(BUILD_STAMP): $(TS_SOURCES) $(TS_DIRS) $(API_TYPES) tsconfig.json tsconfig.build.json $(STAMP)
 	@rm -rf dist/src dist/generated  # no compiled module outlives its source
 	$(NPX) tsc -p tsconfig.build.json
+	@touch $@
 
-## geoip: the bundled GeoLite2 databases, fetched once into DATA_DIR/geoip
-geoip:
+## geoip: the bundled GeoLite2 databases, fetched into DATA_DIR/geoip when one is missing (GEOIP_NEWER_CITY=0: no newer City)
+geoip: $(GEOIP_FILES)
+$(GEOIP_FILES) &:
 	@bash scripts/fetch-geoip.sh
 
 ## data: refresh every shipped dataset that has a public source (bank tables, BIN ranges, email lists, GeoLite2)
@@ -59,13 +81,24 @@ geoip:
 data: $(STAMP)
 	node --import tsx scripts/refresh-data.ts
 
-## run: build and start in the foreground on the embedded default
+## run: build (only what changed) and start in the foreground on the embedded default; `npm start` without npm's own start-up
 run: build geoip
-	npm start
+	node dist/src/main.js
 
-## test: every test, the spec lint and the generated-types drift check
+## test: every test, the spec lint and the generated-types drift check (the gate)
 test: $(STAMP) check-generated lint docs
 	$(NPX) vitest run
+
+## test-fast: the fast loop (seconds; no build, lint or drift check first): domain, operations and in-process HTTP
+## tests. Every test/unit file except those that start child processes (keys-cli, startup-files, config), Redis
+## (redis), the zxcvbn worker pool (password) or many real TLS handshakes (tls-prober); plus the contract tests of
+## test/contract that run the app in this process without the pool (bic, iban-card, foundation, dns-email, tls-ip).
+## Files share their worker processes (--isolate=false: half the CPU time) on every core; `make test` isolates each.
+TEST_FAST_SLOW := keys-cli startup-files config redis password tls-prober
+TEST_FAST := $(filter-out $(TEST_FAST_SLOW:%=test/unit/%.test.ts),$(wildcard test/unit/*.test.ts)) \
+	$(addprefix test/contract/,$(addsuffix .test.ts,bic iban-card foundation dns-email tls-ip))
+test-fast: $(STAMP)
+	$(NPX) vitest run --isolate=false --maxWorkers=100% $(TEST_FAST)
 
 ## bench: throughput and latency against bare Koa and node:http (not part of test)
 bench: build

@@ -1,13 +1,14 @@
 // The service's environment in the bench: local fixtures as upstreams, GeoLite2 (or MaxMind test) databases, high limits.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { GEOIP_TEST_ASN_DB, GEOIP_TEST_CITY_DB } from '../test/fixtures/paths.js';
 import type { Fixtures } from './fixtures.js';
 import { ROOT } from './processes.js';
 
 export interface GeoDatabases {
   city: string;
   asn: string;
-  /** GeoLite2 from var/geoip (make geoip), or false: MaxMind's test databases from ../shared/testdata/geoip. */
+  /** GeoLite2 from var/geoip (make geoip), or false: MaxMind's test databases from test/fixtures/geoip. */
   real: boolean;
 }
 
@@ -16,8 +17,7 @@ export function geoDatabases(): GeoDatabases {
   const city = ['GeoLite2-City.mmdb', 'GeoLite2-City.mmdb.gz'].map((f) => join(dir, f)).find(existsSync);
   const asn = join(dir, 'GeoLite2-ASN.mmdb');
   if (city && existsSync(asn)) return { city, asn, real: true };
-  const test = join(ROOT, '../shared/testdata/geoip');
-  return { city: join(test, 'GeoIP2-City-Test.mmdb'), asn: join(test, 'GeoLite2-ASN-Test.mmdb'), real: false };
+  return { city: GEOIP_TEST_CITY_DB, asn: GEOIP_TEST_ASN_DB, real: false };
 }
 
 /** Limits far above what a bench run can use: they are counted, never hit. */

@@ -8,9 +8,9 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startUpstreams, validRequests, type OperationRequest } from '../test/faults/fixtures.js';
+import { GEOIP_TEST_ASN_DB, GEOIP_TEST_CITY_DB } from '../test/fixtures/paths.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const GEOIP = join(ROOT, '../shared/testdata/geoip');
 /** For investigations: SOAK_SECONDS, SOAK_RATE (skips the ramp), SOAK_SKIP=operationId,... (leaves operations out). */
 const SOAK_S = Number(process.env.SOAK_SECONDS ?? 60);
 const STEP_S = 10;
@@ -178,8 +178,8 @@ async function main(): Promise<void> {
       PORT: '0',
       HOST: '127.0.0.1',
       DATA_DIR: dir,
-      GEOIP_CITY_DB: join(GEOIP, 'GeoIP2-City-Test.mmdb'),
-      GEOIP_ASN_DB: join(GEOIP, 'GeoLite2-ASN-Test.mmdb'),
+      GEOIP_CITY_DB: GEOIP_TEST_CITY_DB,
+      GEOIP_ASN_DB: GEOIP_TEST_ASN_DB,
       RATE_LIMIT_PER_MINUTE: '1000000000',
       QUOTA_PER_DAY: '1000000000',
       QUOTA_PER_MONTH: '1000000000',

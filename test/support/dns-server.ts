@@ -213,28 +213,36 @@ export async function startDnsServer(zone: Zone, opts: DnsServerOptions = {}): P
     });
   });
 
-  // Bind UDP on an ephemeral port, then TCP on the same number; retry if that TCP port is taken.
+  // Bind TCP on an ephemeral port, then UDP on the same number. When a UDP socket already holds that number
+  // (EADDRINUSE), give the TCP port back and take another: no cap on those retries, each is a fresh port from the
+  // kernel (the suite's hook timeout bounds the whole). Any other error fails at once.
   let udp: dgram.Socket | undefined;
   let port = 0;
-  for (let attempt = 0; attempt < 20 && !udp; attempt++) {
-    const u = dgram.createSocket('udp4');
+  while (!udp) {
     await new Promise<void>((resolve, reject) => {
-      u.once('error', reject);
-      u.bind(0, '127.0.0.1', () => resolve());
-    });
-    port = u.address().port;
-    const ok = await new Promise<boolean>((resolve) => {
-      const onError = (): void => resolve(false);
-      tcp.once('error', onError);
-      tcp.listen(port, '127.0.0.1', () => {
-        tcp.off('error', onError);
-        resolve(true);
+      tcp.once('error', reject);
+      tcp.listen(0, '127.0.0.1', () => {
+        tcp.off('error', reject);
+        resolve();
       });
     });
-    if (ok) udp = u;
-    else u.close();
+    port = (tcp.address() as net.AddressInfo).port;
+    const u = dgram.createSocket('udp4');
+    const failed = await new Promise<NodeJS.ErrnoException | null>((resolve) => {
+      u.once('error', resolve);
+      u.bind(port, '127.0.0.1', () => {
+        u.off('error', resolve);
+        resolve(null);
+      });
+    });
+    if (!failed) {
+      udp = u;
+      break;
+    }
+    u.close();
+    await new Promise<void>((resolve) => tcp.close(() => resolve()));
+    if (failed.code !== 'EADDRINUSE') throw failed;
   }
-  if (!udp) throw new Error('could not bind the test DNS server');
   const udpSocket = udp;
   udpSocket.on('message', (msg, rinfo) => {
     const out = handle(msg, 'udp');

@@ -3,7 +3,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Writable } from 'node:stream';
 import { expect } from 'vitest';
 import { createApp } from '../../src/app.js';
@@ -13,6 +12,7 @@ import { createContractValidator, type ContractValidator } from '../../src/http/
 import { createLogger } from '../../src/http/logging.js';
 import { RouteTable } from '../../src/http/route-table.js';
 import { createHttpServer, listen } from '../../src/server.js';
+import { GEOIP_TEST_DIR } from '../fixtures/paths.js';
 
 export interface TestResponse {
   status: number;
@@ -36,8 +36,8 @@ export interface Harness {
 
 let contract: ContractValidator | null = null;
 
-/** MaxMind's official test databases, in shared/ beside the project root. */
-export const GEOIP_TEST_DIR = fileURLToPath(new URL('../../../shared/testdata/geoip/', import.meta.url));
+/** MaxMind's official test databases, in test/fixtures/geoip. */
+export { GEOIP_TEST_DIR };
 
 /** The contract check every harness response goes through: its operation's documented status and schema. */
 interface Routes {

@@ -3,13 +3,12 @@ import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { BlockList, isIPv4 } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GeoDatabaseError, openGeoIp, type GeoIp, type GeoResult } from '../../src/adapters/geoip-reader.js';
+import { GEOIP_TEST_DIR as GEOIP_TESTDATA } from '../fixtures/paths.js';
 
-// MaxMind's test databases, beside the repository: <repo>/../shared/testdata/geoip
-const GEOIP_TESTDATA = fileURLToPath(new URL('../../../shared/testdata/geoip/', import.meta.url));
+// MaxMind's test databases and their JSON sources: test/fixtures/geoip
 const CITY_DB = join(GEOIP_TESTDATA, 'GeoIP2-City-Test.mmdb');
 const LITE_CITY_DB = join(GEOIP_TESTDATA, 'GeoLite2-City-Test.mmdb');
 const ASN_DB = join(GEOIP_TESTDATA, 'GeoLite2-ASN-Test.mmdb');

@@ -1,6 +1,4 @@
 // TLS inspection and IP geolocation operation handlers: input to adapters to reply, without HTTP.
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDnsResolver } from '../../src/adapters/dns-resolver.js';
 import { openGeoIp, type GeoIp } from '../../src/adapters/geoip-reader.js';
@@ -10,8 +8,7 @@ import type { ApiRequest } from '../../src/http/types.js';
 import { createTlsIpOperations, type TlsIpOperations } from '../../src/operations/tls-ip.js';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
 import { DAY, createTestPki, startTlsServer, type RunningServer } from '../support/tls-fixtures.js';
-
-const GEOIP_TESTDATA = fileURLToPath(new URL('../../../shared/testdata/geoip/', import.meta.url));
+import { GEOIP_TEST_ASN_DB, GEOIP_TEST_CITY_DB } from '../fixtures/paths.js';
 
 function request(over: Partial<ApiRequest> = {}): ApiRequest {
   return { params: {}, query: {}, body: undefined, headers: {}, ip: '127.0.0.1', requestId: 'req-1', path: '/api/v1/ip', ...over };
@@ -34,7 +31,7 @@ const unusedTls = createTlsProber({ resolve: async () => [], port: 1, timeoutMs:
 const ops = (trustProxy: boolean, g: GeoIp | null = geo): TlsIpOperations => createTlsIpOperations({ tls: unusedTls, geo: () => g, trustProxy });
 
 beforeAll(async () => {
-  geo = await openGeoIp({ cityDb: join(GEOIP_TESTDATA, 'GeoIP2-City-Test.mmdb'), asnDb: join(GEOIP_TESTDATA, 'GeoLite2-ASN-Test.mmdb') });
+  geo = await openGeoIp({ cityDb: GEOIP_TEST_CITY_DB, asnDb: GEOIP_TEST_ASN_DB });
 });
 
 describe('lookupIp (GET /api/v1/ip/{ip})', () => {
