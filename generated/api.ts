@@ -145,9 +145,9 @@ export interface paths {
          *
          *     Details: days are whole days rounded down; AEAD means GCM, ChaCha20-Poly1305 or CCM (not CCM_8); every
          *     non-public range is refused (CGNAT, documentation, benchmarking and reserved ranges too; NAT64 and 6to4
-         *     addresses by the IPv4 address inside them). IP literals, including old numeric IPv4 forms such as
-         *     `2130706433` or `0x7f.1`, are read as the operating system would and refused likewise; a public IP literal
-         *     is inspected without SNI. Results, failures included, are cached per domain for 5 minutes (1,000 entries) and
+         *     addresses by the IPv4 address inside them). An IP address given instead of a name is refused likewise; a
+         *     public one is inspected without SNI. Old numeric IPv4 forms (`2130706433`, `0x7f.1`, `127.1`, `0177.0.0.1`)
+         *     are no host names and answer 400 `INVALID_FORMAT`, as on `/api/v1/dns/{domain}`. Results, failures included, are cached per domain for 5 minutes (1,000 entries) and
          *     simultaneous inspections of one domain share one connection. Missing intermediates are not fetched.
          */
         get: operations["inspectTlsCertificate"];
@@ -318,10 +318,151 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/healthz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Liveness
+         * @description 200 while the process serves requests; it checks nothing else (see `/readyz`).
+         */
+        get: operations["getHealth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/readyz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Readiness
+         * @description 200 when every named check passes (key store, limit counters, email lists, GeoIP databases...), 503 otherwise,
+         *     with the same body: a load balancer sends traffic only while this answers 200.
+         */
+        get: operations["getReadiness"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Prometheus metrics
+         * @description Request counts and latencies per operation and status, and the process's own metrics, in the Prometheus text
+         *     exposition format (`Content-Type: text/plain; version=0.0.4; charset=utf-8`).
+         */
+        get: operations["getMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openapi.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * This contract as JSON
+         * @description The OpenAPI 3.1 document the server runs on (`openapi.yaml`), converted to JSON.
+         */
+        get: operations["getOpenApiJson"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openapi.yaml": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * This contract as YAML
+         * @description The OpenAPI 3.1 document the server runs on, byte for byte as in the repository (`openapi.yaml`).
+         */
+        get: operations["getOpenApiYaml"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/docs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * This reference page
+         * @description The Redoc page built from this document by `make docs`: one self-contained HTML file that loads nothing from
+         *     elsewhere (its `Content-Security-Policy` allows only the page itself).
+         */
+        get: operations["getDocs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        Health: {
+            /**
+             * @description Always `ok`.
+             * @constant
+             */
+            status: "ok";
+        };
+        Readiness: {
+            /**
+             * @description `ready` when every check passes.
+             * @enum {string}
+             */
+            status: "ready" | "not ready";
+            /** @description One entry per dependency, true when it is usable. */
+            checks: {
+                [key: string]: boolean;
+            };
+        };
         /** @description The calling key's limits and usage per window. */
         UsageResult: {
             /** @description The id of the calling key (as shown by `npm run keys -- list`); never the key itself. */
@@ -556,7 +697,7 @@ export interface components {
             breachCount: number;
         };
         CardValidationRequest: {
-            /** @description The card number, digits with optional spaces or dashes; never logged, stored or echoed. */
+            /** @description The card number, digits with optional spaces or dashes (every non-digit is removed before checking): 1-64 characters containing at least one digit; never logged, stored or echoed. */
             cardNumber: string;
         };
         CardValidationResult: {
@@ -771,12 +912,35 @@ export interface components {
         };
     };
     parameters: {
-        /** @description The IBAN, in electronic or printed form (spaces and dashes allowed). */
+        /**
+         * @description The IBAN, in electronic or printed form: 1-64 ASCII letters, digits, spaces and dashes with at least one letter
+         *     or digit (spaces and dashes are removed before checking). Anything else answers 400 `INVALID_FORMAT`.
+         */
         Iban: string;
-        /** @description The BIC, 8 or 11 characters (spaces and dashes allowed). */
+        /**
+         * @description The BIC, 8 or 11 characters (spaces and dashes allowed): 1-64 ASCII letters, digits, spaces and dashes with at
+         *     least one letter or digit get a verdict; anything else answers 400 `INVALID_FORMAT`.
+         */
         Bic: string;
-        /** @description A hostname, at most 253 characters; internationalised names are converted to A-labels. */
-        Domain: string;
+        /**
+         * @description A DNS name, at most 253 characters, one trailing dot allowed: labels of 1-63 letters, digits, hyphens (not first
+         *     or last) and underscores (so `_dmarc.example.com` can be asked), a single label included (`com`). The last label
+         *     is not a number (all digits, or `0x` and hex digits): an IP address or an old numeric IPv4 form such as `000` or
+         *     `0x7f.1` answers 400 `INVALID_FORMAT`. Letters are case-insensitive. A name with non-ASCII letters is converted
+         *     to A-labels (UTS #46, as WHATWG URLs do); one that conversion refuses (e.g. right-to-left and left-to-right
+         *     letters in one label, RFC 5893) or whose A-labels exceed 63 or 253 characters answers 400 `INVALID_FORMAT`,
+         *     which no pattern can say in advance.
+         */
+        DnsName: string | unknown | unknown;
+        /**
+         * @description A host name of at least two labels, at most 253 characters, one trailing dot allowed: labels of 1-63 letters,
+         *     digits and hyphens (not first or last; no underscores), the last not a number (all digits, or `0x` and hex
+         *     digits); or an IP address: IPv4 as a dotted quad without leading zeros, IPv6 in RFC 4291 text without brackets
+         *     or zone identifier. `localhost`, other single labels and old numeric IPv4 forms (`000`, `2130706433`, `0x7f.1`,
+         *     `127.1`) answer 400 `INVALID_FORMAT`. Letters are case-insensitive; non-ASCII names are converted to A-labels
+         *     as on `/api/v1/dns/{domain}`, with the same exception for names that conversion refuses.
+         */
+        TlsHost: string | unknown | unknown | unknown | unknown;
     };
     requestBodies: never;
     headers: {
@@ -806,7 +970,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The IBAN, in electronic or printed form (spaces and dashes allowed). */
+                /**
+                 * @description The IBAN, in electronic or printed form: 1-64 ASCII letters, digits, spaces and dashes with at least one letter
+                 *     or digit (spaces and dashes are removed before checking). Anything else answers 400 `INVALID_FORMAT`.
+                 */
                 iban: components["parameters"]["Iban"];
             };
             cookie?: never;
@@ -842,7 +1009,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The BIC, 8 or 11 characters (spaces and dashes allowed). */
+                /**
+                 * @description The BIC, 8 or 11 characters (spaces and dashes allowed): 1-64 ASCII letters, digits, spaces and dashes with at
+                 *     least one letter or digit get a verdict; anything else answers 400 `INVALID_FORMAT`.
+                 */
                 bic: components["parameters"]["Bic"];
             };
             cookie?: never;
@@ -876,13 +1046,25 @@ export interface operations {
     lookupDns: {
         parameters: {
             query?: {
-                /** @description Comma-separated record types, case-insensitive, duplicates ignored. Default `A`. */
+                /**
+                 * @description Comma-separated record types out of A, AAAA, MX, TXT, CNAME, NS and SOA, case-insensitive, spaces around the
+                 *     commas allowed, duplicates ignored; at most 64 characters. Default `A` when the parameter is absent. An empty
+                 *     value, an empty list element or another type answers 400 `INVALID_FORMAT`.
+                 */
                 type?: string;
             };
             header?: never;
             path: {
-                /** @description A hostname, at most 253 characters; internationalised names are converted to A-labels. */
-                domain: components["parameters"]["Domain"];
+                /**
+                 * @description A DNS name, at most 253 characters, one trailing dot allowed: labels of 1-63 letters, digits, hyphens (not first
+                 *     or last) and underscores (so `_dmarc.example.com` can be asked), a single label included (`com`). The last label
+                 *     is not a number (all digits, or `0x` and hex digits): an IP address or an old numeric IPv4 form such as `000` or
+                 *     `0x7f.1` answers 400 `INVALID_FORMAT`. Letters are case-insensitive. A name with non-ASCII letters is converted
+                 *     to A-labels (UTS #46, as WHATWG URLs do); one that conversion refuses (e.g. right-to-left and left-to-right
+                 *     letters in one label, RFC 5893) or whose A-labels exceed 63 or 253 characters answers 400 `INVALID_FORMAT`,
+                 *     which no pattern can say in advance.
+                 */
+                domain: components["parameters"]["DnsName"];
             };
             cookie?: never;
         };
@@ -919,8 +1101,15 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description A hostname, at most 253 characters; internationalised names are converted to A-labels. */
-                domain: components["parameters"]["Domain"];
+                /**
+                 * @description A host name of at least two labels, at most 253 characters, one trailing dot allowed: labels of 1-63 letters,
+                 *     digits and hyphens (not first or last; no underscores), the last not a number (all digits, or `0x` and hex
+                 *     digits); or an IP address: IPv4 as a dotted quad without leading zeros, IPv6 in RFC 4291 text without brackets
+                 *     or zone identifier. `localhost`, other single labels and old numeric IPv4 forms (`000`, `2130706433`, `0x7f.1`,
+                 *     `127.1`) answer 400 `INVALID_FORMAT`. Letters are case-insensitive; non-ASCII names are converted to A-labels
+                 *     as on `/api/v1/dns/{domain}`, with the same exception for names that conversion refuses.
+                 */
+                domain: components["parameters"]["TlsHost"];
             };
             cookie?: never;
         };
@@ -1033,8 +1222,12 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description An IPv4 or IPv6 address. */
-                ip: string;
+                /**
+                 * @description An IPv4 address in dotted-quad form (no leading zeros) or an IPv6 address (RFC 4291 text, an embedded IPv4
+                 *     tail allowed; no brackets, no zone identifier). Anything else, a blank value included, answers 400
+                 *     `INVALID_FORMAT`.
+                 */
+                ip: string | unknown | unknown;
             };
             cookie?: never;
         };
@@ -1077,7 +1270,8 @@ export interface operations {
                 /**
                  * @description The email address, at most 320 characters, percent-encoded as a query value: a `+` in a query string
                  *     means a space (form encoding, as URL libraries write it), so a plus-tagged address `jane+news@example.com`
-                 *     is sent as `jane%2Bnews@example.com`.
+                 *     is sent as `jane%2Bnews@example.com`. An empty value answers 400 `INVALID_FORMAT` (an absent one
+                 *     `MISSING_PARAMETER`); any other text of 1-320 characters gets a verdict (`validFormat: false` when malformed).
                  */
                 address: string;
             };
@@ -1142,6 +1336,158 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getHealth: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The process is alive. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Health"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+        };
+    };
+    getReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every check passes. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Readiness"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            /** @description At least one check fails (a data set still loading, the counters' store unreachable...). */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Readiness"];
+                };
+            };
+        };
+    };
+    getMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics in Prometheus text format 0.0.4. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+        };
+    };
+    getOpenApiJson: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The OpenAPI document. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The OpenAPI version, 3.1.x. */
+                        openapi: string;
+                        /** @description Title, version and description of the API. */
+                        info: Record<string, never>;
+                        /** @description The routes and their operations. */
+                        paths: Record<string, never>;
+                    };
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+        };
+    };
+    getOpenApiYaml: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The OpenAPI document, YAML 1.2 in UTF-8. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/yaml": string;
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+        };
+    };
+    getDocs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The HTML page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            /** @description The page has not been built (`make docs`); waiting does not help, so there is no `Retry-After`. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorInfo"];
+                };
+            };
         };
     };
 }

@@ -149,7 +149,8 @@ export function brandLengthValid(brand: CardBrand, length: number): boolean {
  * no digit at all); otherwise the verdict. `valid` = Luhn passes, brand recognised and a length the brand issues.
  */
 export function validateCard(input: string, bin: BinLookup): CardResult | null {
-  if (typeof input !== 'string' || input.length > MAX_INPUT) return null;
+  // At most 64 code points, as openapi.yaml's maxLength counts (JSON Schema); UTF-16 length is an upper bound of that.
+  if (typeof input !== 'string' || (input.length > MAX_INPUT && [...input].length > MAX_INPUT)) return null;
   const digits = sanitiseCardNumber(input);
   if (digits.length === 0) return null;
   const luhn = luhnValid(digits);

@@ -24,6 +24,8 @@ export async function compileApi(document: Record<string, any>): Promise<Compile
     definition: structuredClone(document) as any,
     quick: true,
     validate: true,
+    // Errors carry their schema, so a refusal can use the contract's own wording (x-invalid-message, openapi.yaml).
+    ajvOpts: { verbose: true },
     customizeAjv: (ajv: any) => {
       addFormats.default(ajv as any);
       return ajv;
@@ -32,7 +34,8 @@ export async function compileApi(document: Record<string, any>): Promise<Compile
   await api.init();
   const operations: RouteOperation[] = [];
   const validators = new Map<string, OperationValidators>();
-  for (const op of api.getOperations()) {
+  // The System tag's routes (/healthz, /metrics, /openapi.json...) are served by system-routes.ts, never dispatched as API operations.
+  for (const op of api.getOperations().filter((o) => !o.tags?.includes('System'))) {
     const operationId = op.operationId!;
     const compiled = api.validator.getRequestValidatorsForOperation(operationId) as ValidateFunction[];
     const hasBody = Boolean(op.requestBody);
@@ -56,6 +59,15 @@ function fieldOf(e: ErrorObject): string {
   return m?.[1] || 'body';
 }
 
+/** Keywords whose refusal reads better in the contract's own words than in Ajv's (a regular expression, "anyOf"). */
+const WORDED = new Set(['pattern', 'anyOf', 'format', 'minLength', 'maxLength']);
+
+/** The contract's wording for a value its schema refuses (`x-invalid-message` in openapi.yaml), else Ajv's. */
+function messageOf(e: ErrorObject): string {
+  const own = (e.parentSchema as Record<string, unknown> | undefined)?.['x-invalid-message'];
+  return typeof own === 'string' && WORDED.has(e.keyword) ? own : (e.message ?? 'is invalid');
+}
+
 /** Map Ajv errors to MISSING_PARAMETER (absent) or INVALID_FORMAT (malformed), naming fields, never values. */
 export function validationError(errors: ErrorObject[]): ApiError {
   const missing = errors.find((e) => e.keyword === 'required');
@@ -68,9 +80,12 @@ export function validationError(errors: ErrorObject[]): ApiError {
     });
   }
   const details: FieldError[] = [];
+  // The alternatives of an anyOf that failed as a whole: its own message says what was expected.
+  const anyOf = errors.filter((e) => e.keyword === 'anyOf').map((e) => `${e.schemaPath}/`);
   for (const e of errors) {
+    if (anyOf.some((prefix) => e.schemaPath.startsWith(prefix))) continue;
     const field = fieldOf(e);
-    const message = e.message ?? 'is invalid';
+    const message = messageOf(e);
     if (!details.some((d) => d.field === field && d.message === message)) details.push({ field, message });
   }
   const first = details[0] ?? { field: 'request', message: 'is invalid' };

@@ -5,7 +5,8 @@ import { invalidFormat, missingParameter, notFound } from '../http/errors.js';
 import type { ApiRequest, Handler } from '../http/types.js';
 import { DKIM_SELECTORS, dkimName, isDkimRecord } from '../domain/dkim.js';
 import { parseDmarc } from '../domain/dmarc.js';
-import { parseEmailAddress, toAsciiDomain, type EmailClassifier } from '../domain/email.js';
+import { parseEmailAddress, type EmailClassifier } from '../domain/email.js';
+import { DNS_NAME, parseName } from '../domain/host-name.js';
 import { analyseSpf } from '../domain/spf-analysis.js';
 import type { components } from '../../generated/api.js';
 
@@ -27,8 +28,6 @@ const MAX_ANALYSES = 10_000;
 
 type Security = DnsLookupResult['security'];
 const MAX_DNS_NAME = 253;
-/** DNS labels: LDH plus '_' (so _dmarc.example.com and SELECTOR._domainkey.example.com can be looked up). */
-const DNS_LABEL = /^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/;
 
 const show = (v: string): string => (v.length > 40 ? `${v.slice(0, 40)}...` : v);
 
@@ -48,20 +47,13 @@ export function parseRecordTypes(value: unknown): RecordType[] {
   return out.length > 0 ? out : ['A'];
 }
 
-/** Path domain → lower-case A-labels without a trailing dot. Throws INVALID_FORMAT when not a valid DNS host name. */
+/** Path domain → lower-case A-labels without a trailing dot (DnsName in openapi.yaml). Throws INVALID_FORMAT otherwise. */
 export function normaliseLookupDomain(value: unknown): string {
   if (value === undefined || value === null || value === '') throw missingParameter('domain');
   if (typeof value !== 'string') throw invalidFormat('domain', 'must be a host name');
-  const text = value.trim().replace(/\.$/, '');
-  const ascii = toAsciiDomain(text);
-  const labels = ascii.split('.');
-  const ok =
-    ascii.length > 0 &&
-    ascii.length <= MAX_DNS_NAME &&
-    labels.every((l) => DNS_LABEL.test(l)) &&
-    !/^\d+$/.test(labels[labels.length - 1]);
-  if (!ok) throw invalidFormat('domain', `'${show(value)}' is not a valid host name (at most ${MAX_DNS_NAME} characters)`);
-  return ascii;
+  const name = parseName(value, DNS_NAME);
+  if (!name.ok) throw invalidFormat('domain', `not a valid DNS name (at most ${MAX_DNS_NAME} characters): ${name.reason}`);
+  return name.name;
 }
 
 export function createDnsEmailOperations(deps: DnsEmailDeps): { lookupDns: Handler; validateEmail: Handler } {
@@ -132,7 +124,8 @@ export function createDnsEmailOperations(deps: DnsEmailDeps): { lookupDns: Handl
     const address: unknown = req.query?.address;
     if (address === undefined || address === null || address === '') throw missingParameter('address');
     if (typeof address !== 'string') throw invalidFormat('address', 'must be given once');
-    if (address.length > MAX_EMAIL_INPUT) {
+    // In code points, as openapi.yaml's maxLength counts (JSON Schema): 320 emoji are 640 UTF-16 units.
+    if (address.length > MAX_EMAIL_INPUT && [...address].length > MAX_EMAIL_INPUT) {
       throw invalidFormat('address', `must be at most ${MAX_EMAIL_INPUT} characters`);
     }
     const parsed = parseEmailAddress(address);

@@ -2,7 +2,7 @@
 import type { GeoIp, GeoResult } from '../adapters/geoip-reader.js';
 import type { TlsProber, TlsResult } from '../adapters/tls-prober.js';
 import { classifyIp } from '../domain/ip-ranges.js';
-import { parseTlsTarget } from '../domain/tls-target.js';
+import { requestedTlsTarget } from '../domain/tls-target.js';
 import { invalidFormat, missingParameter, notFound, serviceUnavailable } from '../http/errors.js';
 import type { ApiRequest, Handler, Reply } from '../http/types.js';
 
@@ -60,15 +60,17 @@ export function createTlsIpOperations(deps: TlsIpDeps): TlsIpOperations {
   return {
     async inspectTlsCertificate(req) {
       const domain = req.params?.domain;
-      if (typeof domain !== 'string' || domain.trim() === '') throw missingParameter('domain');
-      const target = parseTlsTarget(domain);
+      if (domain === undefined) throw missingParameter('domain');
+      // A blank value is given, not absent: INVALID_FORMAT like any other malformed target (openapi.yaml TlsHost).
+      const target = requestedTlsTarget(domain);
       if (target.kind === 'invalid') throw invalidFormat('domain', target.reason);
       return { status: 200, body: await deps.tls.inspect(target.name) };
     },
 
     lookupIp(req) {
       const ip = req.params?.ip;
-      if (typeof ip !== 'string' || ip.trim() === '') throw missingParameter('ip');
+      if (ip === undefined) throw missingParameter('ip');
+      // A blank value is given, not absent: classifyIp refuses it as INVALID_FORMAT (openapi.yaml lookupIp).
       return locate(ip.trim(), 'ip', 'address');
     },
 

@@ -97,6 +97,11 @@ describe('GET /api/v1/dns/{domain}', () => {
     expect(res.body.records[0].value).toBe('192.0.2.40');
   });
 
+  it.each(['localhost', 'xn--zz.test', '_dmarc.nope.test'])('takes %s as a DNS name (404 when it does not exist, never 400)', async (name) => {
+    const res = await h.call(`/api/v1/dns/${name}`);
+    expect(res.status).toBe(404);
+  });
+
   it('answers 404 for a domain that does not exist', async () => {
     const res = await h.call('/api/v1/dns/nope.test');
     expect(res.status).toBe(404);
@@ -104,9 +109,15 @@ describe('GET /api/v1/dns/{domain}', () => {
   });
 
   it.each([
-    ['an unsupported type, named', '/api/v1/dns/mail.test?type=A,PTR', /PTR/],
+    ['an unsupported type, listing the supported ones', '/api/v1/dns/mail.test?type=A,PTR', /A, AAAA, MX, TXT, CNAME, NS, SOA/],
     ['a malformed domain', '/api/v1/dns/exa%20mple.com', /domain/],
     ['a label over 63 characters', `/api/v1/dns/${'a'.repeat(64)}.test`, /domain/],
+    ['a name read as an IPv4 address (000 is 0.0.0.0)', '/api/v1/dns/000', /not ending in a number/],
+    ['an old numeric IPv4 form', '/api/v1/dns/0x7f.1', /not ending in a number/],
+    ['a last label in hex', '/api/v1/dns/example.0x1f', /not ending in a number/],
+    ['a blank domain', '/api/v1/dns/%0D', /domain/],
+    ['an empty type', '/api/v1/dns/mail.test?type=', /type/],
+    ['an empty element in the type list', '/api/v1/dns/mail.test?type=A,,MX', /type/],
   ])('answers 400 INVALID_FORMAT for %s', async (_label, path, message) => {
     const res = await h.call(path);
     expect(res.status).toBe(400);
@@ -214,6 +225,19 @@ describe('GET /api/v1/email', () => {
     const res = await h.call(`/api/v1/email?address=${'a'.repeat(320)}@x.de`);
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('INVALID_FORMAT');
+  });
+
+  it('counts 320 characters in code points, as the schema does: 320 emoji are a verdict, not a 400', async () => {
+    const res = await h.call(`/api/v1/email?address=${encodeURIComponent('\u{1F600}'.repeat(320))}`);
+    expect(res.status).toBe(200);
+    expect(res.body.validFormat).toBe(false);
+  });
+
+  it('answers 400 INVALID_FORMAT for an empty address, MISSING_PARAMETER for an absent one', async () => {
+    const empty = await h.call('/api/v1/email?address=');
+    expect(empty.body).toMatchObject({ status: 400, code: 'INVALID_FORMAT', details: [{ field: 'address' }] });
+    const absent = await h.call('/api/v1/email');
+    expect(absent.body).toMatchObject({ status: 400, code: 'MISSING_PARAMETER', details: [{ field: 'address' }] });
   });
 
   it('answers 502 when the DNS servers fail', async () => {

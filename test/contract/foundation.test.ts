@@ -102,13 +102,13 @@ describe('routing errors', () => {
   });
 
   it.each(['/api/v1/dns/4111111111111111', '/api/v1/dns/4111%201111%201111%201111'])(
-    'masks a card number sent to another endpoint in the error message and details too: %s',
+    'masks a card number sent to another endpoint in the path, and keeps it out of the message and details: %s',
     async (path) => {
       const res = await h.call(path);
       expect(res.status).toBe(400);
       expect(res.body.path).toBe('/api/v1/dns/************1111');
+      // The refusal is the contract's own wording (DnsName's x-invalid-message in openapi.yaml): it names no value.
       for (const text of [res.body.message, res.body.error, ...res.body.details.map((d: { message: string }) => d.message)]) {
-        expect(text).toContain('************1111');
         expect(text.replace(/\D/g, '')).not.toContain('4111111111111111');
       }
     },

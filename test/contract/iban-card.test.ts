@@ -41,10 +41,12 @@ describe('GET /api/v1/iban/{iban}', () => {
   it.each([
     ['symbols', 'DE89%2437040044'],
     ['65 characters', 'D'.repeat(65)],
+    ['only dashes and spaces', '-%20-'],
+    ['a tab', 'DE89%093704'],
   ])('answers 400 INVALID_FORMAT for %s', async (_label, iban) => {
     const res = await h.call(`/api/v1/iban/${iban}`);
     expect(res.status).toBe(400);
-    expect(res.body.code).toBe('INVALID_FORMAT');
+    expect(res.body).toMatchObject({ code: 'INVALID_FORMAT', details: [{ field: 'iban', message: 'must be 1-64 letters, digits, spaces or dashes' }] });
   });
 });
 
@@ -77,6 +79,7 @@ describe('POST /api/v1/creditcard/validate', () => {
 
   it.each([
     ['no digits', 'abcd-efgh'],
+    ['empty', ''],
     ['not a string', 4111111111111111],
     ['over 64 characters', '4111 '.repeat(13)],
   ])('answers 400 INVALID_FORMAT for %s without echoing it', async (_label, value) => {
@@ -84,6 +87,12 @@ describe('POST /api/v1/creditcard/validate', () => {
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('INVALID_FORMAT');
     expect(res.text).not.toMatch(/4111|abcd/);
+  });
+
+  it('counts 64 characters in code points, as the schema does: emoji around a number are a verdict, not a 400', async () => {
+    const res = await card(`${'\u{1F4B3}'.repeat(40)}4111111111111111`);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ luhnValid: true, lastFourDigits: '1111' });
   });
 
   it('never writes the number to the logs', async () => {

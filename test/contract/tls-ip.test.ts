@@ -83,13 +83,24 @@ describe('GET /api/v1/ssl/{domain}', () => {
     expect(good.connections()).toBe(before);
   });
 
-  it.each(['127.0.0.1', '2130706433', '0x7f.1', '[::ffff:127.0.0.1]'])('refuses the literal target %s without connecting', async (target) => {
+  it.each(['127.0.0.1', '::ffff:127.0.0.1', '::1'])('refuses the literal target %s without connecting', async (target) => {
     const before = good.connections();
     const res = await strict.call(`/api/v1/ssl/${encodeURIComponent(target)}`);
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ code: 'VALIDATION_ERROR', message: expect.stringMatching(/non-public address/) });
     expect(good.connections()).toBe(before);
   });
+
+  it.each(['2130706433', '0x7f.1', '127.1', '000', '[::ffff:127.0.0.1]', 'localhost', '%0D', '%20'])(
+    'answers 400 INVALID_FORMAT for %s, no host name or IP address in standard form, connecting nowhere',
+    async (target) => {
+      const before = good.connections();
+      const res = await strict.call(`/api/v1/ssl/${target.startsWith('%') ? target : encodeURIComponent(target)}`);
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ code: 'INVALID_FORMAT', details: [{ field: 'domain' }] });
+      expect(good.connections()).toBe(before);
+    },
+  );
 
   it('answers 400 INVALID_FORMAT for a malformed domain', async () => {
     const res = await h.call('/api/v1/ssl/bad%20domain!');
@@ -128,6 +139,12 @@ describe('GET /api/v1/ip/{ip}', () => {
   it('answers 404 for a public address the data does not know', async () => {
     const res = await h.call('/api/v1/ip/8.8.8.8');
     expect(res.status).toBe(404);
+  });
+
+  it.each(['%0D', '%20', '01.2.3.4', 'fe80::1%25eth0', '[::1]', '1.2.3.4.'])('answers 400 INVALID_FORMAT for %s (a blank value too)', async (ip) => {
+    const res = await h.call(`/api/v1/ip/${ip}`);
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: 'INVALID_FORMAT', message: 'parameter ip is malformed: must be an IPv4 or IPv6 address' });
   });
 
   it('answers 400 INVALID_FORMAT for something that is not an IP', async () => {

@@ -97,10 +97,11 @@ afterAll(async () => {
 describe(`redocly respect ${WORKFLOWS}`, () => {
   it('has a step for every operation of openapi.yaml', () => {
     const spec = parse(readFileSync(join(ROOT, 'openapi.yaml'), 'utf8'));
+    // The System tag's routes (/healthz, /metrics...) are no API operations: no key, no workflow.
     const documented = Object.values(spec.paths as Record<string, Record<string, any>>).flatMap((item) =>
       Object.values(item)
-        .map((op) => op?.operationId)
-        .filter(Boolean),
+        .filter((op) => op?.operationId && !op.tags?.includes('System'))
+        .map((op) => op.operationId),
     );
     const arazzo = parse(readFileSync(join(ROOT, WORKFLOWS), 'utf8'));
     const exercised = new Set(arazzo.workflows.flatMap((w: any) => w.steps.map((s: any) => s.operationId)));

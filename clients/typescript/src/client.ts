@@ -27,9 +27,9 @@ export interface ClientOptions {
   /** The API key, sent as `X-Api-Key` on every request. */
   apiKey: string;
   /** A fetch implementation (defaults to the global one). */
-  fetch?: (input: Request) => Promise<Response>;
+  fetch?: ((input: Request) => Promise<Response>) | undefined;
   /** Extra headers sent on every request. */
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
 }
 
 /** A non-2xx answer: the service's ErrorInfo body, with the status and headers that came with it. */
@@ -128,7 +128,7 @@ export class ValidationClient {
     if (!options.apiKey) throw new TypeError('apiKey is required');
     this.raw = createClient<paths>({
       baseUrl: options.baseUrl.replace(/\/+$/, ''),
-      fetch: options.fetch,
+      ...(options.fetch ? { fetch: options.fetch } : {}),
       headers: { ...options.headers, 'X-Api-Key': options.apiKey },
     });
   }
