@@ -1,7 +1,8 @@
 // Non-API routes of OPERATIONS.md (no key needed): the contract, the Redoc page, health, readiness, metrics.
 import { randomUUID } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import Router from '@koa/router';
+import type { DocsPage } from '../adapters/docs-page.js';
+import { chooseCoding } from '../domain/accept-encoding.js';
 import { ApiError, errorReply } from './errors.js';
 import type { Metrics } from './metrics.js';
 import type { Spec } from './spec.js';
@@ -28,9 +29,15 @@ const DOCS_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-export interface DocsPage {
-  path: string;
-  size: number;
+export type { DocsPage } from '../adapters/docs-page.js';
+
+/** The encoding to send and its bytes: among those made, br before gzip when the client weighs them alike. */
+function pickEncoding(page: DocsPage, acceptEncoding: string | undefined): { coding: string | null; body: Buffer } {
+  const offered = [page.br && 'br', page.gzip && 'gzip'].filter((e): e is string => Boolean(e));
+  const coding = chooseCoding(acceptEncoding, offered);
+  if (coding === 'br' && page.br) return { coding, body: page.br };
+  if (coding === 'gzip' && page.gzip) return { coding, body: page.gzip };
+  return { coding: null, body: page.identity };
 }
 
 export function createSystemRoutes(deps: SystemRoutesDeps): Router {
@@ -54,11 +61,14 @@ export function createSystemRoutes(deps: SystemRoutesDeps): Router {
       ctx.body = reply.body;
       return;
     }
+    const { coding, body } = pickEncoding(page, ctx.get('Accept-Encoding') || undefined);
     ctx.type = 'text/html; charset=utf-8';
     // The page is self-contained: nothing may load from elsewhere (Redoc would fetch a logo from its CDN).
     ctx.set('Content-Security-Policy', DOCS_CSP);
-    ctx.body = createReadStream(page.path);
-    ctx.length = page.size;
+    ctx.vary('Accept-Encoding');
+    if (coding !== null) ctx.set('Content-Encoding', coding);
+    // A Buffer body: Koa sets Content-Length, and a HEAD gets the headers alone.
+    ctx.body = body;
   });
   router.get('/healthz', (ctx) => {
     ctx.body = { status: 'ok' };
