@@ -70,12 +70,14 @@ export interface ComposeOptions {
   /** Extra or replacement handlers (tests inject a throwing handler). */
   handlers?: HandlerMap;
   defaultMetrics?: boolean;
+  /** Minimum time between two /metrics renders (default METRICS_RENDER_INTERVAL_MS); tests reading fresh counts use 0. */
+  metricsRenderIntervalMs?: number;
 }
 
 export async function compose(config: Readonly<Config>, logger: Logger, opts: ComposeOptions = {}): Promise<Composition> {
   const spec = await loadSpec();
   const api = await compileApi(spec.document);
-  const metrics = createMetrics({ defaults: opts.defaultMetrics });
+  const metrics = createMetrics({ defaults: opts.defaultMetrics, renderIntervalMs: opts.metricsRenderIntervalMs });
 
   let keyStore: KeyStore;
   let counters: CounterStore;

@@ -1,6 +1,7 @@
-// Non-API routes of OPERATIONS.md (no key needed): the contract, the Redoc page, health, readiness, metrics.
+// Non-API routes (no key needed): the contract, the Redoc page, health, readiness, metrics (or its own port).
 import { randomUUID } from 'node:crypto';
 import Router from '@koa/router';
+import Koa from 'koa';
 import type { DocsPage } from '../adapters/docs-page.js';
 import { chooseCoding } from '../domain/accept-encoding.js';
 import { ApiError, errorReply } from './errors.js';
@@ -14,6 +15,8 @@ export interface SystemRoutesDeps {
   docsPage: () => DocsPage | null;
   /** Named readiness checks; the service is ready when all are true. */
   readiness: () => Record<string, boolean>;
+  /** METRICS_PORT is set: /metrics is served there (createMetricsApp), not among these routes. */
+  metricsOnOwnPort?: boolean;
 }
 
 const DOCS_CSP = [
@@ -79,9 +82,45 @@ export function createSystemRoutes(deps: SystemRoutesDeps): Router {
     ctx.status = ready ? 200 : 503;
     ctx.body = { status: ready ? 'ready' : 'not ready', checks };
   });
-  router.get('/metrics', async (ctx) => {
-    ctx.type = deps.metrics.registry.contentType;
-    ctx.body = await deps.metrics.registry.metrics();
-  });
+  if (!deps.metricsOnOwnPort) router.get('/metrics', metricsRoute(deps.metrics));
   return router;
+}
+
+function metricsRoute(metrics: Metrics): Koa.Middleware {
+  return async (ctx) => {
+    ctx.type = metrics.registry.contentType;
+    ctx.body = await metrics.render();
+  };
+}
+
+/** ErrorInfo with its request id, for the metrics port's own refusals. */
+function answerError(ctx: Koa.Context, error: unknown): void {
+  const requestId = randomUUID();
+  const reply = errorReply(error, ctx.path, requestId);
+  ctx.status = reply.status;
+  ctx.set('X-Request-Id', requestId);
+  ctx.set(reply.headers);
+  ctx.body = reply.body;
+}
+
+/** The server of METRICS_PORT: GET and HEAD /metrics, ErrorInfo 404 for any other path, 405 for other methods. */
+export function createMetricsApp(metrics: Metrics): Koa {
+  const app = new Koa({ proxy: false });
+  app.silent = true;
+  const serve = metricsRoute(metrics);
+  app.use(async (ctx, next) => {
+    try {
+      await next();
+    } catch (err) {
+      answerError(ctx, err); // an unexpected failure: 500 INTERNAL_ERROR, no internals
+    }
+  });
+  app.use(async (ctx, next) => {
+    if (ctx.path !== '/metrics') return answerError(ctx, new ApiError(404, 'RESOURCE_NOT_FOUND', 'only /metrics is served on this port'));
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
+      return answerError(ctx, new ApiError(405, 'METHOD_NOT_ALLOWED', `method ${ctx.method} is not allowed on this path`, { headers: { Allow: 'GET, HEAD' } }));
+    }
+    return serve(ctx, next);
+  });
+  return app;
 }
