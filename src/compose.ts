@@ -1,5 +1,5 @@
 // Composition root: config -> adapters -> operations -> app dependencies. The one place that knows every adapter.
-import { access, stat } from 'node:fs/promises';
+import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { KeyStore } from './adapters/key-store.js';
 import type { CounterStore } from './adapters/counter-store.js';
@@ -12,7 +12,7 @@ import { createUsageOperations } from './operations/usage.js';
 import type { AppDeps } from './app.js';
 import { ConfigError, type Config } from './config.js';
 import { KeyDirectory } from './http/auth.js';
-import type { DocsPage } from './http/system-routes.js';
+import { loadDocsPage, type DocsPage } from './adapters/docs-page.js';
 import { createContractValidator } from './http/contract-validator.js';
 import { unlimited, type Limiter } from './http/limits.js';
 import type { Logger } from './http/logging.js';
@@ -71,12 +71,14 @@ export interface ComposeOptions {
   /** Extra or replacement handlers (tests inject a throwing handler). */
   handlers?: HandlerMap;
   defaultMetrics?: boolean;
+  /** Minimum time between two /metrics renders (default METRICS_RENDER_INTERVAL_MS); tests reading fresh counts use 0. */
+  metricsRenderIntervalMs?: number;
 }
 
 export async function compose(config: Readonly<Config>, logger: Logger, opts: ComposeOptions = {}): Promise<Composition> {
   const spec = await loadSpec();
   const api = await compileApi(spec.document);
-  const metrics = createMetrics({ defaults: opts.defaultMetrics });
+  const metrics = createMetrics({ defaults: opts.defaultMetrics, renderIntervalMs: opts.metricsRenderIntervalMs });
 
   let keyStore: KeyStore;
   let counters: CounterStore;
@@ -181,12 +183,12 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
   if (config.geoipCityDb !== null || config.geoipAsnDb !== null) await opening;
   const geoLoading = opening.catch(() => undefined);
 
-  // The 2.6 MB Redoc page is streamed from disk on each visit rather than held in the heap.
-  const docsPath = projectPath('dist/docs/index.html');
+  // The 2.6 MB Redoc page, read once in the background and served from memory with its encodings.
   let docsPage: DocsPage | null = null;
-  stat(docsPath).then(
-    (s) => (docsPage = { path: docsPath, size: s.size }),
-    () => logger.warn('documentation page not built (make docs): /docs answers 503'),
+  loadDocsPage(projectPath('dist/docs/index.html'), (page) => (docsPage = page)).catch((err: unknown) =>
+    docsPage === null
+      ? logger.warn('documentation page not built (make docs): /docs answers 503')
+      : logger.warn({ err: String(err) }, 'documentation page not compressed: /docs sends it uncompressed'),
   );
 
   const handlers: HandlerMap = {

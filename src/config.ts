@@ -37,6 +37,7 @@ export interface Config {
   validateResponses: boolean;
   rateLimits: boolean;
   shutdownTimeoutMs: number;
+  metricsPort: number | null;
 }
 
 export class ConfigError extends Error {
@@ -95,6 +96,8 @@ const url: Parse<string> = (raw, name) => {
     throw new ConfigError(name, `must be an http(s) URL, got "${raw}"`);
   }
 };
+
+const optionalPort: Parse<number | null> = (raw, name) => (raw.trim() === '' ? null : int(0, 65535)(raw, name));
 
 const redisUrl: Parse<string | null> = (raw, name) => {
   if (raw.trim() === '') return null;
@@ -157,6 +160,7 @@ function settings(cpus: number): Setting<keyof Config>[] {
     s('rateLimits', 'RATE_LIMITS', true, onOff, 'off disables rate limits and quotas (trusted deployments, benchmarks)'),
     s('validateResponses', 'VALIDATE_RESPONSES', false, bool, 'validate every response against openapi.yaml (slow; for debugging)'),
     s('shutdownTimeoutMs', 'SHUTDOWN_TIMEOUT_MS', 10000, int(0, 600000), 'how long in-flight requests may finish after SIGTERM'),
+    s('metricsPort', 'METRICS_PORT', null, optionalPort, 'when set, GET /metrics is served on this port only (same HOST), not on PORT'),
   ];
 }
 
@@ -172,5 +176,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cpus = 1): Read
     const raw = env[s.env];
     out[s.key] = raw === undefined ? s.default : s.parse(raw, s.env);
   }
-  return Object.freeze(out as Config);
+  const config = out as Config;
+  if (config.metricsPort !== null && config.metricsPort !== 0 && config.metricsPort === config.port) {
+    throw new ConfigError('METRICS_PORT', `must differ from PORT (${config.port}): /metrics is served on its own port`);
+  }
+  return Object.freeze(config);
 }

@@ -6,6 +6,7 @@ import { openKeyStore } from './cli/key-store-factory.js';
 import { compose } from './compose.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger } from './http/logging.js';
+import { createMetricsApp } from './http/system-routes.js';
 import { createHttpServer, drain, listen } from './server.js';
 import { boundHeapGrowth, compactHeapAfterBoot } from './heap-tuning.js';
 import { availableParallelism } from 'node:os';
@@ -42,13 +43,14 @@ function readConfig(): Readonly<Config> {
   }
 }
 
-/** Why the port could not be opened, as a ConfigError naming PORT or HOST where one of them is the cause. */
-function listenFailure(err: NodeJS.ErrnoException, config: Readonly<Config>): Error {
+/** Why a port could not be opened, as a ConfigError naming the port's variable or HOST where one of them is the cause. */
+function listenFailure(err: NodeJS.ErrnoException, config: Readonly<Config>, variable: 'PORT' | 'METRICS_PORT' = 'PORT'): Error {
+  const port = variable === 'PORT' ? config.port : config.metricsPort;
   switch (err.code) {
     case 'EADDRINUSE':
-      return new ConfigError('PORT', `port ${config.port} is already in use on ${config.host}`);
+      return new ConfigError(variable, `port ${port} is already in use on ${config.host}`);
     case 'EACCES':
-      return new ConfigError('PORT', `port ${config.port}: permission denied (ports below 1024 need privileges)`);
+      return new ConfigError(variable, `port ${port}: permission denied (ports below 1024 need privileges)`);
     case 'EADDRNOTAVAIL':
       return new ConfigError('HOST', `${config.host} is not an address of this machine`);
     case 'ENOTFOUND':
@@ -64,13 +66,25 @@ function listenFailure(err: NodeJS.ErrnoException, config: Readonly<Config>): Er
 async function serve(config: Readonly<Config>): Promise<void> {
   const logger = createLogger(config.logLevel);
   const composition = await compose(config, logger);
-  const server = createHttpServer(createApp(composition.deps));
+  const server = createHttpServer(createApp({ ...composition.deps, metricsOnOwnPort: config.metricsPort !== null }));
   await listen(server, config.port, config.host).catch((err: NodeJS.ErrnoException) => {
     throw listenFailure(err, config);
   });
+  // METRICS_PORT: /metrics alone on its own port (same HOST), for deployments that keep it private.
+  const metricsServer = config.metricsPort === null ? null : createHttpServer(createMetricsApp(composition.deps.metrics));
+  if (metricsServer) {
+    await listen(metricsServer, config.metricsPort!, config.host).catch((err: NodeJS.ErrnoException) => {
+      throw listenFailure(err, config, 'METRICS_PORT');
+    });
+  }
   const { port } = server.address() as AddressInfo;
-  logger.info({ port, host: config.host, pid: process.pid }, 'listening');
-  if (cluster.isPrimary) process.stdout.write(`listening on http://${config.host}:${port} (docs at /docs)\n`);
+  const metricsPort = metricsServer ? (metricsServer.address() as AddressInfo).port : null;
+  logger.info({ port, metricsPort, host: config.host, pid: process.pid }, 'listening');
+  if (cluster.isPrimary) {
+    // The "listening on" line comes last: it says the server is ready.
+    if (metricsPort !== null) process.stdout.write(`metrics on http://${config.host}:${metricsPort}/metrics\n`);
+    process.stdout.write(`listening on http://${config.host}:${port} (docs at /docs)\n`);
+  }
   // The GeoIP files are the last of the boot work; a timer lets the first requests' allocations settle too.
   void composition.geoLoading.then(() => setTimeout(compactHeapAfterBoot, 100).unref());
 
@@ -80,7 +94,7 @@ async function serve(config: Readonly<Config>): Promise<void> {
     stopping = true;
     logger.info({ signal }, 'draining');
     composition.beginDrain();
-    const how = await drain(server, config.shutdownTimeoutMs);
+    const [how] = await Promise.all([drain(server, config.shutdownTimeoutMs), metricsServer && drain(metricsServer, config.shutdownTimeoutMs)]);
     await composition.close();
     logger.info({ how }, 'stopped');
     logger.flush();
@@ -102,10 +116,12 @@ function supervise(config: Readonly<Config>): void {
   const listened = new Set<number>();
   const fork = () => cluster.fork();
   for (let i = 0; i < config.workers; i++) fork();
-  let announced = 0;
   cluster.on('listening', (worker, address) => {
+    // A worker listens on PORT first, then on METRICS_PORT when set: its first 'listening' is PORT's.
+    if (listened.has(worker.id)) return;
     listened.add(worker.id);
-    if (++announced === config.workers) {
+    if (listened.size === config.workers) {
+      if (config.metricsPort !== null) process.stdout.write(`metrics on http://${config.host}:${config.metricsPort}/metrics\n`);
       process.stdout.write(`listening on http://${config.host}:${address.port} with ${config.workers} workers (docs at /docs)\n`);
     }
   });
@@ -116,7 +132,7 @@ function supervise(config: Readonly<Config>): void {
       return;
     }
     if (!listened.has(worker.id)) {
-      if (announced < config.workers) {
+      if (listened.size < config.workers) {
         process.stderr.write(`worker ${worker.process.pid} could not start (${signal ?? code}); stopping\n`);
         failed = true;
         return stop('SIGTERM');

@@ -1,6 +1,6 @@
-// HTTP server lifecycle: listen with bounded timeouts and header sizes; drain on SIGTERM/SIGINT, then close stores.
+// HTTP server lifecycle (RFC 9112): bounded timeouts, header sizes and pipelining; a drain on Node's own close mechanisms.
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import { createServer, ServerResponse, type IncomingMessage, type RequestListener, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ApiError, toErrorInfo } from './http/errors.js';
@@ -128,61 +128,64 @@ function onConnect(req: IncomingMessage, socket: Duplex): void {
   writeRaw(socket, 'Method Not Allowed', error, 'Allow: GET, HEAD, POST\r\n');
 }
 
-interface Tracking {
-  /** Per open connection: requests in progress, requests answered. */
-  conns: Map<Socket, { active: number; served: number }>;
-  inflight: Set<ServerResponse>;
+/**
+ * Requests one connection may have waiting for their answers (pipelined, RFC 9112 §9.3.2). The next one is
+ * refused with 503 ErrorInfo and `Connection: close`: the connection closes after answering the requests ahead
+ * of it, and the client sends the unanswered rest again on a new connection (RFC 9112 §9.3.1). Browsers do not
+ * pipeline; clients that do keep a handful in flight.
+ */
+export const MAX_PIPELINED_REQUESTS = 16;
+
+interface ServerState {
   /** When draining began (Date.now()), or null. */
   drainingSince: number | null;
   /** Connections accepted since start. */
   accepted: number;
+  /** Connections that have not sent a request yet, with when they were accepted. Each leaves on its 'close'. */
+  fresh: Map<Socket, number>;
 }
 
-const tracking = new WeakMap<Server, Tracking>();
+const states = new WeakMap<Server, ServerState>();
 
-/** How long a connection that has not sent a request yet may stay open once draining (its request may be on the way). */
-const FRESH_GRACE_MS = 1000;
+/** Per connection; goes with the socket (nothing else holds it, whether or not its responses ever finish). */
+interface Pipeline {
+  /** Requests handed to the app and not answered yet. */
+  waiting: number;
+  /** A refusal with `Connection: close` was queued: nothing after it will be sent. */
+  closing: boolean;
+}
+
+const pipelines = new WeakMap<Socket, Pipeline>();
+
+function pipelineOf(socket: Socket): Pipeline {
+  let p = pipelines.get(socket);
+  if (p === undefined) pipelines.set(socket, (p = { waiting: 0, closing: false }));
+  return p;
+}
+
+function tooManyPipelined(p: Pipeline): ApiError | null {
+  if (p.waiting < MAX_PIPELINED_REQUESTS) return null;
+  return new ApiError(503, 'SERVICE_UNAVAILABLE', `more than ${MAX_PIPELINED_REQUESTS} pipelined requests wait on this connection: send the rest on a new one`);
+}
 
 /**
- * Close idle connections: those that have answered a request and have none in progress (flushing first), and,
- * after FRESH_GRACE_MS of draining, those that never sent one (a preconnect would otherwise hold the drain open).
+ * The response class of a server: once it drains, every answer whose head is not yet written says
+ * `Connection: close`, whenever its request arrived (Node then closes the connection after it).
  */
-function closeIdleConnections(t: Tracking): void {
-  const freshExpired = t.drainingSince !== null && Date.now() - t.drainingSince >= FRESH_GRACE_MS;
-  for (const [socket, c] of t.conns) {
-    if (c.active > 0 || socket.writableEnded) continue;
-    if (c.served > 0) socket.end(() => socket.destroy());
-    else if (freshExpired) socket.destroy();
-  }
-}
-
-function trackConnections(server: Server): void {
-  const t: Tracking = { conns: new Map(), inflight: new Set(), drainingSince: null, accepted: 0 };
-  tracking.set(server, t);
-  server.on('connection', (socket: Socket) => {
-    t.accepted++;
-    t.conns.set(socket, { active: 0, served: 0 });
-    socket.once('close', () => t.conns.delete(socket));
-  });
-  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    const c = t.conns.get(req.socket);
-    if (c) c.active++;
-    t.inflight.add(res);
-    if (t.drainingSince !== null && !res.headersSent) res.setHeader('Connection', 'close');
-    res.once('close', () => {
-      t.inflight.delete(res);
-      if (c) {
-        c.active--;
-        c.served++;
-      }
-      if (t.drainingSince !== null) closeIdleConnections(t);
-    });
-  });
+function responseClass(state: ServerState): typeof ServerResponse {
+  return class DrainingResponse extends ServerResponse {
+    // Node's implicit head (res.end() without writeHead) comes through here too.
+    override writeHead(statusCode: number, ...rest: unknown[]): this {
+      if (state.drainingSince !== null && !this.headersSent) this.setHeader('Connection', 'close');
+      return Reflect.apply(super.writeHead, this, [statusCode, ...rest]) as this;
+    }
+  } as typeof ServerResponse;
 }
 
 export function createHttpServer(app: { callback(): RequestListener }, overrides: Partial<ServerLimits> = {}): Server {
   const limits = { ...DEFAULT_LIMITS, ...overrides };
   const handle = app.callback();
+  const state: ServerState = { drainingSince: null, accepted: 0, fresh: new Map() };
   const server = createServer(
     {
       maxHeaderSize: limits.maxHeaderSize,
@@ -191,12 +194,31 @@ export function createHttpServer(app: { callback(): RequestListener }, overrides
       connectionsCheckingInterval: limits.connectionsCheckingIntervalMs,
       // Checked in refusal() so that the 400 is ErrorInfo like every other answer.
       requireHostHeader: false,
+      ServerResponse: responseClass(state),
     },
     (req, res) => {
-      const refused = refusal(req, limits.maxHeadersCount);
-      return refused ? refuse(req, res, refused) : handle(req, res);
+      const socket = req.socket as Socket;
+      state.fresh.delete(socket);
+      const p = pipelineOf(socket);
+      // Behind a refusal nothing is sent: neither answer nor read more. Node frees the queue with the socket,
+      // which closes once the answers ahead are written.
+      if (p.closing) return void socket.pause();
+      const refused = refusal(req, limits.maxHeadersCount) ?? tooManyPipelined(p);
+      if (refused) {
+        p.closing = true;
+        return refuse(req, res, refused);
+      }
+      p.waiting++;
+      res.once('finish', () => p.waiting--);
+      handle(req, res);
     },
   );
+  states.set(server, state);
+  server.on('connection', (socket: Socket) => {
+    state.accepted++;
+    state.fresh.set(socket, Date.now());
+    socket.once('close', () => state.fresh.delete(socket));
+  });
   // An Expect other than 100-continue: RFC 9110 §10.1.1 lets a server ignore it and answer the request as usual,
   // which keeps the answer inside the contract (Node's own reply is an empty 417).
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => server.emit('request', req, res));
@@ -205,7 +227,6 @@ export function createHttpServer(app: { callback(): RequestListener }, overrides
   server.maxHeadersCount = limits.maxHeadersCount + 1;
   server.on('clientError', onClientError);
   server.on('connect', onConnect);
-  trackConnections(server);
   return server;
 }
 
@@ -219,17 +240,24 @@ export function listen(server: Server, port: number, host: string): Promise<void
   });
 }
 
+/** How long a connection that has not sent a request yet may stay open once draining (its request may be on the way). */
+const FRESH_GRACE_MS = 1000;
+
 /**
  * Stop accepting and let every request the server has received finish, then resolve; after timeoutMs the
- * stragglers are cut. Shutdown must not reset a connection whose request was already sent:
- * - connections the kernel completed before the signal are still accepted (one full poll phase runs before
- *   the listener closes), and answered (503 once the app drains) instead of being reset with the listener;
- * - a connection is closed once idle after a response; one that has not yet carried a request may hold an
- *   unread one (Node's closeIdleConnections() would destroy it), so it gets FRESH_GRACE_MS first;
- * - answers written from now on carry `Connection: close`.
+ * stragglers are cut (closeAllConnections). Node's own mechanisms do the work; shutdown must not reset a
+ * connection whose request was already sent:
+ * - answers written from now on carry `Connection: close` (see responseClass), so Node closes each connection
+ *   after its answer; the app answers requests that arrive from now on 503 (its own drain flag);
+ * - connections the kernel completed before the signal are still accepted (the listener stays open until a
+ *   loop iteration accepts nothing more, at most 1 s) and answered, instead of being reset with the listener;
+ * - server.close() then closes the idle keep-alive connections, and closeIdleConnections() runs again every
+ *   50 ms for those that turn idle later;
+ * - a connection that has not carried a request yet may hold one unread: Node counts it active, so it is
+ *   closed here once it has been open FRESH_GRACE_MS since the drain began.
  */
 export function drain(server: Server, timeoutMs: number): Promise<'drained' | 'timeout'> {
-  const t = tracking.get(server);
+  const state = states.get(server);
   return new Promise((resolve) => {
     let settled = false;
     const finish = (how: 'drained' | 'timeout') => {
@@ -239,19 +267,24 @@ export function drain(server: Server, timeoutMs: number): Promise<'drained' | 't
       clearTimeout(limit);
       resolve(how);
     };
-    const closeIdle = () => (t ? closeIdleConnections(t) : server.closeIdleConnections());
-    if (t) {
-      t.drainingSince = Date.now();
-      for (const res of t.inflight) if (!res.headersSent) res.setHeader('Connection', 'close');
-    }
-    // Accept until a loop iteration accepts nothing more (bounded), then close the listener.
-    const quietBy = Date.now() + 1000;
+    const drainingSince = Date.now();
+    if (state) state.drainingSince = drainingSince;
+    let closing = false;
+    const closeIdle = () => {
+      if (!closing) return;
+      server.closeIdleConnections();
+      if (state && Date.now() - drainingSince >= FRESH_GRACE_MS) {
+        for (const [socket, since] of state.fresh) if (Date.now() - Math.max(since, drainingSince) >= FRESH_GRACE_MS) socket.destroy();
+      }
+    };
+    const quietBy = drainingSince + 1000;
     let seen = -1;
     const closeWhenQuiet = () => {
-      if (t && t.accepted !== seen && Date.now() < quietBy) {
-        seen = t.accepted;
+      if (state && state.accepted !== seen && Date.now() < quietBy) {
+        seen = state.accepted;
         return void setImmediate(closeWhenQuiet);
       }
+      closing = true;
       server.close(() => finish('drained'));
       closeIdle();
     };

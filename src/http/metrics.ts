@@ -11,6 +11,11 @@ export interface CacheStats {
 
 export interface Metrics {
   registry: Registry;
+  /**
+   * The exposition text. A render reads every series and costs ~20x an API request, so it runs at most once
+   * per renderIntervalMs: scrapes meanwhile get the text already made, and concurrent ones share one render.
+   */
+  render(): Promise<string>;
   observe(operationId: string, status: number, seconds: number): void;
   /** Expose a cache's counters, read at scrape time. */
   addCache(name: string, stats: () => CacheStats): void;
@@ -20,7 +25,36 @@ export interface Metrics {
   addCounter(name: string, help: string, read: () => number): void;
 }
 
-export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
+/** How old the text served to a scrape may be; Prometheus scrapes every 15 s or more by default. */
+export const METRICS_RENDER_INTERVAL_MS = 1000;
+
+export interface MetricsOptions {
+  /** Node's process metrics (prom-client's defaults); on unless false. */
+  defaults?: boolean;
+  /** Minimum time between two renders; 0 renders for every scrape not sharing one in progress. */
+  renderIntervalMs?: number;
+}
+
+/** A render at most every `intervalMs`, measured from the end of the last one. */
+function throttledRender(registry: Registry, intervalMs: number): () => Promise<string> {
+  let last: { text: string; at: number } | null = null;
+  let pending: Promise<string> | null = null;
+  return () => {
+    if (last !== null && performance.now() - last.at < intervalMs) return Promise.resolve(last.text);
+    pending ??= registry
+      .metrics()
+      .then((text) => {
+        last = { text, at: performance.now() };
+        return text;
+      })
+      .finally(() => {
+        pending = null;
+      });
+    return pending;
+  };
+}
+
+export function createMetrics(opts: MetricsOptions = {}): Metrics {
   const registry = new Registry();
   if (opts.defaults !== false) collectDefaultMetrics({ register: registry });
   const requests = new RequestSeries();
@@ -58,6 +92,7 @@ export function createMetrics(opts: { defaults?: boolean } = {}): Metrics {
   cacheGauge('cache_entries', 'Entries held in the cache', (s) => s.size);
   return {
     registry,
+    render: throttledRender(registry, opts.renderIntervalMs ?? METRICS_RENDER_INTERVAL_MS),
     observe(operationId, status, seconds) {
       requests.record(operationId, status, seconds);
     },

@@ -1,7 +1,9 @@
-// Non-API routes of OPERATIONS.md (no key needed): the contract, the Redoc page, health, readiness, metrics.
+// Non-API routes (no key needed): the contract, the Redoc page, health, readiness, metrics (or its own port).
 import { randomUUID } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import Router from '@koa/router';
+import Koa from 'koa';
+import type { DocsPage } from '../adapters/docs-page.js';
+import { chooseCoding } from '../domain/accept-encoding.js';
 import { ApiError, errorReply } from './errors.js';
 import type { Metrics } from './metrics.js';
 import type { Spec } from './spec.js';
@@ -15,6 +17,8 @@ export interface SystemRoutesDeps {
   readiness: () => Record<string, boolean>;
   /** Each shipped dataset's date and state (adapters/datasets.ts); reported by /readyz, never making it fail. */
   datasets?: () => readonly object[];
+  /** METRICS_PORT is set: /metrics is served there (createMetricsApp), not among these routes. */
+  metricsOnOwnPort?: boolean;
 }
 
 const DOCS_CSP = [
@@ -30,9 +34,15 @@ const DOCS_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-export interface DocsPage {
-  path: string;
-  size: number;
+export type { DocsPage } from '../adapters/docs-page.js';
+
+/** The encoding to send and its bytes: among those made, br before gzip when the client weighs them alike. */
+function pickEncoding(page: DocsPage, acceptEncoding: string | undefined): { coding: string | null; body: Buffer } {
+  const offered = [page.br && 'br', page.gzip && 'gzip'].filter((e): e is string => Boolean(e));
+  const coding = chooseCoding(acceptEncoding, offered);
+  if (coding === 'br' && page.br) return { coding, body: page.br };
+  if (coding === 'gzip' && page.gzip) return { coding, body: page.gzip };
+  return { coding: null, body: page.identity };
 }
 
 export function createSystemRoutes(deps: SystemRoutesDeps): Router {
@@ -56,11 +66,14 @@ export function createSystemRoutes(deps: SystemRoutesDeps): Router {
       ctx.body = reply.body;
       return;
     }
+    const { coding, body } = pickEncoding(page, ctx.get('Accept-Encoding') || undefined);
     ctx.type = 'text/html; charset=utf-8';
     // The page is self-contained: nothing may load from elsewhere (Redoc would fetch a logo from its CDN).
     ctx.set('Content-Security-Policy', DOCS_CSP);
-    ctx.body = createReadStream(page.path);
-    ctx.length = page.size;
+    ctx.vary('Accept-Encoding');
+    if (coding !== null) ctx.set('Content-Encoding', coding);
+    // A Buffer body: Koa sets Content-Length, and a HEAD gets the headers alone.
+    ctx.body = body;
   });
   router.get('/healthz', (ctx) => {
     ctx.body = { status: 'ok' };
@@ -71,9 +84,45 @@ export function createSystemRoutes(deps: SystemRoutesDeps): Router {
     ctx.status = ready ? 200 : 503;
     ctx.body = { status: ready ? 'ready' : 'not ready', checks, ...(deps.datasets ? { datasets: deps.datasets() } : {}) };
   });
-  router.get('/metrics', async (ctx) => {
-    ctx.type = deps.metrics.registry.contentType;
-    ctx.body = await deps.metrics.registry.metrics();
-  });
+  if (!deps.metricsOnOwnPort) router.get('/metrics', metricsRoute(deps.metrics));
   return router;
+}
+
+function metricsRoute(metrics: Metrics): Koa.Middleware {
+  return async (ctx) => {
+    ctx.type = metrics.registry.contentType;
+    ctx.body = await metrics.render();
+  };
+}
+
+/** ErrorInfo with its request id, for the metrics port's own refusals. */
+function answerError(ctx: Koa.Context, error: unknown): void {
+  const requestId = randomUUID();
+  const reply = errorReply(error, ctx.path, requestId);
+  ctx.status = reply.status;
+  ctx.set('X-Request-Id', requestId);
+  ctx.set(reply.headers);
+  ctx.body = reply.body;
+}
+
+/** The server of METRICS_PORT: GET and HEAD /metrics, ErrorInfo 404 for any other path, 405 for other methods. */
+export function createMetricsApp(metrics: Metrics): Koa {
+  const app = new Koa({ proxy: false });
+  app.silent = true;
+  const serve = metricsRoute(metrics);
+  app.use(async (ctx, next) => {
+    try {
+      await next();
+    } catch (err) {
+      answerError(ctx, err); // an unexpected failure: 500 INTERNAL_ERROR, no internals
+    }
+  });
+  app.use(async (ctx, next) => {
+    if (ctx.path !== '/metrics') return answerError(ctx, new ApiError(404, 'RESOURCE_NOT_FOUND', 'only /metrics is served on this port'));
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
+      return answerError(ctx, new ApiError(405, 'METHOD_NOT_ALLOWED', `method ${ctx.method} is not allowed on this path`, { headers: { Allow: 'GET, HEAD' } }));
+    }
+    return serve(ctx, next);
+  });
+  return app;
 }

@@ -207,4 +207,44 @@ describe('drain (in process, deterministic)', () => {
     expect(await drain(server, 5000)).toBe('drained');
     agent.destroy();
   });
+
+  it('answers a request in flight at the drain with Connection: close, on a keep-alive connection', async () => {
+    let arrived!: () => void;
+    const inside = new Promise<void>((r) => (arrived = r));
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const app = new Koa();
+    app.use(async (ctx) => {
+      arrived();
+      await gate;
+      ctx.body = { ok: true };
+    });
+    const server = createHttpServer(app);
+    await listen(server, 0, '127.0.0.1');
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const answered = new Promise<http.IncomingMessage>((resolve) =>
+      http.get({ host: '127.0.0.1', port: (server.address() as AddressInfo).port, path: '/', agent }, resolve),
+    );
+    await inside;
+    const how = drain(server, 5000);
+    release();
+    const res = await answered;
+    res.resume();
+    expect(res.statusCode).toBe(200);
+    expect(res.headers.connection).toBe('close');
+    expect(await how).toBe('drained');
+    agent.destroy();
+  });
+
+  it('cuts what is still open when the timeout passes, and says so', async () => {
+    const app = new Koa();
+    app.use(async () => new Promise(() => undefined)); // never answers
+    const server = createHttpServer(app);
+    await listen(server, 0, '127.0.0.1');
+    const req = http.get({ host: '127.0.0.1', port: (server.address() as AddressInfo).port, path: '/', agent: false });
+    const failed = new Promise((r) => req.on('error', r));
+    await new Promise((r) => setTimeout(r, 100));
+    expect(await drain(server, 300)).toBe('timeout');
+    expect(await failed).toBeInstanceOf(Error);
+  });
 });

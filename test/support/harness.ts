@@ -87,7 +87,8 @@ export async function startHarness(env: Record<string, string> = {}, opts: Compo
     },
   });
   const logger = createLogger(config.logLevel, sink);
-  const composition = await compose(config, logger, { defaultMetrics: false, ...opts });
+  // Tests read /metrics right after the requests they count: a render per scrape (test/security/metrics-scrapes.test.ts covers the throttle).
+  const composition = await compose(config, logger, { defaultMetrics: false, metricsRenderIntervalMs: 0, ...opts });
   await composition.geoLoading;
   const server = createHttpServer(createApp(composition.deps));
   await listen(server, 0, '127.0.0.1');

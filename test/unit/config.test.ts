@@ -48,6 +48,8 @@ describe('loadConfig', () => {
     ['DNS_SERVERS', 'resolver.example:0'],
     ['WORKERS', 'many'],
     ['QUOTA_PER_DAY', '0'],
+    ['METRICS_PORT', 'nine-one-hundred'],
+    ['METRICS_PORT', '70000'],
   ])('rejects %s=%s naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrowError(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrowError(new RegExp(`^${name}: `));
@@ -62,6 +64,17 @@ describe('loadConfig', () => {
     ['resolver.example., 10.0.0.1', [{ host: 'resolver.example', port: 53 }, { host: '10.0.0.1', port: 53 }]],
   ])('parses DNS_SERVERS %s', (given, want) => {
     expect(parseHostPorts(given, 'DNS_SERVERS')).toEqual(want);
+  });
+
+  it('leaves METRICS_PORT unset by default, and reads it when given', () => {
+    expect(loadConfig({}).metricsPort).toBeNull();
+    expect(loadConfig({ METRICS_PORT: '' }).metricsPort).toBeNull();
+    expect(loadConfig({ METRICS_PORT: '9100' }).metricsPort).toBe(9100);
+  });
+
+  it('refuses a METRICS_PORT equal to PORT', () => {
+    expect(() => loadConfig({ PORT: '9100', METRICS_PORT: '9100' })).toThrowError(/^METRICS_PORT: must differ from PORT/);
+    expect(() => loadConfig({ METRICS_PORT: '8080' })).toThrowError(/^METRICS_PORT: /);
   });
 
   it('takes WORKERS=auto as the CPU count', () => {
