@@ -97,11 +97,11 @@ const sameLimits = (l: LimitValues, key: KeyRecord, d: LimitValues): boolean =>
   l.perMinute === (key.perMinute ?? d.perMinute) && l.perDay === (key.perDay ?? d.perDay) && l.perMonth === (key.perMonth ?? d.perMonth);
 
 /**
- * Counts month, then day, then minute, one rate-limiter-flexible consume each, stopping at the first window the
- * request does not fit, and gives back (reward) what it counted: a refused request consumes no window. The
- * order makes the first refusing window the one that resets last of those exhausted, the one the 429 names.
- * Each consume is atomic in its store, and a request keeps a unit only when every count it saw was within its
- * limit, so concurrent requests never get more than a limit admitted (docs/adr/0013).
+ * Counts the request in the month, day and minute windows at once, one rate-limiter-flexible consume each (in
+ * Redis: one round trip), and when any count is over the key's limit gives all three back (reward): a refused
+ * request consumes no window, and the refusal names the exhausted window that resets last. Each count is atomic
+ * in its store and a request keeps its units only when every count it saw was within its limit, so concurrent
+ * requests never get more than a limit admitted (docs/limits.md, docs/adr/0013).
  */
 export function createLimiter(opts: LimiterOptions): Limiter {
   const { counters, defaults } = opts;
@@ -132,26 +132,20 @@ export function createLimiter(opts: LimiterOptions): Limiter {
     const p = prepare(key, now);
     const { limits } = p;
     const monthLife = lifetime(p.month, now);
-    const m = await calendar.consume(p.monthKey, 1, monthLife);
-    if (m.consumedPoints > limits.perMonth) {
-      const [, d, mi] = await Promise.all([calendar.reward(p.monthKey, 1, monthLife), used(p.dayKey), minute.get(p.minuteKey)]);
-      const c = { minute: mi?.consumedPoints ?? 0, minuteResetMs: mi?.msBeforeNext ?? 0, day: d, month: m.consumedPoints - 1 };
-      throw refusal(p, c, 'month', now);
-    }
     const dayLife = lifetime(p.day, now);
-    const d = await calendar.consume(p.dayKey, 1, dayLife);
-    if (d.consumedPoints > limits.perDay) {
-      const [, , mi] = await Promise.all([calendar.reward(p.dayKey, 1, dayLife), calendar.reward(p.monthKey, 1, monthLife), minute.get(p.minuteKey)]);
-      const c = { minute: mi?.consumedPoints ?? 0, minuteResetMs: mi?.msBeforeNext ?? 0, day: d.consumedPoints - 1, month: m.consumedPoints - 1 };
-      throw refusal(p, c, 'day', now);
-    }
-    const mi = await minute.consume(p.minuteKey);
+    // One round trip to a shared store: the three counts go out together.
+    const [m, d, mi] = await Promise.all([
+      calendar.consume(p.monthKey, 1, monthLife),
+      calendar.consume(p.dayKey, 1, dayLife),
+      minute.consume(p.minuteKey),
+    ]);
     const c = { minute: mi.consumedPoints, minuteResetMs: mi.msBeforeNext, day: d.consumedPoints, month: m.consumedPoints };
-    if (mi.consumedPoints > limits.perMinute) {
-      await Promise.all([minute.reward(p.minuteKey), calendar.reward(p.dayKey, 1, dayLife), calendar.reward(p.monthKey, 1, monthLife)]);
-      throw refusal(p, { minute: c.minute - 1, minuteResetMs: c.minuteResetMs, day: c.day - 1, month: c.month - 1 }, 'minute', now);
-    }
-    return { headers: headersOf(limits, c) };
+    // The exhausted window that resets last names the refusal.
+    const refused: Window | null =
+      c.month > limits.perMonth ? 'month' : c.day > limits.perDay ? 'day' : c.minute > limits.perMinute ? 'minute' : null;
+    if (refused === null) return { headers: headersOf(limits, c) };
+    await Promise.all([calendar.reward(p.monthKey, 1, monthLife), calendar.reward(p.dayKey, 1, dayLife), minute.reward(p.minuteKey)]);
+    throw refusal(p, { minute: c.minute - 1, minuteResetMs: c.minuteResetMs, day: c.day - 1, month: c.month - 1 }, refused, now);
   }
 
   /** A store that failed without an insurance limiter (a cluster worker whose primary did not answer): 503. */
