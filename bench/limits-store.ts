@@ -1,6 +1,7 @@
 // Embedded limit store choice (docs/adr/0013): BIC throughput with RateLimiterMemory + periodic SQLite writes vs RateLimiterSQLite.
 //
-//   node --import tsx bench/limits-store.ts        (LIMITS_STORE_ROUNDS, default 3; LIMITS_STORE_SECONDS, default 8;
+//   node --import tsx bench/limits-store.ts        (LIMITS_STORE_ROUNDS, default 3; LIMITS_STORE_SECONDS, default 8; LIMITS_STORE_VARIANTS,
+//                                                   default off,memory,sqlite (redis too);
 //                                                   LIMITS_STORE_CONSUMES, default 50000)
 //
 // One service process (this one) serves BIC through the full stack with each limiter injected in turn, rounds
@@ -16,6 +17,8 @@ import { unlimited, type Limiter } from '../src/accounts/limits.js';
 import { UNBOUNDED_POINTS, type CounterStore } from '../src/adapters/counter-store.js';
 import { createMinuteLimiter } from '../src/adapters/local-counters.js';
 import { createSqliteCounters } from '../src/adapters/sqlite-counters.js';
+import { createRedisCounters } from '../src/adapters/redis-counters.js';
+import { startRedis } from './fixtures.js';
 import { openDatabase } from '../src/adapters/sqlite-key-store.js';
 import { createApp } from '../src/app.js';
 import { compose } from '../src/compose.js';
@@ -29,11 +32,18 @@ const CONSUMES = Number(process.env.LIMITS_STORE_CONSUMES ?? 50_000);
 const SECONDS = Number(process.env.LIMITS_STORE_SECONDS ?? 8);
 const DEFAULTS = { perMinute: 1e9, perDay: 1e12, perMonth: 1e12 };
 
-type Variant = 'off' | 'memory' | 'sqlite';
+type Variant = 'off' | 'memory' | 'sqlite' | 'redis';
+const VARIANTS = (process.env.LIMITS_STORE_VARIANTS ?? 'off,memory,sqlite').split(',') as Variant[];
+let redisUrl = '';
 
 async function counters(variant: Exclude<Variant, 'off'>, dir: string): Promise<CounterStore> {
   const db = openDatabase(dir);
   if (variant === 'memory') return createSqliteCounters({ db });
+  if (variant === 'redis') {
+    const store = createRedisCounters({ url: redisUrl });
+    await store.ready();
+    return store;
+  }
   let calendar!: RateLimiterSQLite;
   await new Promise<void>((resolve, reject) => {
     const opts = { storeClient: db, storeType: 'better-sqlite3', tableName: 'rlf_calendar', points: UNBOUNDED_POINTS, duration: 60 };
@@ -78,9 +88,11 @@ async function perConsume(variant: Exclude<Variant, 'off'>, dir: string, n = 50_
   return { wall, cpu: (c.user + c.system) / n };
 }
 
-const rps: Record<Variant, number[]> = { off: [], memory: [], sqlite: [] };
+const redis = VARIANTS.includes('redis') ? await startRedis() : null;
+redisUrl = redis?.url ?? '';
+const rps: Record<Variant, number[]> = { off: [], memory: [], sqlite: [], redis: [] };
 for (let round = 0; round < ROUNDS; round++) {
-  for (const variant of ['off', 'memory', 'sqlite'] as const) {
+  for (const variant of VARIANTS) {
     const dir = mkdtempSync(join(tmpdir(), `vls-limits-${variant}-`));
     const s = await serve(variant, dir);
     const request = { method: 'GET', path: '/api/v1/bic/DEUTDEFF', headers: { 'x-api-key': s.key } };
@@ -94,13 +106,14 @@ for (let round = 0; round < ROUNDS; round++) {
   }
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-for (const v of ROUNDS > 0 ? (['memory', 'sqlite'] as const) : []) {
+for (const v of ROUNDS > 0 ? VARIANTS.filter((x) => x !== 'off') : []) {
   process.stdout.write(`${v}: median ${median(rps[v]).toFixed(0)} req/s = ${(median(rps[v]) / median(rps.off)).toFixed(2)}x limits off\n`);
 }
-for (const v of ['memory', 'sqlite'] as const) {
+for (const v of VARIANTS.filter((x) => x !== 'off')) {
   const dir = mkdtempSync(join(tmpdir(), `vls-limits-${v}-`));
   const { wall, cpu } = await perConsume(v, dir, CONSUMES);
   process.stdout.write(`${v}: ${wall.toFixed(2)} us wall, ${cpu.toFixed(2)} us CPU per consume (no HTTP)\n`);
   rmSync(dir, { recursive: true, force: true });
 }
+await redis?.stop();
 process.exit(0);
