@@ -172,7 +172,7 @@ await off?.svc.stop();
 if (run.wanted(W2[0])) {
   if (!clusterMode) run.mark(W2[0], W2[1], 'skipped', 'no cluster mode: dist/src/main.js does not use node:cluster');
   else {
-    // The service refuses several workers on the embedded store: without Redis that is a skip, not a failure.
+    // Without Redis the workers count in the primary (embedded store): compared with nothing here, so a skip.
     const extra = { WORKERS: '2', ...(redis ? { REDIS_URL: redis.url } : {}) };
     const w2 = await run.launch({ name: 'service-workers-2', env: env('workers', extra), dir, processes: 3 }, W2[1], [W2], [], redis ? 'failed' : 'skipped');
     const base = red ?? null;

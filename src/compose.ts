@@ -7,14 +7,16 @@ import { createRedisCounters } from './adapters/redis-counters.js';
 import { createRedisKeyStore } from './adapters/redis-key-store.js';
 import { createSqliteCounters } from './adapters/sqlite-counters.js';
 import { createSqliteKeyStore, openDatabase } from './adapters/sqlite-key-store.js';
-import { createLimiter } from './http/rate-limiter.js';
+import { createLimiter } from './accounts/limiter.js';
 import { createUsageOperations } from './operations/usage.js';
 import type { AppDeps } from './app.js';
 import { ConfigError, type Config } from './config.js';
 import { KeyDirectory } from './http/auth.js';
 import { loadDocsPage, type DocsPage } from './adapters/docs-page.js';
 import { createContractValidator } from './http/contract-validator.js';
-import { unlimited, type Limiter } from './http/limits.js';
+import { unlimited, type Limiter } from './accounts/limits.js';
+import cluster from 'node:cluster';
+import { createClusterCounters } from './adapters/cluster-counters.js';
 import type { Logger } from './http/logging.js';
 import { createMetrics } from './http/metrics.js';
 import { compileApi } from './http/request-validation.js';
@@ -94,7 +96,8 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
   } else {
     const db = openDatabase(config.dataDir);
     keyStore = createSqliteKeyStore(db);
-    counters = createSqliteCounters({ db, logger });
+    // WORKERS>1: the primary counts for every worker (src/adapters/cluster-counters.ts).
+    counters = cluster.isWorker ? createClusterCounters() : createSqliteCounters({ db, logger });
   }
   const keys = new KeyDirectory({ store: keyStore, onError: (err) => logger.warn({ err: String(err) }, 'key store unreachable') });
   await keys.refresh();

@@ -2,6 +2,8 @@
 import cluster from 'node:cluster';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app.js';
+import { startClusterPrimary } from './adapters/cluster-counters.js';
+import { openDatabase } from './adapters/sqlite-key-store.js';
 import { openKeyStore } from './cli/key-store-factory.js';
 import { compose } from './compose.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
@@ -29,11 +31,7 @@ async function ensureFirstKey(config: Readonly<Config>): Promise<void> {
 
 function readConfig(): Readonly<Config> {
   try {
-    const config = loadConfig(process.env, availableParallelism());
-    if (config.workers > 1 && !config.redisUrl) {
-      throw new ConfigError('WORKERS', 'several workers need REDIS_URL: with the embedded store each process would count limits on its own');
-    }
-    return config;
+    return loadConfig(process.env, availableParallelism());
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`configuration error: ${err.message}\n`);
@@ -111,6 +109,9 @@ async function serve(config: Readonly<Config>): Promise<void> {
  * replacement that fails to boot later is retried once a second.
  */
 function supervise(config: Readonly<Config>): void {
+  // Embedded store: the primary holds the workers' usage counters (src/adapters/cluster-counters.ts).
+  const counters = config.redisUrl ? null : startClusterPrimary({ db: openDatabase(config.dataDir) });
+  const exit = (code: number) => void (counters?.close() ?? Promise.resolve()).finally(() => process.exit(code));
   let stopping = false;
   let failed = false;
   const listened = new Set<number>();
@@ -128,7 +129,7 @@ function supervise(config: Readonly<Config>): void {
   const remaining = () => Object.keys(cluster.workers ?? {}).length;
   cluster.on('exit', (worker, code, signal) => {
     if (stopping) {
-      if (remaining() === 0) process.exit(failed ? 1 : 0);
+      if (remaining() === 0) exit(failed ? 1 : 0);
       return;
     }
     if (!listened.has(worker.id)) {
@@ -147,7 +148,7 @@ function supervise(config: Readonly<Config>): void {
     if (stopping) return;
     stopping = true;
     for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill(signal);
-    if (remaining() === 0) process.exit(failed ? 1 : 0);
+    if (remaining() === 0) exit(failed ? 1 : 0);
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGTERM'));

@@ -1,140 +1,90 @@
-// In-process counting: rate-limiter-flexible's RateLimiterMemory for the minute window, a Map for calendar counters.
-// Used by the embedded store (authoritative, flushed to SQLite) and by the Redis store while Redis is unreachable.
-import { RateLimiterMemory } from 'rate-limiter-flexible';
-import { MINUTE_MS, lastFull, type CalendarCounter, type LimitWindows, type MinuteState, type TakeResult, type UsageCounts } from './counter-store.js';
+// In-process counting with rate-limiter-flexible's RateLimiterMemory: the embedded store, the cluster primary, Redis insurance.
+import { RateLimiterMemory, type RateLimiterRes } from 'rate-limiter-flexible';
+import { MINUTE_SECONDS, UNBOUNDED_POINTS, type CountOptions } from './counter-store.js';
 
 /**
- * rate-limiter-flexible as a plain fixed-window counter: its points are out of reach; callers compare with the key's
- * limit. No key prefix: the limiter then looks our window key up as given, a string made once per key and day whose
- * hash V8 keeps, instead of hashing a new `prefix:key` string on every request (18% of `consume` in a profile).
+ * The per-minute window. No key prefix: the limiter then looks the caller's key up as given, a string made once
+ * per API key, instead of hashing a new `prefix:key` string on every request.
  */
-export function createMinuteLimiter(): RateLimiterMemory {
-  return new RateLimiterMemory({ keyPrefix: '', points: 1e15, duration: MINUTE_MS / 1000 });
+export function createMinuteLimiter(keyPrefix = ''): RateLimiterMemory {
+  return new RateLimiterMemory({ keyPrefix, points: UNBOUNDED_POINTS, duration: MINUTE_SECONDS });
 }
 
-interface Entry {
-  /** The store's total as last known plus local increments since. */
-  count: number;
-  /** Local increments not yet written to the store. */
-  pending: number;
-  expiresAt: number;
-}
+/** Counters live without a timer: RateLimiterMemory's own expiry is a setTimeout, which Node caps at 24.8 days. */
+const NO_TIMER = { customDuration: 0 };
 
-export interface PendingIncrement {
+export interface CalendarRow {
   key: string;
-  n: number;
+  count: number;
+  /** When the counter's period ends (epoch ms): the counter is forgotten then. */
   expiresAt: number;
 }
 
-/** Calendar counters in memory, with the increments the backing store has not received yet. */
-export class LocalCounters {
-  private entries = new Map<string, Entry>();
+/**
+ * Calendar counters in memory. A month is longer than a Node timer can wait, so the end of each counter's period
+ * is kept here (from `customDuration` on its first count) and ended counters are dropped by prune(); the keys
+ * counted since the last takeChanged() are kept for persistence (src/adapters/sqlite-counters.ts).
+ */
+export class CalendarLimiter extends RateLimiterMemory {
+  private readonly ends = new Map<string, number>();
+  private changed = new Set<string>();
+
+  constructor(keyPrefix = '') {
+    super({ keyPrefix, points: UNBOUNDED_POINTS, duration: MINUTE_SECONDS });
+  }
+
+  private note(key: string | number, options?: CountOptions): void {
+    const k = String(key);
+    if (!this.ends.has(k)) this.ends.set(k, Date.now() + (options?.customDuration ?? MINUTE_SECONDS) * 1000);
+    this.changed.add(k);
+  }
+
+  override consume(key: string | number, points = 1, options?: CountOptions): Promise<RateLimiterRes> {
+    this.note(key, options);
+    return super.consume(key, points, NO_TIMER);
+  }
+
+  override reward(key: string | number, points = 1, options?: CountOptions): Promise<RateLimiterRes> {
+    this.note(key, options);
+    return super.reward(key, points, NO_TIMER);
+  }
+
+  /** Counters changed since the last call, with their current values; the next call starts afresh. */
+  async takeChanged(): Promise<CalendarRow[]> {
+    const keys = this.changed;
+    this.changed = new Set();
+    const rows: CalendarRow[] = [];
+    for (const key of keys) {
+      const res = await this.get(key);
+      const expiresAt = this.ends.get(key);
+      if (res && expiresAt !== undefined) rows.push({ key, count: res.consumedPoints, expiresAt });
+    }
+    return rows;
+  }
+
+  /** Give keys back to the next takeChanged() (their write failed). */
+  markChanged(keys: readonly string[]): void {
+    for (const k of keys) if (this.ends.has(k)) this.changed.add(k);
+  }
+
+  /** Load counters (a restart): rate-limiter-flexible's restore() of a dump, without its timers. */
+  load(rows: readonly CalendarRow[], nowMs = Date.now()): void {
+    const live = rows.filter((r) => r.expiresAt > nowMs);
+    for (const r of live) this.ends.set(r.key, r.expiresAt);
+    this.restore({ version: 1, storage: live.map((r) => ({ key: r.key, value: r.count, expiresAt: null })) });
+  }
+
+  /** Forget counters whose period ended before `nowMs`. */
+  prune(nowMs = Date.now()): void {
+    for (const [key, end] of this.ends) {
+      if (end > nowMs) continue;
+      this.ends.delete(key);
+      this.changed.delete(key);
+      void this.delete(key);
+    }
+  }
 
   get size(): number {
-    return this.entries.size;
+    return this.ends.size;
   }
-
-  /**
-   * Add one to each counter unless one is at its limit (then nothing): `refused` is the index of the last
-   * one at its limit (counters come in the order their windows end: the refusal that lasts longest), or -1.
-   */
-  take(counters: readonly CalendarCounter[]): { refused: number; counts: number[] } {
-    const entries: Entry[] = new Array(counters.length);
-    let refused = -1;
-    for (let i = 0; i < counters.length; i++) {
-      const c = counters[i];
-      let e = this.entries.get(c.key);
-      if (!e) this.entries.set(c.key, (e = { count: 0, pending: 0, expiresAt: c.expiresAt }));
-      entries[i] = e;
-      if (e.count + 1 > c.limit) refused = i;
-    }
-    const counts: number[] = new Array(entries.length);
-    for (let i = 0; i < entries.length; i++) {
-      const e = entries[i];
-      if (refused < 0) {
-        e.count += 1;
-        e.pending += 1;
-      }
-      counts[i] = e.count;
-    }
-    return { refused, counts };
-  }
-
-  read(keys: readonly string[]): number[] {
-    return keys.map((k) => this.entries.get(k)?.count ?? 0);
-  }
-
-  /** The store reports `total` for the key: local increments not yet written stay on top. */
-  observe(key: string, total: number, expiresAt: number): void {
-    const e = this.entries.get(key);
-    if (e) e.count = total + e.pending;
-    else this.entries.set(key, { count: total, pending: 0, expiresAt });
-  }
-
-  /** Replace every total with the store's (a key missing there keeps only its pending increments). */
-  replaceTotals(totals: ReadonlyMap<string, { count: number; expiresAt: number }>): void {
-    for (const [key, e] of this.entries) {
-      if (!totals.has(key)) {
-        if (e.pending === 0) this.entries.delete(key);
-        else e.count = e.pending;
-      }
-    }
-    for (const [key, t] of totals) {
-      const e = this.entries.get(key);
-      if (e) e.count = t.count + e.pending;
-      else this.entries.set(key, { count: t.count, pending: 0, expiresAt: t.expiresAt });
-    }
-  }
-
-  /** Take the pending increments out, to be written; give them back with restore() if writing fails. */
-  drain(): PendingIncrement[] {
-    const batch: PendingIncrement[] = [];
-    for (const [key, e] of this.entries) {
-      if (e.pending > 0) {
-        batch.push({ key, n: e.pending, expiresAt: e.expiresAt });
-        e.pending = 0;
-      }
-    }
-    return batch;
-  }
-
-  restore(batch: readonly PendingIncrement[]): void {
-    for (const p of batch) {
-      const e = this.entries.get(p.key);
-      if (e) e.pending += p.n;
-      else this.entries.set(p.key, { count: p.n, pending: p.n, expiresAt: p.expiresAt });
-    }
-  }
-
-  /** Forget counters whose window ended before `beforeMs` and that have nothing pending. */
-  prune(beforeMs: number): void {
-    for (const [key, e] of this.entries) if (e.expiresAt <= beforeMs && e.pending === 0) this.entries.delete(key);
-  }
-}
-
-const openWindow = (used: number, msBeforeNext: number): MinuteState =>
-  msBeforeNext > 0 ? { used, resetMs: msBeforeNext } : { used: 0, resetMs: MINUTE_MS };
-
-/**
- * The minute window first, then the calendar counters; a refusal anywhere gives the minute point back. A full
- * minute window with a full calendar window too is reported as the calendar one: it is the one to wait for.
- */
-export async function takeLocally(minute: RateLimiterMemory, local: LocalCounters, w: LimitWindows): Promise<TakeResult> {
-  const m = await minute.consume(w.minute.key);
-  if (m.consumedPoints > w.minute.limit) {
-    await minute.reward(w.minute.key);
-    const counts = local.read(w.calendar.map((c) => c.key));
-    return { refused: lastFull(w.calendar, counts) + 1, minute: openWindow(m.consumedPoints - 1, m.msBeforeNext), counts };
-  }
-  const t = local.take(w.calendar);
-  if (t.refused >= 0) {
-    await minute.reward(w.minute.key);
-    return { refused: t.refused + 1, minute: openWindow(m.consumedPoints - 1, m.msBeforeNext), counts: t.counts };
-  }
-  return { refused: -1, minute: openWindow(m.consumedPoints, m.msBeforeNext), counts: t.counts };
-}
-
-export async function readLocally(minute: RateLimiterMemory, local: LocalCounters, minuteKey: string, keys: readonly string[]): Promise<UsageCounts> {
-  const m = await minute.get(minuteKey);
-  return { minute: m ? openWindow(m.consumedPoints, m.msBeforeNext) : openWindow(0, 0), counts: local.read(keys) };
 }

@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { KeyDirectory } from './auth.js';
 import { readJsonBody } from './body.js';
 import { ApiError, asApiError, errorReply, type ErrorPhase } from './errors.js';
-import type { Limiter } from './limits.js';
+import type { Limiter } from '../accounts/limits.js';
 import { accessLogger, type Logger } from './logging.js';
 import type { Metrics } from './metrics.js';
 import { validationError, type CompiledApi } from './request-validation.js';

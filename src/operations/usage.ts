@@ -1,6 +1,6 @@
 // GET /api/v1/usage: the caller's limits, usage and reset times per window (minute, UTC day, UTC month); not counted.
 import type { KeyRecord } from '../adapters/key-store.js';
-import type { Limiter } from '../http/limits.js';
+import type { Limiter } from '../accounts/limits.js';
 import type { ApiRequest, Reply } from '../http/types.js';
 import type { components } from '../../generated/api.js';
 

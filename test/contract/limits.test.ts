@@ -148,21 +148,24 @@ describe('GET /api/v1/usage', () => {
 });
 
 describe('restart', () => {
-  it('keeps the daily count across a restart of the server on the same DATA_DIR', async () => {
+  it.each([
+    { window: 'daily', env: { QUOTA_PER_DAY: '3' } as Record<string, string>, header: 'x-quota-daily-remaining', code: 'DAILY_QUOTA_EXCEEDED' },
+    { window: 'monthly', env: { QUOTA_PER_DAY: '100', QUOTA_PER_MONTH: '3' }, header: 'x-quota-monthly-remaining', code: 'QUOTA_EXCEEDED' },
+  ])('keeps the $window count across a restart of the server on the same DATA_DIR', { timeout: 60_000 }, async ({ env, header, code }) => {
     const { mkdtempSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');
     const { join } = await import('node:path');
     const dir = mkdtempSync(join(tmpdir(), 'vls-restart-'));
-    const a = await startHarness({ DATA_DIR: dir, QUOTA_PER_DAY: '3' });
+    const a = await startHarness({ DATA_DIR: dir, ...env });
     const key = a.key;
     await a.call('/api/v1/bic/DEUTDEFF');
     await a.call('/api/v1/bic/DEUTDEFF');
     await a.close();
-    const b = await startHarness({ DATA_DIR: dir, QUOTA_PER_DAY: '3' });
+    const b = await startHarness({ DATA_DIR: dir, ...env });
     try {
       const res = await b.call('/api/v1/bic/DEUTDEFF', { key });
-      expect(res.headers.get('x-quota-daily-remaining')).toBe('0');
-      expect((await b.call('/api/v1/bic/DEUTDEFF', { key })).body.code).toBe('DAILY_QUOTA_EXCEEDED');
+      expect(res.headers.get(header)).toBe('0');
+      expect((await b.call('/api/v1/bic/DEUTDEFF', { key })).body.code).toBe(code);
     } finally {
       await b.close();
     }

@@ -108,7 +108,7 @@ describe.skipIf(!HAVE_REDIS)('Redis faults', () => {
         expect(r.ms, r.operationId).toBeLessThan(BOUND_MS);
       }
       expect(await readyzWithin(503, 3000)).toBe(503);
-      const during = await limitsMetrics(); // requests answered before the client saw the close used its reserve
+      const during = await limitsMetrics(); // counted by the in-memory insurance limiters
       expect([during.alone > before, during.ready]).toEqual([true, 0]);
     } finally {
       await redis.start();

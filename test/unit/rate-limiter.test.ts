@@ -3,13 +3,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { CounterStore, TakeResult } from '../../src/adapters/counter-store.js';
 import type { KeyRecord } from '../../src/adapters/key-store.js';
 import { createSqliteCounters, type SqliteCounterStore } from '../../src/adapters/sqlite-counters.js';
 import { openDatabase } from '../../src/adapters/sqlite-key-store.js';
 import { ApiError, toErrorInfo } from '../../src/http/errors.js';
-import type { Limiter as CountingLimiter } from '../../src/http/limits.js';
-import { createLimiter, type LimitValues } from '../../src/http/rate-limiter.js';
+import type { Limiter as CountingLimiter } from '../../src/accounts/limits.js';
+import { createLimiter, type LimitValues } from '../../src/accounts/limiter.js';
+import { CalendarLimiter } from '../../src/adapters/local-counters.js';
 import { UNCOUNTED_OPERATIONS, createUsageOperations } from '../../src/operations/usage.js';
 import type { ApiRequest } from '../../src/http/types.js';
 import { testKeyRecord } from '../support/key-records.js';
@@ -25,7 +25,7 @@ interface Env {
   limiter: CountingLimiter;
   counters: SqliteCounterStore;
   /** Close everything (flushing) and open the same DATA_DIR again, as a restarted server would. */
-  restart(): Env;
+  restart(): Promise<Env>;
 }
 const open: Array<{ limiter: CountingLimiter; db: ReturnType<typeof openDatabase> }> = [];
 const dirs: string[] = [];
@@ -35,7 +35,7 @@ function embedded(defaults: LimitValues = DEFAULTS, dir = mkdtempSync(join(tmpdi
   const db = openDatabase(dir);
   const now = () => clock.t;
   // A long flush interval: the tests flush explicitly (close() flushes too).
-  const counters = createSqliteCounters({ db, now, flushMs: 60_000, rereadMs: 60_000 });
+  const counters = createSqliteCounters({ db, flushMs: 60_000 });
   const limiter = createLimiter({ defaults, counters, now });
   const entry = { limiter, db };
   open.push(entry);
@@ -44,8 +44,8 @@ function embedded(defaults: LimitValues = DEFAULTS, dir = mkdtempSync(join(tmpdi
     clock,
     limiter,
     counters,
-    restart() {
-      void limiter.close();
+    async restart() {
+      await limiter.close();
       db.close();
       open.splice(open.indexOf(entry), 1);
       return embedded(defaults, dir, clock);
@@ -210,7 +210,7 @@ describe('persistence (SQLite under DATA_DIR)', () => {
     const env = embedded({ perMinute: 100, perDay: 3, perMonth: 1000 });
     const key = keyRecord();
     await consumeTimes(env.limiter, key, 3);
-    const restarted = env.restart();
+    const restarted = await env.restart();
     expect((await refusal(restarted.limiter.consume(key))).code).toBe('DAILY_QUOTA_EXCEEDED');
     const { usage } = await restarted.limiter.peek(key);
     expect([usage.day.used, usage.month.used]).toEqual([3, 3]);
@@ -224,26 +224,11 @@ describe('persistence (SQLite under DATA_DIR)', () => {
     const row = db.prepare('SELECT count FROM usage_counters WHERE counter_key = ?');
     try {
       expect(row.get(`{${key.id}}:d:2026-11-22`)).toBeUndefined();
-      env.counters.flush();
+      await env.counters.flush();
       expect(row.get(`{${key.id}}:d:2026-11-22`)).toEqual({ count: 5 });
     } finally {
       db.close();
     }
-  });
-
-  it('flushes are additive: two processes on one file see the sum after re-reading', async () => {
-    const a = embedded({ perMinute: 100, perDay: 5, perMonth: 1000 });
-    const b = embedded({ perMinute: 100, perDay: 5, perMonth: 1000 }, a.dir, a.clock);
-    const key = keyRecord();
-    await consumeTimes(a.limiter, key, 2);
-    await consumeTimes(b.limiter, key, 2);
-    a.counters.flush();
-    b.counters.flush(true);
-    a.counters.flush(true);
-    expect((await a.limiter.peek(key)).usage.day.used).toBe(4);
-    expect((await b.limiter.peek(key)).usage.day.used).toBe(4);
-    await a.limiter.consume(key);
-    expect((await refusal(a.limiter.consume(key))).code).toBe('DAILY_QUOTA_EXCEEDED');
   });
 
   it('reports healthy', () => {
@@ -305,36 +290,6 @@ describe('windows reset at the boundary (injected clock)', () => {
   });
 });
 
-describe('a refusal that units held by other instances cause (shared store)', () => {
-  /** A store answering every take with the given refusal, as the Redis store does near a limit. */
-  const refusingStore = (answer: TakeResult): CounterStore => ({
-    take: async () => answer,
-    read: async () => ({ minute: answer.minute, counts: answer.counts }),
-    healthy: () => true,
-    close: async () => {},
-  });
-  const LIMITS = { perMinute: 100, perDay: 1600, perMonth: 5000 };
-
-  it.each([
-    { window: 'minute', answer: { refused: 0, minute: { used: 100, resetMs: 30_000 }, counts: [10, 10], retryMs: 2000 }, want: 2 },
-    { window: 'day', answer: { refused: 1, minute: { used: 1, resetMs: 59_000 }, counts: [1600, 1600], retryMs: 2000 }, want: 2 },
-    { window: 'month', answer: { refused: 2, minute: { used: 1, resetMs: 59_000 }, counts: [10, 5000], retryMs: 2000 }, want: 2 },
-    { window: 'minute, closing sooner', answer: { refused: 0, minute: { used: 100, resetMs: 400 }, counts: [10, 10], retryMs: 2000 }, want: 1 },
-  ])('$window: RATE_LIMIT_EXCEEDED, retry in $want s, and says why', async ({ answer, want }) => {
-    const limiter = createLimiter({ defaults: LIMITS, counters: refusingStore(answer), now: () => NOON });
-    const err = await refusal(limiter.consume(keyRecord()));
-    expect([err.status, err.code, err.retryAfter, err.headers?.['Retry-After']]).toEqual([429, 'RATE_LIMIT_EXCEEDED', want, String(want)]);
-    expect(err.message).toMatch(/held in reserve by other instances.*try again later \(in \d s\)/);
-  });
-
-  it('without retryMs the same counts are the window\'s own refusal, until its end', async () => {
-    const answer = { refused: 1, minute: { used: 1, resetMs: 59_000 }, counts: [1600, 1600] };
-    const limiter = createLimiter({ defaults: LIMITS, counters: refusingStore(answer), now: () => NOON });
-    const err = await refusal(limiter.consume(keyRecord()));
-    expect([err.code, err.retryAfter]).toEqual(['DAILY_QUOTA_EXCEEDED', 12 * 3600]);
-  });
-});
-
 describe('GET /api/v1/usage', () => {
   const request = (key?: KeyRecord): ApiRequest & { key?: KeyRecord } => ({
     params: {},
@@ -382,5 +337,38 @@ describe('GET /api/v1/usage', () => {
   it('refuses to run without the authenticated key on the request', async () => {
     const { limiter } = embedded();
     await expect(createUsageOperations({ limiter }).getUsage(request())).rejects.toThrow(/authenticated key/);
+  });
+});
+
+describe('calendar counters in memory (rate-limiter-flexible RateLimiterMemory)', () => {
+  it("a monthly counter outlives Node's longest timer (24.8 days): counted the 1st, still there the 27th", async () => {
+    vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'], now: Date.UTC(2026, 11, 1) });
+    const calendar = new CalendarLimiter();
+    await calendar.consume('{k}:m:2026-12', 1, { customDuration: 31 * 86400 });
+    vi.advanceTimersByTime(26 * 86400_000);
+    expect((await calendar.get('{k}:m:2026-12'))?.consumedPoints).toBe(1);
+  });
+
+  it('forgets a counter once its period has ended (prune), not before', async () => {
+    vi.useFakeTimers({ toFake: ['Date'], now: NOON });
+    const calendar = new CalendarLimiter();
+    await calendar.consume('{k}:d:2026-11-22', 1, { customDuration: 12 * 3600 });
+    calendar.prune(Date.now() + 12 * 3600_000 - 1);
+    expect(calendar.size).toBe(1);
+    calendar.prune(Date.now() + 12 * 3600_000);
+    expect([calendar.size, await calendar.get('{k}:d:2026-11-22')]).toEqual([0, null]);
+  });
+
+  it.each([
+    { window: 'minute', limits: { perMinute: 10, perDay: 1000, perMonth: 5000 } },
+    { window: 'day', limits: { perMinute: 60, perDay: 10, perMonth: 5000 } },
+    { window: 'month', limits: { perMinute: 60, perDay: 1000, perMonth: 10 } },
+  ])('300 concurrent requests against 10 per $window: exactly 10 admitted, the rest count nothing', async ({ limits }) => {
+    const { limiter } = embedded(limits);
+    const key = keyRecord();
+    const settled = await Promise.allSettled(Array.from({ length: 300 }, () => limiter.consume(key)));
+    expect(settled.filter((s) => s.status === 'fulfilled')).toHaveLength(10);
+    const { usage } = await limiter.peek(key);
+    expect([usage.minute.used, usage.day.used, usage.month.used]).toEqual([10, 10, 10]);
   });
 });
