@@ -5,7 +5,7 @@ import { invalidFormat, missingParameter, notFound } from '../http/errors.js';
 import type { ApiRequest, Handler } from '../http/types.js';
 import { DKIM_SELECTORS, dkimName, isDkimRecord } from '../domain/dkim.js';
 import { parseDmarc } from '../domain/dmarc.js';
-import { parseEmailAddress, toAsciiDomain, type EmailClassifier } from '../domain/email.js';
+import { maskEchoedEmail, parseEmailAddress, toAsciiDomain, type EmailClassifier } from '../domain/email.js';
 import { analyseSpf } from '../domain/spf-analysis.js';
 import type { components } from '../../generated/api.js';
 
@@ -150,15 +150,17 @@ export function createDnsEmailOperations(deps: DnsEmailDeps): { lookupDns: Handl
     }
     return {
       status: 200,
-      body: {
+      // precision: card numbers masked in the echoed fields; formatProblem says why validFormat is false.
+      body: maskEchoedEmail({
         email: parsed.email,
         user: parsed.user,
         domain: parsed.domain,
         validFormat: parsed.validFormat,
+        ...(parsed.formatProblem === undefined ? {} : { formatProblem: parsed.formatProblem }),
         mxRecord,
         aRecord,
         ...deps.email.classifyEmail(parsed),
-      },
+      }),
     };
   };
 

@@ -608,14 +608,16 @@ export interface components {
             asnOrganization: string | null;
         };
         EmailValidationResult: {
-            /** @description Normalised address (trimmed, domain lower-cased, in A-labels). */
+            /** @description Normalised address (trimmed, domain lower-cased, in A-labels). A card number in it (12-19 digits passing Luhn, however grouped) is masked to its last four digits (`*` for the others), here and in `user`, `domain` and `didYouMean`. */
             email: string;
             /** @description Local part (before the last @). */
             user: string;
             /** @description Domain part (after the last @). */
             domain: string;
-            /** @description Well-formed per RFC 5321/5322 practice. */
+            /** @description Well-formed per RFC 5321/5322 practice. An address holding an invisible or control character (Unicode categories Cc and Cf such as U+200B or U+202E, and U+2028/U+2029) is not: it displays as another address. */
             validFormat: boolean;
+            /** @description Present only when `validFormat` is false: the first format rule the address breaks, in English (for example "contains an invisible or control character (U+202E)"). */
+            formatProblem?: string;
             /** @description The domain has MX records (a null MX `0 .` counts as none). */
             mxRecord: boolean;
             /** @description The domain has address records (A, or AAAA as the RFC 5321 implicit-MX fallback). */
