@@ -1,55 +1,88 @@
-// Timing of one zxcvbn-ts estimate with the service's options (12- and 128-char passwords), plus pool throughput.
-// Run: npx tsx bench/zxcvbn-timing.ts            (add --extra-languages to time with the de, fr, es-es lists)
+// Timing of one zxcvbn-ts estimate: typical against crafted passwords, before (2 l33t readings), with the library's
+// default l33t pass, and as the service runs it now (shared-prefix l33t matcher, long repeats collapsed); then pool
+// throughput. Run: npx tsx bench/zxcvbn-timing.ts   (--extra-languages: with the de, fr, es-es lists;
+// --no-library: skip the slow library-default column)
 import { randomInt } from 'node:crypto';
 import { ZxcvbnFactory } from '@zxcvbn-ts/core';
-import { L33T_MAX_SUBSTITUTIONS, zxcvbnOptions } from '../src/adapters/zxcvbn-worker.js';
+import { L33T_MAX_SUBSTITUTIONS, analysedText, createZxcvbn, zxcvbnOptions } from '../src/adapters/zxcvbn-worker.js';
 import { createStrengthEstimator } from '../src/adapters/password-pool.js';
 import { truncateForAnalysis } from '../src/domain/password.js';
 
 const ALPHABET = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!@#$%^&*';
-const random = (n: number): string => Array.from({ length: n }, () => ALPHABET[randomInt(ALPHABET.length)]).join('');
+const L33T_CHARS = '4@310$!|7+85';
+const random = (n: number, alphabet = ALPHABET): string =>
+  Array.from({ length: n }, () => alphabet[randomInt(alphabet.length)]).join('');
 
-const cases: Array<{ name: string; make: () => string; calls: number }> = [
-  { name: '12 chars, "Tr0ub4dor&3x"', make: () => 'Tr0ub4dor&3x', calls: 200 },
-  { name: '12 chars, random', make: () => random(12), calls: 200 },
-  { name: '12 chars, l33t "p@55w0rd1!3$"', make: () => 'p@55w0rd1!3$', calls: 200 },
-  { name: '128 chars, random', make: () => random(128), calls: 20 },
-  { name: '128 chars, l33t-heavy', make: () => '4@310$!|7+8'.repeat(12).slice(0, 128), calls: 10 },
-  { name: '10,000 chars (cut to 128)', make: () => random(10_000), calls: 10 },
+interface Case {
+  name: string;
+  make: () => string;
+  calls: number;
+  typical?: boolean;
+}
+
+const cases: Case[] = [
+  { name: '12 chars, "Tr0ub4dor&3x"', make: () => 'Tr0ub4dor&3x', calls: 100, typical: true },
+  { name: '12 chars, random', make: () => random(12), calls: 100, typical: true },
+  { name: '12 chars, l33t "p@55w0rd1!3$"', make: () => 'p@55w0rd1!3$', calls: 100, typical: true },
+  { name: '16 chars, random', make: () => random(16), calls: 100, typical: true },
+  { name: 'crafted: "01" x60 + unique suffix', make: () => `${'01'.repeat(60)}${random(8)}`, calls: 6 },
+  { name: 'crafted: "a" x120 + unique suffix', make: () => `${'a'.repeat(120)}${random(8)}`, calls: 6 },
+  { name: 'crafted: l33t unit x12 (128)', make: () => '4@310$!|7+8'.repeat(12).slice(0, 128), calls: 6 },
+  { name: 'crafted: random l33t chars (128)', make: () => random(128, L33T_CHARS), calls: 4 },
+  { name: '128 chars, random', make: () => random(128), calls: 4 },
+  { name: '10,000 chars (cut to 128)', make: () => random(10_000), calls: 4 },
 ];
 
 const extraLanguages = process.argv.includes('--extra-languages');
-const ms = (v: number): string => `${v.toFixed(1).padStart(6)} ms`;
+const withLibrary = !process.argv.includes('--no-library');
+const ms = (v: number): string => `${v.toFixed(1).padStart(7)}`;
 
 const t0 = performance.now();
-const zxcvbn = new ZxcvbnFactory(zxcvbnOptions(extraLanguages));
+const options = zxcvbnOptions(extraLanguages);
+const configurations: Array<{ name: string; check: (pw: string) => unknown }> = [];
+const before = new ZxcvbnFactory({ ...options, l33tMaxSubstitutions: 2 });
+configurations.push({ name: 'before (2 l33t)', check: (pw) => before.check(truncateForAnalysis(pw)) });
+if (withLibrary) {
+  const library = new ZxcvbnFactory(options);
+  configurations.push({ name: 'library l33t', check: (pw) => library.check(truncateForAnalysis(pw)) });
+}
+const service = createZxcvbn(extraLanguages);
+configurations.push({ name: 'service', check: (pw) => service.check(analysedText(pw)) });
 console.log(
-  `options: dictionaries common+en${extraLanguages ? '+de+fr+es-es' : ''}, levenshtein off, ` +
-    `l33tMaxSubstitutions ${L33T_MAX_SUBSTITUTIONS}, first 128 code points`,
+  `dictionaries common+en${extraLanguages ? '+de+fr+es-es' : ''}, levenshtein off, first 128 code points; ` +
+    `service: l33tMaxSubstitutions ${L33T_MAX_SUBSTITUTIONS} (shared-prefix matcher), long repeats collapsed`,
 );
 console.log(`dictionaries built in ${(performance.now() - t0).toFixed(0)} ms`);
-for (let i = 0; i < 50; i += 1) zxcvbn.check(random(12)); // JIT warm-up
+for (const c of configurations) for (let i = 0; i < 30; i += 1) c.check(random(12)); // JIT warm-up
 
-console.log('\nin-process, per call:');
+// CPU time per call is what a busy shared machine distorts least.
+console.log(`\nin-process, CPU ms per call (mean; the same inputs for every column):`);
+console.log(`  ${''.padEnd(36)}${configurations.map((c) => c.name.padStart(17)).join('')}`);
+const typical = configurations.map(() => [] as number[]);
+const rows: Array<{ name: string; perCall: number[] }> = [];
 for (const c of cases) {
   const inputs = Array.from({ length: c.calls }, c.make);
-  const times: number[] = [];
-  const cpuStart = process.cpuUsage();
-  for (const pw of inputs) {
-    const start = performance.now();
-    zxcvbn.check(truncateForAnalysis(pw));
-    times.push(performance.now() - start);
-  }
-  const cpu = process.cpuUsage(cpuStart);
-  times.sort((a, b) => a - b);
-  const mean = times.reduce((a, b) => a + b, 0) / times.length;
-  const p95 = times[Math.min(times.length - 1, Math.floor(times.length * 0.95))];
-  // CPU time per call is what a busy shared machine distorts least.
-  const cpuMs = (cpu.user + cpu.system) / 1000 / c.calls;
-  console.log(
-    `  ${c.name.padEnd(32)} wall mean ${ms(mean)} p95 ${ms(p95)}  cpu/call ${ms(cpuMs)}  (n=${c.calls})`,
-  );
+  const perCall = configurations.map((conf, k) => {
+    const calls = conf.name === 'library l33t' && !c.typical ? Math.min(2, inputs.length) : inputs.length;
+    const cpuStart = process.cpuUsage();
+    for (const pw of inputs.slice(0, calls)) conf.check(pw);
+    const cpu = process.cpuUsage(cpuStart);
+    const value = (cpu.user + cpu.system) / 1000 / calls;
+    if (c.typical) typical[k].push(value);
+    return value;
+  });
+  rows.push({ name: c.name, perCall });
+  console.log(`  ${c.name.padEnd(36)}${perCall.map((v) => ms(v).padStart(17)).join('')}`);
 }
+const typicalMean = typical.map((values) => values.reduce((a, b) => a + b, 0) / values.length);
+console.log(`  ${'typical (mean of the rows above *)'.padEnd(36)}${typicalMean.map((v) => ms(v).padStart(17)).join('')}`);
+console.log('\nworst crafted row / typical mean:');
+const crafted = rows.filter((r) => r.name.startsWith('crafted'));
+configurations.forEach((conf, k) => {
+  const worst = crafted.reduce((a, r) => (r.perCall[k] > a.perCall[k] ? r : a));
+  console.log(`  ${conf.name.padEnd(17)} ${(worst.perCall[k] / typicalMean[k]).toFixed(1)}x  (${worst.name})`);
+});
+console.log('  * typical rows: the 12- and 16-character ones');
 
 console.log('\nworker pool (default threads), 12-char random passwords, 32 in flight:');
 const estimator = createStrengthEstimator({ extraLanguages });

@@ -197,7 +197,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
   const handlers: HandlerMap = {
     ...createBicOperations(),
     ...(createIbanCardOperations({ bin, bicOf: banks.resolveBic }) as HandlerMap),
-    ...createDnsEmailOperations({ resolver, email }),
+    ...createDnsEmailOperations({ resolver, email, allowSpecialUse: config.allowPrivateTargets }),
     ...createTlsIpOperations({ tls, geo: () => geo, trustProxy: config.trustProxy }),
     ...createUsageOperations({ limiter }),
     ...createPasswordOperations({ estimator, ranges }),

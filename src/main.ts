@@ -20,7 +20,8 @@ async function ensureFirstKey(config: Readonly<Config>): Promise<void> {
     if ((await store.list()).length > 0) return;
     const { record, key } = await store.create({ name: 'default' });
     const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
-    process.stdout.write(
+    // precision: on stderr, the terminal's stream; stdout is the JSON log stream (collected, shipped, kept).
+    process.stderr.write(
       `\nCreated the first API key (${record.id}); it is shown only this once:\n\n    ${key}\n\n` +
         `Use it in the X-Api-Key header, e.g.:\n    curl -H 'X-Api-Key: ${key}' http://${host}:${config.port}/api/v1/bic/DEUTDEFF\n\n`,
     );

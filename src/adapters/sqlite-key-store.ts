@@ -2,7 +2,7 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { ConfigError } from '../config.js';
-import { ensureDirectorySync } from './startup-files.js';
+import { ensureDirectorySync, ensurePrivateFileSync } from './startup-files.js';
 import {
   newKeyRecord,
   type KeyLimits,
@@ -37,9 +37,12 @@ const toRecord = (r: Row): KeyRecord => ({
 /** Open (and create when absent) the service database under dataDir. Start-up only: synchronous. */
 export function openDatabase(dataDir: string): Database.Database {
   ensureDirectorySync('DATA_DIR', dataDir);
+  const file = join(dataDir, 'service.db');
   let db: Database.Database;
   try {
-    db = new Database(join(dataDir, 'service.db'));
+    // precision: created 0600 before SQLite opens it (its -wal and -shm then get the same mode).
+    ensurePrivateFileSync(file, [`${file}-wal`, `${file}-shm`]);
+    db = new Database(file);
   } catch (err) {
     throw new ConfigError('DATA_DIR', `${join(dataDir, 'service.db')} cannot be opened: ${(err as Error).message}`);
   }

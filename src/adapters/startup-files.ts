@@ -1,6 +1,6 @@
 // Files and folders named by settings, read once at boot: a missing or unusable one stops the boot naming its variable.
 import { X509Certificate } from 'node:crypto';
-import { mkdirSync, statSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { ConfigError } from '../config.js';
@@ -60,9 +60,15 @@ export async function loadNamedFile<T>(variable: string, path: string, load: (pa
   }
 }
 
+/** Directories the service creates are its owner's alone (they hold the key store); an existing one is left as it is. */
+export const PRIVATE_DIRECTORY_MODE = 0o700;
+/** Files the service creates under DATA_DIR (the database, its WAL and shared-memory files). */
+export const PRIVATE_FILE_MODE = 0o600;
+
 /**
- * Make sure `path` is a directory, creating the missing ones one level at a time (start-up only: synchronous).
- * Node's own recursive mkdir never returns under /proc; any failure is a ConfigError naming the variable.
+ * Make sure `path` is a directory, creating the missing ones one level at a time, mode 0700 (start-up only:
+ * synchronous). A directory that exists keeps its mode: the operator chose it. Node's own recursive mkdir never
+ * returns under /proc; any failure is a ConfigError naming the variable.
  */
 export function ensureDirectorySync(variable: string, path: string): void {
   const missing: string[] = [];
@@ -78,9 +84,26 @@ export function ensureDirectorySync(variable: string, path: string): void {
   }
   for (const dir of missing) {
     try {
-      mkdirSync(dir);
+      mkdirSync(dir, { mode: PRIVATE_DIRECTORY_MODE });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new ConfigError(variable, `${path} cannot be created: ${fileProblem(err)}`);
+    }
+  }
+}
+
+/**
+ * Make sure the file at `path` exists with mode 0600, creating it empty when absent, and tighten `companions`
+ * (files the service made beside it, when present) to 0600 too (start-up only: synchronous). SQLite creates a
+ * database's -wal and -shm files with the database file's own mode, so a database created here keeps them
+ * private as well. Tightening is best effort: a file the service may not chmod is left as it is.
+ */
+export function ensurePrivateFileSync(path: string, companions: readonly string[] = []): void {
+  closeSync(openSync(path, 'a', PRIVATE_FILE_MODE));
+  for (const file of [path, ...companions]) {
+    try {
+      if ((statSync(file).mode & 0o077) !== 0) chmodSync(file, PRIVATE_FILE_MODE);
+    } catch {
+      // Absent (a companion not created yet) or not ours to change.
     }
   }
 }

@@ -6,14 +6,17 @@ import * as en from '@zxcvbn-ts/language-en';
 import * as de from '@zxcvbn-ts/language-de';
 import * as fr from '@zxcvbn-ts/language-fr';
 import * as esEs from '@zxcvbn-ts/language-es-es';
-import { MAX_ANALYSED_CHARS, truncateForAnalysis, type Strength } from '../domain/password.js';
+import { MAX_ANALYSED_CHARS, collapseRepeats, truncateForAnalysis, type Strength } from '../domain/password.js';
+import { sharedPrefixMatchers } from './zxcvbn-l33t.js';
 
 /**
- * Tuned for speed (figures: bench/zxcvbn-timing.ts): Levenshtein off (it multiplies the cost ~10x),
- * few l33t variants per substring (the l33t matcher explodes on long inputs; on common l33t passwords
- * 2 scores the same as the default 100) and a length cap.
+ * The library's default number of l33t readings per password: fewer stops l33t matching early and overstates
+ * heavily substituted passwords ("p4r71c1p473" scored 4 with 2, 1 with 100). The speed comes from elsewhere
+ * (docs/adr/0016-honest-password-scores.md, bench/zxcvbn-timing.ts): Levenshtein off (it multiplies the cost
+ * ~10x), the shared-prefix l33t matcher (the library's matches without re-reading what the readings share),
+ * long repeats collapsed before analysis, and a length cap.
  */
-export const L33T_MAX_SUBSTITUTIONS = 2;
+export const L33T_MAX_SUBSTITUTIONS = 100;
 
 /** Big word lists taken from the de, fr and es-es packages. */
 const EXTRA_LIST = /^(commonWords|firstnames|lastnames|wikipedia)-/;
@@ -58,17 +61,40 @@ export function zxcvbnOptions(extraLanguages = false): OptionsType {
   };
 }
 
+/** The estimator the service uses: its options and the shared-prefix l33t matchers; exported for the bench and tests. */
+export function createZxcvbn(extraLanguages = false): ZxcvbnFactory {
+  return new ZxcvbnFactory(zxcvbnOptions(extraLanguages), sharedPrefixMatchers);
+}
+
+/** Length of the longest word in the options' lists (23 for common + en). */
+export function longestWordOf(options: OptionsType): number {
+  let longest = 0;
+  for (const list of Object.values(options.dictionary ?? {})) for (const word of list) longest = Math.max(longest, String(word).length);
+  return longest;
+}
+
 let factory: ZxcvbnFactory | undefined;
+let longestWord = 0;
 
 function getFactory(): ZxcvbnFactory {
   const data = (isMainThread ? undefined : workerData) as ZxcvbnWorkerData | undefined;
-  factory ??= new ZxcvbnFactory(zxcvbnOptions(data?.extraLanguages === true));
+  if (!factory) {
+    const extra = data?.extraLanguages === true;
+    factory = createZxcvbn(extra);
+    longestWord = longestWordOf(zxcvbnOptions(extra));
+  }
   return factory;
+}
+
+/** What is analysed of a password: its first MAX_ANALYSED_CHARS code points, long repeats collapsed. */
+export function analysedText(password: string): string {
+  getFactory();
+  return collapseRepeats(truncateForAnalysis(String(password)), longestWord);
 }
 
 /** Estimate one password; only derived numbers and feedback text come back, never the password. */
 export function estimateStrength(password: string): Strength {
-  const result = getFactory().check(truncateForAnalysis(String(password)));
+  const result = getFactory().check(analysedText(password));
   const fast = result.crackTimes.offlineFastHashingXPerSecond;
   return {
     score: result.score,

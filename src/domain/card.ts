@@ -68,18 +68,26 @@ export function luhnValid(digits: string): boolean {
 }
 
 const UNBROKEN_RUN = /(?<!\d)\d{12,19}(?!\d)/g;
-/** Digit groups joined by single spaces, dashes or %20 (a space still percent-encoded in a request path). */
-const GROUPED_RUN = /(?<![\d*])\d{1,19}(?:(?: |-|%20)\d{1,19})+(?![\d*])/g;
-const SEPARATOR = / |-|%20/;
+/**
+ * What may separate the digit groups of a written card number: one to three characters that are neither letters,
+ * digits nor the mask's '*' (space, tab, '-', '.', '_', '/', '+', ...), or percent-encoded ones (%20, %2E...)
+ * as in a request path still encoded.
+ */
+const SEPARATOR = '(?:%[0-9A-Fa-f]{2}|[^\\p{L}\\p{N}*]){1,3}';
+/** Digit groups joined by separators. */
+const GROUPED_RUN = new RegExp(`(?<![\\d*])\\d{1,19}(?:${SEPARATOR}\\d{1,19})+(?![\\d*])`, 'gu');
+/** A grouped run's tokens: digit groups and the separators between them. */
+const TOKEN = new RegExp(`\\d+|${SEPARATOR}`, 'gu');
 
 const masked = (digits: string): string => `${'*'.repeat(digits.length - 4)}${digits.slice(-4)}`;
 
 /**
  * `text` with every possible card number (ISO/IEC 7812: 12-19 digits passing Luhn) masked to its last four: an
- * unbroken run of digits, or consecutive groups of a grouped run (single spaces, dashes or %20 between them),
- * so that a number stays masked with other digits beside it. For echoing a request path or value a client put
- * a card number in by mistake. It errs towards privacy: other grouped digits (an IBAN written in fours) are
- * masked too when some window of them happens to pass Luhn.
+ * unbroken run of digits, or consecutive groups of a grouped run (whatever separates the groups: spaces, tabs,
+ * '-', '.', '_', '/', '+', up to three of them, or their percent-encodings), so that a number stays masked with
+ * other digits beside it. For echoing a request path or value a client put a card number in by mistake. It errs
+ * towards privacy: other grouped digits (an IBAN written in fours, an IP address) are masked too when some window
+ * of them happens to pass Luhn.
  */
 export function maskCardNumbers(text: string): string {
   return text.replace(UNBROKEN_RUN, (run) => (luhnValid(run) ? masked(run) : run)).replace(GROUPED_RUN, maskGroups);
@@ -91,8 +99,14 @@ const MAX_GROUPED_RUN = 160;
 /** Mask the longest Luhn-valid window of 12-19 digits made of whole groups, from the left, windows not overlapping. */
 function maskGroups(run: string): string {
   if (run.length > MAX_GROUPED_RUN) return run.replace(/\d/g, '*');
-  const groups = run.split(SEPARATOR);
-  const separators = run.match(new RegExp(SEPARATOR, 'g')) ?? [];
+  // Digit groups, and what stands between each group and the next (the text is rebuilt from these).
+  const groups: string[] = [];
+  const separators: string[] = [];
+  for (const token of run.match(TOKEN) ?? []) {
+    if (/^\d/.test(token) && groups.length === separators.length) groups.push(token);
+    else if (groups.length > separators.length) separators.push(token);
+    else separators[separators.length - 1] += token;
+  }
   const pieces: string[] = [];
   let i = 0;
   while (i < groups.length) {

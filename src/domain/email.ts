@@ -1,7 +1,8 @@
 // Email address syntax and classification (RFC 5321 §4.5.3.1 lengths, RFC 5322 addr-spec, RFC 6531 UTF-8 local parts, IDNA domains).
 import { domainToASCII } from 'node:url';
 import isEmailModule from 'validator/lib/isEmail.js';
-import { POPULAR_EMAIL_DOMAINS } from './popular-mail-domains.js';
+import { maskCardNumbers } from './card.js';
+import { MAJOR_PROVIDERS, POPULAR_EMAIL_DOMAINS } from './popular-mail-domains.js';
 
 export interface ParsedEmail {
   /** Trimmed; the domain lower-cased and in A-labels (when convertible). */
@@ -11,6 +12,8 @@ export interface ParsedEmail {
   /** Domain part in lower-case A-labels; as written (lower-cased) when not convertible; "" without '@'. */
   domain: string;
   validFormat: boolean;
+  /** Why the format is not valid (the first rule broken); absent when validFormat is true. */
+  formatProblem?: string;
 }
 
 /** The reference lists classification works on (loaded by src/adapters/email-lists.ts), all lower case. */
@@ -53,30 +56,47 @@ export function isMailDomain(ascii: string): boolean {
   return labels.length >= 2 && labels.every((l) => LDH_LABEL.test(l)) && TLD.test(labels[labels.length - 1]);
 }
 
+/**
+ * Characters nobody sees: controls (C0, DEL, C1: Unicode category Cc), format characters (Cf: zero-width
+ * spaces and joiners, bidirectional overrides such as U+202E, soft hyphen, word joiner...) and the line and
+ * paragraph separators. An address holding one displays as another address (UTS #39 §3 confusables), and IDNA
+ * mapping silently drops some of them from a domain, so such an address is refused outright.
+ */
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+
+const codePoint = (ch: string): string => `U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+
+/** The first format rule `user@domain` breaks, or undefined when it is well-formed. */
+function formatProblemOf(text: string, user: string, ascii: string, email: string): string | undefined {
+  const invisible = INVISIBLE.exec(text);
+  if (invisible) return `contains an invisible or control character (${codePoint(invisible[0])})`;
+  if (user.length === 0) return 'the local part (before the @) is empty';
+  if (octets(user) > MAX_LOCAL_OCTETS) return `the local part is longer than ${MAX_LOCAL_OCTETS} octets`;
+  if (octets(email) > MAX_ADDRESS_OCTETS) return `the address is longer than ${MAX_ADDRESS_OCTETS} octets`;
+  if (!isMailDomain(ascii)) return 'the domain is not a host name of at least two labels with an alphabetic top-level domain';
+  const ok = isEmail(forSyntaxCheck(user, ascii), {
+    allow_display_name: false,
+    allow_utf8_local_part: true,
+    require_tld: true,
+    allow_ip_domain: false,
+    allow_underscores: false,
+    ignore_max_length: false,
+  });
+  return ok ? undefined : 'the local part is not valid address syntax (RFC 5322, RFC 6531)';
+}
+
 /** Split, normalise and check the syntax of one address. Pure and total. */
 export function parseEmailAddress(input: string): ParsedEmail {
   const s = typeof input === 'string' ? input.trim() : '';
   const at = s.lastIndexOf('@');
-  if (at < 0) return { email: s, user: s, domain: '', validFormat: false };
+  if (at < 0) return { email: s, user: s, domain: '', validFormat: false, formatProblem: 'there is no @ between a local part and a domain' };
   const user = s.slice(0, at);
   const rawDomain = s.slice(at + 1);
   const ascii = toAsciiDomain(rawDomain);
   const domain = ascii || rawDomain.toLowerCase();
   const email = `${user}@${domain}`;
-  const validFormat =
-    user.length > 0 &&
-    octets(user) <= MAX_LOCAL_OCTETS &&
-    octets(email) <= MAX_ADDRESS_OCTETS &&
-    isMailDomain(ascii) &&
-    isEmail(forSyntaxCheck(user, domain), {
-      allow_display_name: false,
-      allow_utf8_local_part: true,
-      require_tld: true,
-      allow_ip_domain: false,
-      allow_underscores: false,
-      ignore_max_length: false,
-    });
-  return { email, user, domain, validFormat };
+  const formatProblem = formatProblemOf(s, user, ascii, email);
+  return formatProblem ? { email, user, domain, validFormat: false, formatProblem } : { email, user, domain, validFormat: true };
 }
 
 /**
@@ -120,9 +140,9 @@ export interface EmailClassifier {
   isDisposableDomain(domain: string): boolean;
   isFreeEmailDomain(domain: string): boolean;
   /**
-   * The popular domain `domain` is most likely a typo of, or null. Known domains (popular or free
-   * providers) are never corrected; the allowed distance grows with length to avoid false hits on
-   * short real domains: none under 6 characters, 1 from 6, 2 from 10.
+   * The popular domain `domain` is most likely a typo of, or null. Popular domains are never corrected, free
+   * providers only when one edit from a major provider (yaho.com → yahoo.com); the allowed distance grows with
+   * length to avoid false hits on short real domains: none under 6 characters, 1 from 6, 2 from 10.
    */
   suggestDomain(domain: string): string | null;
   /** Role/disposable/free flags (false for a malformed address) and the typo suggestion (a well-formed address or null). */
@@ -152,12 +172,11 @@ export function createEmailClassifier(lists: EmailLists): EmailClassifier {
 
   const isFreeEmailDomain = (domain: string): boolean => lists.freeDomains.has(domain.toLowerCase());
 
-  const findSuggestion = (d: string): string | null => {
-    if (!d || POPULAR_EMAIL_DOMAINS.includes(d) || lists.freeDomains.has(d)) return null;
-    const allowed = d.length >= 10 ? 2 : d.length >= 6 ? 1 : 0;
+  /** The nearest of `candidates` within `allowed` edits (ties: the earlier one). */
+  const nearest = (d: string, candidates: readonly string[], allowed: number): string | null => {
     let best: string | null = null;
     let bestDistance = allowed + 1;
-    for (const candidate of POPULAR_EMAIL_DOMAINS) {
+    for (const candidate of candidates) {
       if (Math.abs(candidate.length - d.length) >= bestDistance) continue;
       const dist = editDistance(d, candidate, bestDistance - 1);
       if (dist < bestDistance) {
@@ -166,6 +185,13 @@ export function createEmailClassifier(lists: EmailLists): EmailClassifier {
       }
     }
     return best;
+  };
+
+  const findSuggestion = (d: string): string | null => {
+    if (!d || POPULAR_EMAIL_DOMAINS.includes(d)) return null;
+    // A free provider is a real domain, but one that is itself a typo of a major one ("yaho.com") still is a typo.
+    if (lists.freeDomains.has(d)) return d.length >= 6 ? nearest(d, POPULAR_EMAIL_DOMAINS.slice(0, MAJOR_PROVIDERS), 1) : null;
+    return nearest(d, POPULAR_EMAIL_DOMAINS, d.length >= 10 ? 2 : d.length >= 6 ? 1 : 0);
   };
 
   const suggestDomain = (domain: string): string | null => {
@@ -190,4 +216,26 @@ export function createEmailClassifier(lists: EmailLists): EmailClassifier {
   };
 
   return { isRoleAddress, isDisposableDomain, isFreeEmailDomain, suggestDomain, classifyEmail };
+}
+
+/** The fields of an email result that echo the client's text. */
+interface EchoedEmailFields {
+  email: string;
+  user: string;
+  domain: string;
+  didYouMean: string | null;
+}
+
+/**
+ * `result` with every card number (12-19 digits passing Luhn, however grouped) masked to its last four in the
+ * fields that echo the address: a card number sent as an address is never echoed (openapi.yaml, EmailValidationResult).
+ */
+export function maskEchoedEmail<T extends EchoedEmailFields>(result: T): T {
+  return {
+    ...result,
+    email: maskCardNumbers(result.email),
+    user: maskCardNumbers(result.user),
+    domain: maskCardNumbers(result.domain),
+    didYouMean: result.didYouMean === null ? null : maskCardNumbers(result.didYouMean),
+  };
 }

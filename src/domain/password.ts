@@ -44,6 +44,49 @@ export function truncateForAnalysis(password: string, max = MAX_ANALYSED_CHARS):
 
 const isLowSurrogate = (code: number): boolean => code >= 0xdc00 && code <= 0xdfff;
 
+/** Longest repeated unit collapseRepeats looks for, in UTF-16 units. */
+export const MAX_REPEAT_UNIT = 12;
+
+/** How many times the `len` units at `at` repeat back to back from `at`. */
+function repeatsAt(text: string, at: number, len: number): number {
+  const unit = text.slice(at, at + len);
+  let count = 1;
+  while (at + (count + 1) * len <= text.length && text.startsWith(unit, at + count * len)) count += 1;
+  return count;
+}
+
+/**
+ * Shortens every run of one repeated unit ("0101...", "aaaa...", "abc!abc!...") to the fewest whole units (at
+ * least 2) that still hold every substring of the run up to `longestWord` characters long, so every dictionary
+ * word the run holds stays in it, as does what precedes and follows it.
+ * zxcvbn scores a run as one repeat match whose guesses grow with the repeat count, so the shorter run needs
+ * fewer guesses: the score can only go down (test/unit/password.test.ts compares with the library on the whole
+ * text). It bounds the cost of crafted repetitive input, whose overlapping matches cost the estimator many times
+ * a typical password (docs/adr/0016-honest-password-scores.md).
+ */
+export function collapseRepeats(text: string, longestWord: number): string {
+  let out = '';
+  let at = 0;
+  while (at < text.length) {
+    let len = 1;
+    let collapsed = false;
+    for (; len <= MAX_REPEAT_UNIT && at + 2 * len <= text.length; len += 1) {
+      const keep = Math.max(2, Math.ceil((longestWord + len - 1) / len));
+      const count = repeatsAt(text, at, len);
+      if (count <= keep) continue;
+      out += text.slice(at, at + keep * len);
+      at += count * len;
+      collapsed = true;
+      break;
+    }
+    if (!collapsed) {
+      out += text[at];
+      at += 1;
+    }
+  }
+  return out;
+}
+
 /**
  * SHA-1 of the password's UTF-8 bytes as upper-case hex, split for the range API:
  * only `prefix` (5 chars) may leave the service; `suffix` (35 chars) is matched locally.

@@ -1,5 +1,11 @@
 // Popular mailbox domains (our own list): the candidates for typo suggestions in email validation.
 
+/**
+ * The first this many of POPULAR_EMAIL_DOMAINS are the global providers, each with far more users than any free
+ * provider off the list: a free-list domain one edit away from one of them ("yaho.com") is still corrected.
+ */
+export const MAJOR_PROVIDERS = 8;
+
 /** Popular mailbox domains, most used first: the candidates for typo suggestions (ties go to the earlier one). */
 export const POPULAR_EMAIL_DOMAINS: readonly string[] = [
   'gmail.com',
@@ -47,4 +53,6 @@ export const POPULAR_EMAIL_DOMAINS: readonly string[] = [
   'zoho.com',
   'fastmail.com',
   'rediffmail.com',
+  // A real provider one edit from gmail.com: listed so that it is never "corrected".
+  'email.com',
 ];

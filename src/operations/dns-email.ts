@@ -5,15 +5,19 @@ import { invalidFormat, missingParameter, notFound } from '../http/errors.js';
 import type { ApiRequest, Handler } from '../http/types.js';
 import { DKIM_SELECTORS, dkimName, isDkimRecord } from '../domain/dkim.js';
 import { parseDmarc } from '../domain/dmarc.js';
-import { parseEmailAddress, type EmailClassifier } from '../domain/email.js';
+import { maskEchoedEmail, parseEmailAddress, type EmailClassifier } from '../domain/email.js';
 import { DNS_NAME, parseName } from '../domain/host-name.js';
 import { analyseSpf } from '../domain/spf-analysis.js';
+import { specialUseReason } from '../domain/special-use-names.js';
+import { RefusedTarget } from '../adapters/failures.js';
 import type { components } from '../../generated/api.js';
 
 export interface DnsEmailDeps {
   resolver: DnsResolver;
   /** Role, disposable, free-provider and typo classification over the reference lists loaded at start. */
   email: EmailClassifier;
+  /** precision: look up special-use and single-label names too (ALLOW_PRIVATE_TARGETS; tests only). */
+  allowSpecialUse?: boolean;
 }
 
 /** The contract's DnsResult (openapi.yaml is the source of truth). */
@@ -107,6 +111,8 @@ export function createDnsEmailOperations(deps: DnsEmailDeps): { lookupDns: Handl
 
   const lookupDns = async (req: ApiRequest): Promise<{ status: 200; body: DnsLookupResult }> => {
     const domain = normaliseLookupDomain(req.params?.domain);
+    const refused = deps.allowSpecialUse ? null : specialUseReason(domain); // precision: special-use names
+    if (refused) throw new RefusedTarget('domain', refused, `${domain} is not looked up: ${refused}`);
     const types = parseRecordTypes(req.query?.type);
     const started = performance.now();
     const [answers, security] = await Promise.allSettled([Promise.all(types.map((t) => resolver.query(domain, t))), analyse(domain)]);
@@ -131,7 +137,8 @@ export function createDnsEmailOperations(deps: DnsEmailDeps): { lookupDns: Handl
     const parsed = parseEmailAddress(address);
     let mxRecord = false;
     let aRecord = false;
-    if (parsed.validFormat) {
+    // precision: a special-use domain (printer.local) is never sent to the resolver: no MX, no A.
+    if (parsed.validFormat && (deps.allowSpecialUse || specialUseReason(parsed.domain) === null)) {
       const [mx, a, aaaa] = await Promise.all([
         resolver.query(parsed.domain, 'MX'),
         resolver.query(parsed.domain, 'A'),
@@ -143,15 +150,17 @@ export function createDnsEmailOperations(deps: DnsEmailDeps): { lookupDns: Handl
     }
     return {
       status: 200,
-      body: {
+      // precision: card numbers masked in the echoed fields; formatProblem says why validFormat is false.
+      body: maskEchoedEmail({
         email: parsed.email,
         user: parsed.user,
         domain: parsed.domain,
         validFormat: parsed.validFormat,
+        ...(parsed.formatProblem === undefined ? {} : { formatProblem: parsed.formatProblem }),
         mxRecord,
         aRecord,
         ...deps.email.classifyEmail(parsed),
-      },
+      }),
     };
   };
 

@@ -25,21 +25,30 @@ const zone: Zone = {
   'fresh.test': [{ type: 'A', data: '192.0.2.50' }],
   '_dmarc.fresh.test': [{ type: 'TXT', data: 'v=DMARC1; p=none', ttl: 0 }],
   'empty.test': [{ type: 'SOA', data: { mname: 'ns1.empty.test', rname: 'h.empty.test', minimum: 30 } }],
+  // Internal names a resolver inside a private network would answer.
+  localhost: [{ type: 'A', data: '127.0.0.1' }],
+  'printer.local': [{ type: 'A', data: '10.0.0.5' }, { type: 'MX', data: { preference: 10, exchange: 'printer.local' } }],
+  'router.home.arpa': [{ type: 'A', data: '192.168.1.1' }],
+  'db.internal': [{ type: 'A', data: '10.0.0.6' }],
+  intranet: [{ type: 'A', data: '10.0.0.7' }],
 };
 
 let dns: Awaited<ReturnType<typeof startDnsServer>>;
 let silent: Awaited<ReturnType<typeof startDnsServer>>;
 let h: Harness;
 let down: Harness;
+let allowing: Harness;
 beforeAll(async () => {
   dns = await startDnsServer(zone);
   silent = await startDnsServer(zone, { mode: 'silent' });
   h = await startHarness({ DNS_SERVERS: `127.0.0.1:${dns.port}`, DNS_TIMEOUT_MS: '1000' });
   down = await startHarness({ DNS_SERVERS: `127.0.0.1:${silent.port}`, DNS_TIMEOUT_MS: '300' });
+  allowing = await startHarness({ DNS_SERVERS: `127.0.0.1:${dns.port}`, DNS_TIMEOUT_MS: '1000', ALLOW_PRIVATE_TARGETS: 'true' });
 });
 afterAll(async () => {
   await h.close();
   await down.close();
+  await allowing.close();
   await dns.close();
   await silent.close();
 });
@@ -243,5 +252,56 @@ describe('GET /api/v1/email', () => {
   it('answers 502 when the DNS servers fail', async () => {
     const res = await down.call('/api/v1/email?address=jane@mail.test');
     expect(res.status).toBe(502);
+  });
+});
+
+describe('special-use and internal names', () => {
+  it.each(['localhost', 'x.localhost', 'printer.local', 'router.home.arpa', 'db.internal', 'intranet', 'nothing.invalid', 'abc.onion', 'Printer.Local.'])(
+    '/dns/%s → 400 VALIDATION_ERROR, nothing sent to the resolver',
+    async (name) => {
+      const before = dns.queries.length;
+      const res = await h.call(`/api/v1/dns/${name}`);
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'domain' }] });
+      expect(res.body.details[0].message).toMatch(/single-label|RFC|ICANN/);
+      expect(dns.queries.length).toBe(before);
+    },
+  );
+
+  it('still looks up the names RFC 6761 keeps ordinary (.test, .example)', async () => {
+    expect((await h.call('/api/v1/dns/mail.test')).status).toBe(200);
+    expect((await h.call('/api/v1/dns/www.example')).status).not.toBe(400);
+  });
+
+  it('an email address at a special-use domain is well-formed but never looked up', async () => {
+    const before = dns.queries.length;
+    const res = await h.call('/api/v1/email?address=jane@printer.local');
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ validFormat: true, mxRecord: false, aRecord: false });
+    expect(dns.queries.length).toBe(before);
+  });
+
+  it('with ALLOW_PRIVATE_TARGETS=true they go to the resolver (test set-ups)', async () => {
+    const res = await allowing.call('/api/v1/dns/router.home.arpa');
+    expect(res.status).toBe(200);
+    expect(res.body.records).toEqual([{ type: 'A', name: 'router.home.arpa', value: '192.168.1.1', ttl: expect.any(Number), priority: null }]);
+    expect((await allowing.call('/api/v1/email?address=jane@printer.local')).body).toMatchObject({ mxRecord: true, aRecord: true });
+  });
+});
+
+describe('email format problems and card numbers', () => {
+  it('an invisible character: validFormat false with the reason, and no DNS query', async () => {
+    const before = dns.queries.length;
+    const res = await h.call('/api/v1/email?address=jane%E2%80%8B@mail.test');
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ validFormat: false, formatProblem: 'contains an invisible or control character (U+200B)' });
+    expect(dns.queries.length).toBe(before);
+  });
+
+  it('a card number sent as the address is masked in every field', async () => {
+    const res = await h.call('/api/v1/email?address=4539578763621486');
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ email: '************1486', user: '************1486', validFormat: false });
+    expect(res.text).not.toContain('4539578763621486');
   });
 });

@@ -18,7 +18,7 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-function startServer(): Promise<{ child: ChildProcess; url: string; stdout: () => string }> {
+function startServer(): Promise<{ child: ChildProcess; url: string; stdout: () => string; stderr: () => string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     env: {
       ...process.env,
@@ -32,14 +32,16 @@ function startServer(): Promise<{ child: ChildProcess; url: string; stdout: () =
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
+  let err = '';
   child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (err += d));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start: ${out}`)), 45_000);
     child.stdout!.on('data', () => {
       const m = /listening on (http:\/\/[^ ]+)/.exec(out);
       if (m) {
         clearTimeout(timer);
-        resolve({ child, url: m[1], stdout: () => out });
+        resolve({ child, url: m[1], stdout: () => out, stderr: () => err });
       }
     });
     child.once('exit', (code) => reject(new Error(`server exited ${code}: ${out}`)));
@@ -50,18 +52,19 @@ const exited = (child: ChildProcess) => new Promise<number | null>((r) => child.
 
 describe('server process', () => {
   // Each test starts real server processes: generous timeouts for a loaded 2-core machine.
-  it('prints one key on first start, and none on the next', { timeout: 120_000 }, async () => {
+  it('prints one key on first start, on stderr and never into the stdout log stream, and none on the next', { timeout: 120_000 }, async () => {
     const first = await startServer();
-    const key = /^\s+(vls_\S+)$/m.exec(first.stdout())?.[1];
+    const key = /^\s+(vls_\S+)$/m.exec(first.stderr())?.[1];
     expect(key).toBeDefined();
-    expect(first.stdout()).toMatch(/X-Api-Key/);
+    expect(first.stderr()).toMatch(/X-Api-Key/);
+    expect(first.stdout()).not.toMatch(/vls_|Created the first API key/);
     const res = await fetch(`${first.url}/api/v1/bic/DEUTDEFF`, { headers: { 'X-Api-Key': key! } });
     expect(res.status).toBe(200);
     first.child.kill('SIGTERM');
     expect(await exited(first.child)).toBe(0);
 
     const second = await startServer();
-    expect(second.stdout()).not.toMatch(/vls_/);
+    expect(second.stdout() + second.stderr()).not.toMatch(/vls_/);
     const again = await fetch(`${second.url}/api/v1/bic/DEUTDEFF`, { headers: { 'X-Api-Key': key! } });
     expect(again.status).toBe(200);
     second.child.kill('SIGINT');

@@ -25,6 +25,8 @@ const WRONG_KEY = 'vls_presented-but-unknown-key-0123456789';
 const sha1 = (s: string) => createHash('sha1').update(s, 'utf8').digest('hex');
 const digits = (c: string) => c.replace(/\D/g, '');
 const grouped = (d: string, sep: string) => d.replace(/(\d{4})(?=\d)/g, `$1${sep}`);
+/** Other separators a card number is written with; it must stay masked whatever separates its groups. */
+const OTHER_SEPARATORS = ['.', '_', '/', '+', '\t', '  ', '. '];
 
 /** Every form a secret could leak in: as given, digits only, regrouped, and its SHA-1 (hex both cases, and the 35-char suffix). */
 function needles(): Map<string, string> {
@@ -49,6 +51,12 @@ function needles(): Map<string, string> {
     add(`card ${i} dashed`, grouped(d, '-'));
     hashes(`card ${i}`, d);
     hashes(`card ${i} as given`, card);
+    for (const sep of OTHER_SEPARATORS) {
+      const written = grouped(d, sep);
+      add(`card ${i} with ${JSON.stringify(sep)}`, written);
+      add(`card ${i} with ${JSON.stringify(sep)} as JSON`, JSON.stringify(written).slice(1, -1));
+      add(`card ${i} with ${JSON.stringify(sep)} percent-encoded`, encodeURIComponent(written));
+    }
   }
   return out;
 }
@@ -133,6 +141,25 @@ describe('traffic with secrets', () => {
       errorPaths.push([{ operationId: 'validateIban', method: 'GET', path: `/api/v1/iban/BE${digits(c)}` }, 200]);
     }
     for (const [r, status] of errorPaths) expect(await send(r, { label: 'error path' }), `${r.path} ${r.body?.slice(0, 60)}`).toBe(status);
+    // Other separators in paths that are echoed in errors or results, and a card number sent as an email address.
+    const get = (operationId: string, path: string): OperationRequest => ({ operationId, method: 'GET', path });
+    for (const c of CARDS.slice(0, 4)) {
+      for (const sep of OTHER_SEPARATORS) {
+        const written = encodeURIComponent(grouped(digits(c), sep));
+        for (const r of [
+          get('lookupDns', `/api/v1/dns/${written}`),
+          get('inspectTlsCertificate', `/api/v1/ssl/${written}`),
+          get('lookupIp', `/api/v1/ip/${written}`),
+          get('validateIban', `/api/v1/iban/${written}`),
+          get('validateBic', `/api/v1/bic/${written}`),
+          get('validateEmail', `/api/v1/email?address=${written}`),
+          get('validateEmail', `/api/v1/email?address=${written}%40mail.test`),
+        ]) {
+          expect(await send(r, { label: 'card with other separators' }), r.path).toBeLessThan(500);
+        }
+      }
+      expect(await send(get('validateEmail', `/api/v1/email?address=${digits(c)}`), { label: 'card as an address' })).toBe(200);
+    }
     expect(await send(validRequests()[1], { key: WRONG_KEY, label: 'wrong key' })).toBe(403);
   });
 

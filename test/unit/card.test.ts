@@ -375,7 +375,19 @@ describe('maskCardNumbers', () => {
     ["'4111 1111 1111 1111' is not a valid host name", "'************1111' is not a valid host name"],
     ['4111-1111-1111-1111', '************1111'],
     ['1234 4111111111111111', '1234 ************1111'],
-    ['4111  1111 1111 1111', '4111  1111 1111 1111'],
+    ['4111  1111 1111 1111', '************1111'],
+    // Whatever separates the groups (issue: '.', '_', '/', '+', tab), and their percent-encodings.
+    ['4539.5787.6362.1486', '************1486'],
+    ['4539_5787_6362_1486', '************1486'],
+    ['/api/v1/iban/4539/5787/6362/1486', '/api/v1/iban/************1486'],
+    ['4539+5787+6362+1486', '************1486'],
+    ['4539\t5787\t6362\t1486', '************1486'],
+    ['4539. 5787 .6362--1486', '************1486'],
+    ['/api/v1/dns/4539%2E5787%2E6362%2E1486', '/api/v1/dns/************1486'],
+    ['/api/v1/dns/4539%2e5787%5F6362%2B1486', '/api/v1/dns/************1486'],
+    ['4539.5787.6362.1487', '4539.5787.6362.1487'],
+    ['4539 x 5787 6362 1486', '4539 x 5787 6362 1486'],
+    ['192.168.100.200', '192.168.100.200'],
     ['2026-11-23 01:50', '2026-11-23 01:50'],
     ['/api/v1/nothing/4111111111111111-1', '/api/v1/nothing/************1111-1'],
     ['4111 1111 1111 1111 12', '************1111 12'],
@@ -387,5 +399,13 @@ describe('maskCardNumbers', () => {
     ['', ''],
   ])('%s -> %s', (given, want) => {
     expect(maskCardNumbers(given)).toBe(want);
+  });
+});
+
+describe('maskEchoedEmail', () => {
+  it('masks a card number however grouped in every echoed field of an email result', async () => {
+    const { maskEchoedEmail } = await import('../../src/domain/email.js');
+    const r = maskEchoedEmail({ email: '4539.5787.6362.1486@gmial.com', user: '4539.5787.6362.1486', domain: 'gmial.com', didYouMean: '4539.5787.6362.1486@gmail.com', validFormat: true });
+    expect(r).toEqual({ email: '************1486@gmial.com', user: '************1486', domain: 'gmial.com', didYouMean: '************1486@gmail.com', validFormat: true });
   });
 });

@@ -94,11 +94,23 @@ describe('parseEmailAddress: normalisation', () => {
   });
 
   it('keeps a domain with a URL query or fragment mark whole instead of cutting it there', () => {
-    expect(parseEmailAddress('a@good.test?x')).toEqual({ email: 'a@good.test?x', user: 'a', domain: 'good.test?x', validFormat: false });
+    expect(parseEmailAddress('a@good.test?x')).toEqual({
+      email: 'a@good.test?x',
+      user: 'a',
+      domain: 'good.test?x',
+      validFormat: false,
+      formatProblem: 'the domain is not a host name of at least two labels with an alphabetic top-level domain',
+    });
   });
 
   it('keeps an address without @ as the user part', () => {
-    expect(parseEmailAddress('nobody')).toEqual({ email: 'nobody', user: 'nobody', domain: '', validFormat: false });
+    expect(parseEmailAddress('nobody')).toEqual({
+      email: 'nobody',
+      user: 'nobody',
+      domain: '',
+      validFormat: false,
+      formatProblem: 'there is no @ between a local part and a domain',
+    });
   });
 });
 
@@ -200,5 +212,69 @@ describe('classifyEmail', () => {
 
   it('suggests nothing for a malformed local part', () => {
     expect(classifyEmail(parseEmailAddress('a..b@gmial.com')).didYouMean).toBeNull();
+  });
+});
+
+describe('invisible and control characters', () => {
+  it.each([
+    ['zero-width space', 'jane\u200B@example.com'],
+    ['right-to-left override', 'jane\u202Emoc.elpmaxe@example.com'],
+    ['left-to-right mark', 'jane@exa\u200Emple.com'],
+    ['soft hyphen (IDNA drops it)', 'jane@exa\u00ADmple.com'],
+    ['zero-width joiner', 'ja\u200Dne@example.com'],
+    ['word joiner', 'jane@example\u2060.com'],
+    ['byte order mark inside', 'ja\uFEFFne@example.com'],
+    ['C0 control', 'ja\u0001ne@example.com'],
+    ['tab inside', 'ja\tne@example.com'],
+    ['DEL', 'ja\u007Fne@example.com'],
+    ['C1 control', 'ja\u0085ne@example.com'],
+    ['line separator', 'ja\u2028ne@example.com'],
+    ['tag character (Cf, astral)', 'jane\u{E0041}@example.com'],
+  ])('%s: validFormat false, naming the character', (_name, address) => {
+    const parsed = parseEmailAddress(address);
+    expect(parsed.validFormat).toBe(false);
+    expect(parsed.formatProblem).toMatch(/^contains an invisible or control character \(U\+[0-9A-F]{4,6}\)$/);
+  });
+
+  it('names the first such character', () => {
+    expect(parseEmailAddress('a\u202Eb\u200B@example.com').formatProblem).toContain('U+202E');
+  });
+
+  it('claims nothing about such an address', () => {
+    expect(classifyEmail(parseEmailAddress('info\u200B@gmail.com'))).toMatchObject({ roleAddress: false, freeEmailProvider: false });
+  });
+});
+
+describe('formatProblem', () => {
+  it.each([
+    ['plainaddress', /no @/],
+    ['@example.com', /local part .* is empty/],
+    [`${'a'.repeat(65)}@example.com`, /longer than 64 octets/],
+    ['user@localhost', /domain is not a host name/],
+    ['us..er@example.com', /not valid address syntax/],
+  ])('%s: %s', (address, reason) => {
+    const parsed = parseEmailAddress(address);
+    expect(parsed.validFormat).toBe(false);
+    expect(parsed.formatProblem).toMatch(reason);
+  });
+
+  it('is absent for a well-formed address', () => {
+    expect(parseEmailAddress('jane@example.com')).not.toHaveProperty('formatProblem');
+  });
+});
+
+describe('typos that are themselves on the free list', () => {
+  it.each([
+    ['yaho.com', 'yahoo.com'],
+    ['vahoo.com', 'yahoo.com'],
+    ['hitmail.com', 'hotmail.com'],
+    ['yahoo.co', 'yahoo.com'],
+  ])('%s (a free provider) → %s, a far more popular one edit away', (domain, expected) => {
+    expect(isFreeEmailDomain(domain)).toBe(true);
+    expect(suggestDomain(domain)).toBe(expected);
+  });
+
+  it.each(['email.com', 'gmx.at', 'yahoo.de', 'hotmail.be', 'web.de'])('suggests nothing for the real provider %s', (domain) => {
+    expect(suggestDomain(domain)).toBeNull();
   });
 });

@@ -102,6 +102,13 @@ export interface paths {
          *
          *     A domain that does not exist gives 404; existing names without records of the asked types give 200 with
          *     `records: []`. An internationalised domain is converted to A-labels.
+         *
+         *     Names that can only denote hosts of a private network are refused with 400 `VALIDATION_ERROR` and never
+         *     sent to the resolver: single-label names, and names at or under `localhost`, `invalid` (RFC 6761),
+         *     `local` (RFC 6762), `home.arpa` (RFC 8375), `onion` (RFC 7686), `alt` (RFC 9476), `internal` (ICANN) and
+         *     the private top-level names of RFC 6762 Appendix G (`intranet`, `private`, `corp`, `home`, `lan`).
+         *     `test` and `example` are looked up like any name, as RFC 6761 asks. Servers started with
+         *     `ALLOW_PRIVATE_TARGETS=true` (test set-ups) look these names up too.
          */
         get: operations["lookupDns"];
         put?: never;
@@ -274,7 +281,9 @@ export interface paths {
          * @description Checks the format (local part at most 64 characters, whole address at most 254, a hostname of at least two
          *     labels with an alphabetic TLD; internationalised domains accepted), then, for a well-formed address, whether
          *     its domain has MX records (a null MX `0 .` counts as none) and A records, through the configured DNS servers.
-         *     A malformed address is a 200 with `validFormat: false` and no DNS queries. Role addresses (admin@, info@...,
+         *     A malformed address is a 200 with `validFormat: false`, the reason in `formatProblem`, and no DNS queries.
+         *     An address at a name the DNS operation refuses (`jane@printer.local`, see `lookupDns`) is never looked up
+         *     either: `mxRecord` and `aRecord` are false. Role addresses (admin@, info@...,
          *     plus-tags stripped), disposable-mail domains and free providers are flagged from maintained lists (the
          *     disposable-email-domains list's own semantics: its exact names match exactly, and subdomains count only under
          *     its wildcard names such as 33mail.com, so a host under a shared dynamic-DNS name on the list is not flagged); `didYouMean` proposes a correction for common domain typos.
@@ -765,14 +774,16 @@ export interface components {
             asnOrganization: string | null;
         };
         EmailValidationResult: {
-            /** @description Normalised address (trimmed, domain lower-cased, in A-labels). */
+            /** @description Normalised address (trimmed, domain lower-cased, in A-labels). A card number in it (12-19 digits passing Luhn, however grouped) is masked to its last four digits (`*` for the others), here and in `user`, `domain` and `didYouMean`. */
             email: string;
             /** @description Local part (before the last @). */
             user: string;
             /** @description Domain part (after the last @). */
             domain: string;
-            /** @description Well-formed per RFC 5321/5322 practice. */
+            /** @description Well-formed per RFC 5321/5322 practice. An address holding an invisible or control character (Unicode categories Cc and Cf such as U+200B or U+202E, and U+2028/U+2029) is not: it displays as another address. */
             validFormat: boolean;
+            /** @description Present only when `validFormat` is false: the first format rule the address breaks, in English (for example "contains an invisible or control character (U+202E)"). */
+            formatProblem?: string;
             /** @description The domain has MX records (a null MX `0 .` counts as none). */
             mxRecord: boolean;
             /** @description The domain has address records (A, or AAAA as the RFC 5321 implicit-MX fallback). */

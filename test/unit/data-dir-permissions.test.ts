@@ -1,0 +1,66 @@
+// DATA_DIR holds the key store: directories the service creates are 0700, its database files 0600; a directory the
+// operator made keeps its mode.
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createSqliteKeyStore, openDatabase } from '../../src/adapters/sqlite-key-store.js';
+import { ensureDirectorySync } from '../../src/adapters/startup-files.js';
+
+const mode = (path: string): number => statSync(path).mode & 0o777;
+
+let root: string;
+let umask: number;
+beforeAll(() => {
+  root = mkdtempSync(join(tmpdir(), 'vls-perms-'));
+  // The common default umask: without the fix, directories come out 0755 and files 0644.
+  umask = process.umask(0o022);
+});
+afterAll(() => {
+  process.umask(umask);
+  rmSync(root, { recursive: true, force: true });
+});
+
+describe('DATA_DIR permissions', () => {
+  const opened: Array<{ close(): void }> = [];
+  afterEach(() => {
+    for (const db of opened.splice(0)) db.close();
+  });
+
+  it('creates missing directories 0700, each level', () => {
+    const dir = join(root, 'a', 'b', 'data');
+    ensureDirectorySync('DATA_DIR', dir);
+    for (const d of [join(root, 'a'), join(root, 'a', 'b'), dir]) expect(mode(d).toString(8)).toBe('700');
+  });
+
+  it('leaves the mode of a directory the operator made', () => {
+    const dir = join(root, 'operator');
+    mkdirSync(dir, { mode: 0o750 });
+    chmodSync(dir, 0o750);
+    ensureDirectorySync('DATA_DIR', dir);
+    openDatabase(dir).close();
+    expect(mode(dir).toString(8)).toBe('750');
+  });
+
+  it('creates the database and its WAL and shared-memory files 0600', () => {
+    const dir = join(root, 'fresh');
+    const db = openDatabase(dir);
+    opened.push(db);
+    createSqliteKeyStore(db); // writes: the -wal and -shm files exist from here
+    for (const f of ['service.db', 'service.db-wal', 'service.db-shm']) expect(`${f} ${mode(join(dir, f)).toString(8)}`).toBe(`${f} 600`);
+    expect(mode(dir).toString(8)).toBe('700');
+  });
+
+  it('tightens a database file an earlier version left 0644', () => {
+    const dir = join(root, 'older');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'service.db'), '');
+    chmodSync(join(dir, 'service.db'), 0o644);
+    writeFileSync(join(dir, 'service.db-wal'), '');
+    chmodSync(join(dir, 'service.db-wal'), 0o644);
+    const db = openDatabase(dir);
+    opened.push(db);
+    expect(mode(join(dir, 'service.db')).toString(8)).toBe('600');
+    expect(mode(join(dir, 'service.db-wal')).toString(8)).toBe('600');
+  });
+});

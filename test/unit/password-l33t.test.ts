@@ -1,0 +1,130 @@
+// Password scores are never overstated: the service's zxcvbn set-up against the library's defaults
+// (l33t readings, repeated runs), and the shared-prefix l33t matcher against the library's own.
+import { ZxcvbnFactory, type OptionsType } from '@zxcvbn-ts/core';
+import { describe, expect, it } from 'vitest';
+import { collapseRepeats, MAX_ANALYSED_CHARS } from '../../src/domain/password.js';
+import { createZxcvbn, estimateStrength, longestWordOf, zxcvbnOptions } from '../../src/adapters/zxcvbn-worker.js';
+
+/** Several seconds of CPU in all on a busy 2-core box (the library's default l33t pass is the slow part). */
+const SLOW = 120_000;
+
+/** The library's defaults (100 l33t readings, no length cut below 256) with the service's word lists. */
+function libraryDefault(): ZxcvbnFactory {
+  const { translations, graphs, dictionary } = zxcvbnOptions();
+  return new ZxcvbnFactory({ translations, graphs, dictionary } satisfies OptionsType);
+}
+
+/** Common words and names with heavy l33t substitutions; the first three scored 4, 4 and 2 with 2 readings. */
+const L33T = [
+  'p4r71c1p473', 'd157r18u710n', 'j3nn1f3r', 'p@ssw0rd', 'p455w0rd', 'm0nk3y', 'dr4g0n', '5up3rm4n', 'b4tm4n',
+  'l3tm31n', 'tr0ub4d0r', '5h4d0w', 'm1ch43l', 'j3551c4', '4sh13y', 'n1nj4', 'ch33s3', 'c0mput3r', '1nt3rn3t',
+  'w3lc0m3', 'f00tb4ll', 'b4s3b4ll', '50cc3r', 'h0ck3y', 'pr1nc355', 'sunsh1n3', '5t4rw4r5', 'th0m4s', '4m4nd4',
+  'l0v3ly', 'fr33d0m', 'wh4t3v3r', 'b1rthd4y', '3l3ph4nt', '5p1d3rm4n', '|<1773n', '7r4v3l', '54mu3l', 'Tr0ub4dor&3',
+];
+
+describe('l33t passwords', () => {
+  it(`score no higher than the library's defaults (${L33T.length} passwords)`, () => {
+    const reference = libraryDefault();
+    const over = L33T.map((pw) => ({ pw, ours: estimateStrength(pw).score, library: reference.check(pw).score })).filter(
+      (r) => r.ours > r.library,
+    );
+    expect(over).toEqual([]);
+  }, SLOW);
+
+  it.each([
+    ['p4r71c1p473', 1],
+    ['d157r18u710n', 1],
+    ['j3nn1f3r', 0],
+  ])('%s scores %i, as the library and the original zxcvbn do', (pw, score) => {
+    expect(estimateStrength(pw).score).toBe(score);
+  }, SLOW);
+});
+
+describe('shared-prefix l33t matcher', () => {
+  // Same options as the service, once with the library's own l33t and word-sequence matchers.
+  const options = zxcvbnOptions();
+  const ours = createZxcvbn();
+  const library = new ZxcvbnFactory(options);
+
+  it('finds exactly what the library finds: same guesses, score and match sequence', () => {
+    const inputs = [
+      ...L33T,
+      'Xy7!kq2#Lm9z', 'p@55w0rd1!3$', 'correct horse battery staple', 'nnonk3y', '()()()|-|', '1|<3 |-|1m',
+      'oneTwoThree', '0n3-7w0-7hr33', 'İSTANBUL1', 'ΑΣ0Σ', '😀p4ss😀', '4@310$!|7+8', '0101010101Zq8#vLm2',
+    ];
+    const differences = inputs.filter((pw) => {
+      const a = ours.check(pw);
+      const b = library.check(pw);
+      return a.guesses !== b.guesses || a.score !== b.score || JSON.stringify(a.sequence) !== JSON.stringify(b.sequence);
+    });
+    expect(differences).toEqual([]);
+  }, SLOW);
+
+  it('reads the user-input list as the library does', () => {
+    for (const pw of ['k4t3l0v3r', 'b1gc0rp2024']) {
+      const a = ours.check(pw, ['katelover', 'bigcorp']);
+      const b = library.check(pw, ['katelover', 'bigcorp']);
+      expect(a.guesses).toBe(b.guesses);
+      expect(a.sequence).toEqual(b.sequence);
+    }
+  }, SLOW);
+});
+
+describe('collapseRepeats', () => {
+  const longest = longestWordOf(zxcvbnOptions());
+
+  it('the service lists have words up to 23 characters', () => {
+    expect(longest).toBe(23);
+  });
+
+  it('keeps a long run to the fewest whole units that hold every 23-character piece', () => {
+    // "01": 12 units = 24 characters >= 23 + 2 - 1.
+    expect(collapseRepeats(`${'01'.repeat(60)}Zq8#vLm2`, longest)).toBe(`${'01'.repeat(12)}Zq8#vLm2`);
+    expect(collapseRepeats('a'.repeat(128), longest)).toBe('a'.repeat(23));
+    // An 11-character unit: 3 units = 33 >= 23 + 11 - 1; the partial unit after the run stays.
+    const unit = '4@310$!|7+8';
+    expect(collapseRepeats(unit.repeat(12).slice(0, 128), longest)).toBe(unit.repeat(3) + unit.slice(0, 7));
+  });
+
+  it('leaves text without long runs unchanged', () => {
+    for (const pw of ['Tr0ub4dor&3x', 'aaa', 'abababab', 'x'.repeat(23), 'correct horse battery staple']) {
+      expect(collapseRepeats(pw, longest)).toBe(pw);
+    }
+  });
+
+  it('keeps what surrounds a run and never splits a surrogate pair', () => {
+    expect(collapseRepeats(`pre${'xy'.repeat(40)}post`, longest)).toBe(`pre${'xy'.repeat(12)}post`);
+    const out = collapseRepeats(`a${'😀'.repeat(100)}b`, longest);
+    expect(out).toBe(`a${'😀'.repeat(12)}b`);
+    expect(out).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/);
+  });
+
+  it('never raises a score: collapsed text scores at most what the library gives the whole text', () => {
+    const reference = libraryDefault();
+    const ours = createZxcvbn();
+    const cases = [
+      `${'01'.repeat(30)}Zq8#`,
+      `Qx${'ab'.repeat(20)}!9`,
+      `${'a'.repeat(40)}`,
+      `K9#${'z'.repeat(30)}vLm`,
+      `${'love'.repeat(10)}2024`,
+      `${'qwer'.repeat(9)}T`,
+      `Xy${'123'.repeat(12)}`,
+      `${'p@ss'.repeat(8)}w0rd`,
+      `m0nk3y${'!'.repeat(30)}`,
+      `${'2024'.repeat(8)}`,
+    ];
+    const raised = cases.filter((pw) => {
+      const collapsed = collapseRepeats(pw, longest);
+      expect(collapsed.length).toBeLessThan(pw.length);
+      return ours.check(collapsed).score > reference.check(pw).score;
+    });
+    expect(raised).toEqual([]);
+  }, SLOW);
+
+  it('is applied after the cut to the first MAX_ANALYSED_CHARS characters', () => {
+    expect(MAX_ANALYSED_CHARS).toBe(128);
+    const pw = `${'01'.repeat(64)}tail-after-the-cut`;
+    expect(estimateStrength(pw).guesses).toBe(createZxcvbn().check('01'.repeat(12)).guesses);
+  }, SLOW);
+});
