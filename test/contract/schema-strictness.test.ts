@@ -28,7 +28,7 @@ interface Input {
   input: string;
   candidates: fc.Arbitrary<unknown>;
   send(h: Harness, value: unknown): Promise<TestResponse>;
-  /** A refusal that is no verdict on the value's form (VALIDATION_ERROR for a non-public TLS target). */
+  /** A refusal that is no verdict on the value's form (VALIDATION_ERROR for a non-public TLS target or a special-use DNS name). */
   policyRefusal?: string;
   /** Values the schema cannot judge, as openapi.yaml says of this input (none when absent). */
   beyondPatterns?: (value: unknown) => boolean;
@@ -154,6 +154,8 @@ const INPUTS: Input[] = [
     input: 'path:domain',
     candidates: near(fc.oneof(dnsName(true, 1), fc.constantFrom('localhost', '000', '0x7f.1', '1.2.3.4', 'example.123', 'bücher.test', '_dmarc.ok.test'))),
     send: (h, v) => path(h, '/api/v1/dns/{}', v),
+    // Special-use and single-label names (RFC 6761/6762/8375) are well-formed but refused by policy (issue #29).
+    policyRefusal: 'VALIDATION_ERROR',
     beyondPatterns: idnBeyondPatterns,
   },
   {
