@@ -100,6 +100,13 @@ export interface paths {
          *     SPF includes, DMARC, DKIM selectors, run concurrently); near 0 when served from cache. The analysed mail
          *     security of a domain is reused for as long as every answer it was built from stays cached.
          *
+         *     Beyond SPF, DKIM and DMARC the analysis covers (each block with its own `warnings`): DMARC discovery with the
+         *     organisational-domain fallback (RFC 7489 section 6.6.3) and the section 7.1 check of external report
+         *     destinations; MTA-STS (RFC 8461) with its policy fetched over HTTPS under the TLS inspection's guard and
+         *     timeout; TLS-RPT (RFC 8460); BIMI; CAA (RFC 8659), climbing to the parents; and a best-effort DNSSEC flag
+         *     (the resolver's AD bit). All their DNS questions are asked at once and cached like the others. `type=CAA`
+         *     returns the name's own CAA records.
+         *
          *     A domain that does not exist gives 404; existing names without records of the asked types give 200 with
          *     `records: []`. An internationalised domain is converted to A-labels.
          */
@@ -416,12 +423,12 @@ export interface components {
              * @description Record type.
              * @enum {string}
              */
-            type: "A" | "AAAA" | "MX" | "TXT" | "CNAME" | "NS" | "SOA";
+            type: "A" | "AAAA" | "MX" | "TXT" | "CNAME" | "NS" | "SOA" | "CAA";
             /** @description Owner name of the record (normally the queried domain), without trailing dot. */
             name: string;
             /**
              * @description A/AAAA the address (AAAA in RFC 5952 form); MX the exchange host; TXT the strings joined; CNAME/NS the target host;
-             *     SOA `mname rname serial refresh retry expire minimum`.
+             *     SOA `mname rname serial refresh retry expire minimum`; CAA `flags tag "value"` (RFC 8659 section 4.1).
              */
             value: string;
             /** @description Time to live in seconds, as served by the authoritative data. */
@@ -450,7 +457,7 @@ export interface components {
             warnings: string[];
         };
         DmarcResult: {
-            /** @description A DMARC record was found at `_dmarc.DOMAIN`: a TXT record starting with exactly `v=DMARC1` (RFC 7489 section 6.4). Near misses such as `v=dmarc1` are discarded by receivers; they leave `present` false and get a warning of their own. Only this name is queried: for a subdomain without a record of its own, receivers apply its organisational domain's record (RFC 7489 section 6.6.3), which a lookup of that domain shows. */
+            /** @description A DMARC record applies: a TXT record starting with exactly `v=DMARC1` (RFC 7489 section 6.4) at `_dmarc.DOMAIN`, or, when that has none, at `_dmarc` of the organisational domain (RFC 7489 section 6.6.3; `recordName` says which; both are queried at once). Near misses such as `v=dmarc1` are discarded by receivers; they get a warning of their own. */
             present: boolean;
             /** @description The DMARC TXT value; empty when absent. */
             rawRecord: string;
@@ -466,14 +473,96 @@ export interface components {
             subdomainPolicy: "none" | "quarantine" | "reject" | "";
             /** @description The first `mailto:` address of `rua`, without the scheme; empty when absent. */
             reportingEmail: string;
-            /** @description Problems found (missing record, `p=none`, missing `rua`, multiple records). */
+            /** @description Problems found (missing record, `p=none`, missing `rua`, multiple records, a record inherited from the organisational domain, `rua`/`ruf` destinations outside the organisational domain without the RFC 7489 section 7.1 authorisation record at `DOMAIN._report._dmarc.DESTINATION`). */
             warnings: string[];
+            /**
+             * @description The name the record came from: `_dmarc.DOMAIN`, or `_dmarc.ORGDOMAIN` when the domain has none and receivers fall back to its organisational domain's record (RFC 7489 section 6.6.3); empty when neither has one.
+             * @example _dmarc.example.com
+             */
+            recordName: string;
+            /**
+             * @description The organisational domain (RFC 7489 section 3.2) by the public suffix list, ICANN and private sections; the domain itself when it is one or is a public suffix.
+             * @example example.com
+             */
+            organisationalDomain: string;
+        };
+        /** @description MTA-STS (RFC 8461): the `_mta-sts.DOMAIN` TXT record and, when it exists, the policy fetched from `https://mta-sts.DOMAIN/.well-known/mta-sts.txt` with the TLS inspection's guard (no non-public addresses), timeout and trust anchors, at most 64 KiB, without following redirects. */
+        MtaStsResult: {
+            /** @description A record starting with `v=STSv1` exists. */
+            present: boolean;
+            /** @description The record; empty when absent. */
+            rawRecord: string;
+            /** @description The record's `id=`; empty when absent. */
+            id: string;
+            /** @description The policy file was fetched and is valid. */
+            policyFound: boolean;
+            /**
+             * @description The policy's mode; empty without a policy.
+             * @enum {string}
+             */
+            mode: "enforce" | "testing" | "none" | "";
+            /** @description The policy's `mx` patterns (`*.` stands for one leftmost label). */
+            mx: string[];
+            /** @description The policy's `max_age` in seconds; null without a policy. */
+            maxAge: number | null;
+            /** @description No record; a record whose policy cannot be fetched or is invalid; mode `testing` or `none`; MX hosts the `mx` patterns do not cover; `max_age` under a day. */
+            warnings: string[];
+        };
+        /** @description SMTP TLS reporting (RFC 8460), the `_smtp._tls.DOMAIN` TXT record. */
+        TlsRptResult: {
+            /** @description A record starting with `v=TLSRPTv1` exists. */
+            present: boolean;
+            /** @description The record; empty when absent. */
+            rawRecord: string;
+            /** @description The `rua` destinations, `mailto:` or `https:` URIs. */
+            rua: string[];
+            /** @description Several records, a missing or malformed `rua`, MTA-STS published without TLS-RPT. */
+            warnings: string[];
+        };
+        /** @description Brand indicators (BIMI), the `default._bimi.DOMAIN` TXT record; syntax only, the logo is not fetched. */
+        BimiResult: {
+            /** @description A record starting with `v=BIMI1` exists. */
+            present: boolean;
+            /** @description The record; empty when absent. */
+            rawRecord: string;
+            /** @description The `l=` SVG logo URL; empty when absent. */
+            logoUrl: string;
+            /** @description The `a=` evidence document (mark certificate) URL; empty when absent. */
+            authorityUrl: string;
+            /** @description Missing or non-https `l=`/`a=`, no evidence document, and DMARC not at enforcement (`p=quarantine` or `p=reject`, `pct=100`), without which mailbox providers show no logo. */
+            warnings: string[];
+        };
+        /** @description Certification authority authorisation (RFC 8659): the relevant CAA record set, from the domain or the nearest parent that has one (all queried at once). */
+        CaaResult: {
+            /** @description A relevant CAA record set exists. */
+            present: boolean;
+            /** @description The name whose records apply; empty when none. */
+            recordName: string;
+            /** @description Issuer domains of the `issue` properties; empty with `present` true means no CA may issue. */
+            issuers: string[];
+            /** @description Issuers allowed for wildcard certificates (`issuewild`, else those of `issue`). */
+            wildcardIssuers: string[];
+            /** @description Where CAs report refused requests. */
+            iodef: string[];
+            /** @description The relevant records, `flags tag "value"`. */
+            records: string[];
+            /** @description No CAA anywhere (any CA may issue), malformed records, unknown critical properties, failed lookups. */
+            warnings: string[];
+        };
+        DnssecResult: {
+            /** @description Best effort: the configured resolver set the AD bit (RFC 4035 section 3.2.3) on its answer for the domain's TXT records, i.e. a validating resolver authenticated it with DNSSEC. Always false with a non-validating resolver, and only as trustworthy as the path to the resolver. */
+            authenticated: boolean;
         };
         MailSecurity: {
             spf: components["schemas"]["SpfResult"];
             /** @description A usable DKIM key record exists at one of the common selectors listed on the operation: a non-empty `p=` public key, with `v=DKIM1` first when a version tag is present (RFC 6376 section 3.6.1). An empty `p=` is a revoked key and does not count. */
             dkimFound: boolean;
             dmarc: components["schemas"]["DmarcResult"];
+            mtaSts: components["schemas"]["MtaStsResult"];
+            tlsRpt: components["schemas"]["TlsRptResult"];
+            bimi: components["schemas"]["BimiResult"];
+            caa: components["schemas"]["CaaResult"];
+            dnssec: components["schemas"]["DnssecResult"];
         };
         DnsResult: {
             /** @description The queried domain, in A-labels. */

@@ -4,7 +4,7 @@ import { LRUCache } from 'lru-cache';
 import { InvalidTarget, NoSuchDomain, RefusedTarget } from './failures.js';
 import { classifyIp, type IpClass } from '../domain/ip-ranges.js';
 import { gradeTls } from '../domain/tls-grade.js';
-import { parseTlsTarget } from '../domain/tls-target.js';
+import { parseTlsTarget, type TlsTarget } from '../domain/tls-target.js';
 import { createTrustStore, matchesHost, pathValidationProblem, readCertificate, verifyChain } from './tls-cert.js';
 import { inspectionContext, presentedChain, probeHsts, tlsHandshake } from './tls-connect.js';
 import type { components } from '../../generated/api.js';
@@ -84,6 +84,36 @@ export function addressResolver(dns: AddressQuerier): (name: string) => Promise<
   };
 }
 
+/**
+ * The address to connect to for a parsed target, under the inspection's guard: an IP literal as is, a host name through
+ * `resolve`; a string when there is none to try (no such domain, no addresses). Throws RefusedTarget when any address is
+ * non-public and private targets are not allowed, and what `resolve` throws other than NoSuchDomain.
+ */
+export async function guardedAddress(
+  o: Pick<TlsProberOptions, 'resolve' | 'allowPrivate'>,
+  target: Exclude<TlsTarget, { kind: 'invalid' }>,
+): Promise<{ address: string } | { failure: string }> {
+  let addresses: string[];
+  if (target.kind === 'ip' || target.kind === 'numeric-ipv4') addresses = [target.address];
+  else {
+    try {
+      addresses = await o.resolve(target.name);
+    } catch (err) {
+      if (err instanceof NoSuchDomain) return { failure: `no such domain: ${target.name}` };
+      throw err;
+    }
+  }
+  // Non-IP strings (e.g. CNAME targets a resolver may list) are ignored.
+  const ips = addresses.map(classifyIp).filter((c): c is IpClass => c !== null);
+  const bad = ips.find((c) => !c.public);
+  if (bad && !o.allowPrivate) {
+    const reason = `resolves to a non-public address (${bad.range})`;
+    throw new RefusedTarget('domain', reason, `refusing to inspect ${target.name}: it ${reason}`);
+  }
+  if (ips.length === 0) return { failure: `${target.name} has no A or AAAA records` };
+  return { address: ips[0].address };
+}
+
 /** OpenSSL's verify result as Node reports it: typed as an Error, a code string at run time. */
 function verifyCode(socket: TLSSocket): string | null {
   const e = socket.authorizationError as unknown;
@@ -99,32 +129,12 @@ export function createTlsProber(opts: TlsProberOptions): TlsProber {
   const hstsTimeoutMs = opts.hstsTimeoutMs ?? Math.min(2000, opts.timeoutMs);
   const counters = { hits: 0, misses: 0, connections: 0 };
 
-  async function addressesOf(target: ReturnType<typeof parseTlsTarget>, domain: string): Promise<string[] | string> {
-    if (target.kind === 'ip' || target.kind === 'numeric-ipv4') return [target.address];
-    if (target.kind !== 'hostname') return [];
-    try {
-      const found = await opts.resolve(target.name);
-      return found.length > 0 ? found : `${domain} has no A or AAAA records`;
-    } catch (err) {
-      if (err instanceof NoSuchDomain) return `no such domain: ${domain}`;
-      throw err;
-    }
-  }
-
   async function inspectUncached(domain: string): Promise<TlsResult> {
     const target = parseTlsTarget(domain);
     if (target.kind === 'invalid') throw new InvalidTarget('domain', target.reason);
-    const addresses = await addressesOf(target, target.name);
-    if (typeof addresses === 'string') return failure(target.name, addresses);
-    // Non-IP strings (e.g. CNAME targets a resolver may list) are ignored.
-    const ips = addresses.map(classifyIp).filter((c): c is IpClass => c !== null);
-    const bad = ips.find((c) => !c.public);
-    if (bad && !opts.allowPrivate) {
-      const reason = `resolves to a non-public address (${bad.range})`;
-      throw new RefusedTarget('domain', reason, `refusing to inspect ${target.name}: it ${reason}`);
-    }
-    if (ips.length === 0) return failure(target.name, `${target.name} has no A or AAAA records`);
-    const address = ips[0].address;
+    const guarded = await guardedAddress(opts, target);
+    if ('failure' in guarded) return failure(target.name, guarded.failure);
+    const { address } = guarded;
 
     let socket: TLSSocket;
     try {
