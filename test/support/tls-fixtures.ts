@@ -1,5 +1,7 @@
 // Test PKI and TLS servers: X.509 certificates built at run time (RFC 5280, @peculiar/asn1-x509 + node:crypto), node:tls servers on loopback.
 import { createHash, generateKeyPairSync, randomBytes, sign, X509Certificate, type KeyObject } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createTcpServer, type Server, type Socket } from 'node:net';
 import { createServer as createTlsServer, type SecureVersion } from 'node:tls';
 import { AsnConvert, OctetString } from '@peculiar/asn1-schema';
@@ -312,4 +314,11 @@ export async function startValidTlsTarget(
     notAfter: new Date(Date.now() + 200 * DAY),
   });
   return { server: await startTlsServer({ ...o, cert: leaf.chainPem, key: leaf.keyPem }), pki };
+}
+
+/** An HTTPS server on 127.0.0.1 (node:https) with the given certificate chain and request handler. */
+export async function startHttpsServer(o: { cert: string; key: string; handler: (req: IncomingMessage, res: ServerResponse) => void }): Promise<RunningServer> {
+  const server = createHttpsServer({ cert: o.cert, key: o.key }, o.handler);
+  server.on('tlsClientError', () => undefined);
+  return track(server, await listen(server));
 }
