@@ -17,7 +17,12 @@ export interface CertificateFields {
   subjectAlternativeNames: string[];
   keyAlgorithm: string | null;
   keySize: number | null;
+  /** The leaf embeds signed certificate timestamps (RFC 6962 §3.3 SCT list extension, OID 1.3.6.1.4.1.11129.2.4.2). */
+  embeddedScts: boolean;
 }
+
+/** RFC 6962 §3.3: the X.509v3 extension carrying a SignedCertificateTimestampList. */
+export const SCT_LIST_OID = '1.3.6.1.4.1.11129.2.4.2';
 
 const ATTRIBUTE_NAMES: Record<string, string> = {
   '2.5.4.3': 'CN',
@@ -119,6 +124,7 @@ export function readCertificate(cert: X509Certificate): CertificateFields {
     signatureAlgorithm: signatureAlgorithmName(asn.signatureAlgorithm.algorithm),
     subjectAlternativeNames: [...san].flatMap((g) => (g.dNSName ? [g.dNSName] : [])),
     ...describeKey(cert),
+    embeddedScts: tbs.extensions?.some((e) => e.extnID === SCT_LIST_OID) ?? false,
   };
 }
 

@@ -1,12 +1,12 @@
-// TLS certificate inspection of a remote host: resolve, refuse non-public targets, handshake, verify, grade (RFC 5280, RFC 6797 HSTS).
+// TLS inspection of a remote host: resolve, refuse non-public targets, handshake and per-version probes, verify, grade (RFC 5280, RFC 6797 HSTS, docs/tls-grading.md).
 import type { TLSSocket } from 'node:tls';
 import { LRUCache } from 'lru-cache';
 import { InvalidTarget, NoSuchDomain, RefusedTarget } from './failures.js';
 import { classifyIp, type IpClass } from '../domain/ip-ranges.js';
-import { gradeTls } from '../domain/tls-grade.js';
+import { gradeTls, hasForwardSecrecy, isAead } from '../domain/tls-grade.js';
 import { parseTlsTarget, type TlsTarget } from '../domain/tls-target.js';
 import { createTrustStore, matchesHost, pathValidationProblem, readCertificate, verifyChain } from './tls-cert.js';
-import { inspectionContext, presentedChain, probeHsts, tlsHandshake } from './tls-connect.js';
+import { inspectionContext, presentedChain, probeContexts, probeHsts, probeProtocol, tlsHandshake, PROBED_PROTOCOLS } from './tls-connect.js';
 import type { components } from '../../generated/api.js';
 
 /** The contract's TlsResult (openapi.yaml is the source of truth). */
@@ -67,6 +67,12 @@ function failure(domain: string, errorMessage: string): TlsResult {
     keyAlgorithm: null,
     keySize: null,
     hsts: null,
+    hstsMaxAge: null,
+    protocolSupport: null,
+    forwardSecrecy: null,
+    aead: null,
+    ocspStapled: null,
+    sctPresent: null,
   };
 }
 
@@ -124,6 +130,7 @@ export function createTlsProber(opts: TlsProberOptions): TlsProber {
   const now = opts.now ?? (() => new Date());
   const store = createTrustStore(opts.extraCaPem);
   const secureContext = inspectionContext(store.pems);
+  const versionContexts = probeContexts();
   const cache = new LRUCache<string, TlsResult>({ max: opts.cacheEntries ?? 1000, ttl: opts.cacheTtlMs ?? 300_000 });
   const inflight = new Map<string, Promise<TlsResult>>();
   const hstsTimeoutMs = opts.hstsTimeoutMs ?? Math.min(2000, opts.timeoutMs);
@@ -136,10 +143,25 @@ export function createTlsProber(opts: TlsProberOptions): TlsProber {
     if ('failure' in guarded) return failure(target.name, guarded.failure);
     const { address } = guarded;
 
+    const servername = target.kind === 'hostname' ? target.name : undefined;
+    // The full handshake tells whether TLS 1.3 is accepted (it is offered); each older version gets a probe of its own,
+    // all at once with the handshake, so the whole inspection stays within one timeout.
+    const older = PROBED_PROTOCOLS.filter((v) => v !== 'TLSv1.3');
+    const probes = older.map((v) => probeProtocol({ address, port: opts.port, servername, timeoutMs: opts.timeoutMs, secureContext: versionContexts[v] }));
+    counters.connections += 1 + probes.length;
+    let ocspStapled = false;
     let socket: TLSSocket;
     try {
-      counters.connections++;
-      socket = await tlsHandshake({ address, port: opts.port, servername: target.kind === 'hostname' ? target.name : undefined, timeoutMs: opts.timeoutMs, secureContext });
+      socket = await tlsHandshake({
+        address,
+        port: opts.port,
+        servername,
+        timeoutMs: opts.timeoutMs,
+        secureContext,
+        onOcspResponse: (response) => {
+          ocspStapled = response.length > 0;
+        },
+      });
     } catch (err) {
       return failure(target.name, (err as Error).message);
     }
@@ -166,6 +188,12 @@ export function createTlsProber(opts: TlsProberOptions): TlsProber {
       const valid = problems.length === 0;
       const daysUntilExpiry = Math.floor((fields.notAfter.getTime() - at.getTime()) / DAY_MS);
       const cipherSuite = cipher?.standardName ?? cipher?.name ?? null;
+      const hostHeader = `${target.kind === 'ip' && address.includes(':') ? `[${address}]` : target.name}${opts.port === 443 ? '' : `:${opts.port}`}`;
+      const [hsts, probed] = await Promise.all([hstsTimeoutMs > 0 ? probeHsts(socket, hostHeader, hstsTimeoutMs) : null, Promise.all(probes)]);
+      const protocolSupport = PROBED_PROTOCOLS.map((v) => ({
+        protocol: v,
+        accepted: v === protocol ? true : v === 'TLSv1.3' ? false : probed[older.indexOf(v)],
+      }));
       const { grade, warnings } = gradeTls({
         valid,
         validityProblems: problems,
@@ -175,9 +203,9 @@ export function createTlsProber(opts: TlsProberOptions): TlsProber {
         keyAlgorithm: fields.keyAlgorithm,
         keySize: fields.keySize,
         signatureAlgorithm: fields.signatureAlgorithm,
+        acceptedProtocols: protocolSupport.filter((p) => p.accepted === true).map((p) => p.protocol),
+        hstsMaxAge: hsts?.maxAge ?? null,
       });
-      const hostHeader = `${target.kind === 'ip' && address.includes(':') ? `[${address}]` : target.name}${opts.port === 443 ? '' : `:${opts.port}`}`;
-      const hsts = hstsTimeoutMs > 0 ? await probeHsts(socket, hostHeader, hstsTimeoutMs) : null;
       return {
         domain: target.name,
         valid,
@@ -197,7 +225,13 @@ export function createTlsProber(opts: TlsProberOptions): TlsProber {
         warnings,
         keyAlgorithm: fields.keyAlgorithm,
         keySize: fields.keySize,
-        hsts,
+        hsts: hsts === null ? null : hsts.present,
+        hstsMaxAge: hsts?.maxAge ?? null,
+        protocolSupport,
+        forwardSecrecy: cipherSuite === null ? null : hasForwardSecrecy(cipherSuite, protocol),
+        aead: cipherSuite === null ? null : isAead(cipherSuite),
+        ocspStapled,
+        sctPresent: fields.embeddedScts,
       };
     } catch (err) {
       return failure(target.name, `could not read the server certificate: ${(err as Error).message}`);

@@ -127,6 +127,15 @@ export interface IssueOptions {
   permittedDns?: string[];
   /** Key usage flags instead of the defaults (CA: keyCertSign and cRLSign; leaf: digitalSignature and keyEncipherment). */
   keyUsage?: number;
+  /** Embed an SCT list extension (RFC 6962 §3.3) holding one syntactically framed timestamp (its log signature is not real). */
+  embeddedSct?: boolean;
+}
+
+/** A SignedCertificateTimestampList (RFC 6962 §3.3) with one v1 SCT: framing right, log id and signature random bytes. */
+function sctList(): Buffer {
+  const sct = Buffer.concat([Buffer.from([0]), randomBytes(32), Buffer.alloc(8), Buffer.from([0, 0]), Buffer.from([4, 3, 0, 32]), randomBytes(32)]);
+  const item = Buffer.concat([Buffer.from([sct.length >> 8, sct.length & 0xff]), sct]);
+  return Buffer.concat([Buffer.from([item.length >> 8, item.length & 0xff]), item]);
 }
 
 /** Build and sign one certificate. */
@@ -159,6 +168,7 @@ export function issue(o: IssueOptions): Issued {
     const permitted = new GeneralSubtrees(o.permittedDns.map((d) => new GeneralSubtree({ base: new GeneralName({ dNSName: d }) })));
     extensions.push(ext(id_ce_nameConstraints, true, new NameConstraints({ permittedSubtrees: permitted })));
   }
+  if (o.embeddedSct) extensions.push(ext('1.3.6.1.4.1.11129.2.4.2', false, new OctetString(sctList())));
   const sans = [...(o.dnsNames ?? []).map((d) => new GeneralName({ dNSName: d })), ...(o.ipAddresses ?? []).map((ip) => new GeneralName({ iPAddress: ip }))];
   if (sans.length > 0) extensions.push(ext(id_ce_subjectAltName, false, new SubjectAlternativeName(sans)));
   const now = Date.now();
@@ -264,12 +274,17 @@ export interface TlsServerOptions {
   hsts?: string;
   /** Answer HTTP requests at all (default true); false: read and ignore them. */
   http?: boolean;
+  /** Staple these bytes as the OCSP response when a client asks (status_request); none: nothing is stapled. */
+  ocspResponse?: Buffer;
 }
 
-/** A node:tls server on 127.0.0.1, port 0, that answers any HTTP request with 204 (+ optional HSTS). */
+/**
+ * A node:tls server on 127.0.0.1, port 0, that answers any HTTP request with 204 (+ optional HSTS). It accepts
+ * TLS 1.2 and 1.3 unless told otherwise (a server still accepting 1.0/1.1 is graded B).
+ */
 export async function startTlsServer(o: TlsServerOptions): Promise<RunningServer> {
   const server = createTlsServer(
-    { cert: o.cert, key: o.key, minVersion: o.minVersion ?? 'TLSv1', maxVersion: o.maxVersion ?? 'TLSv1.3', ciphers: o.ciphers ?? 'DEFAULT:@SECLEVEL=0' },
+    { cert: o.cert, key: o.key, minVersion: o.minVersion ?? 'TLSv1.2', maxVersion: o.maxVersion ?? 'TLSv1.3', ciphers: o.ciphers ?? 'DEFAULT:@SECLEVEL=0' },
     (socket) => {
       socket.on('error', () => undefined);
       let buf = '';
@@ -283,6 +298,10 @@ export async function startTlsServer(o: TlsServerOptions): Promise<RunningServer
     },
   );
   server.on('tlsClientError', () => undefined);
+  if (o.ocspResponse) {
+    const response = o.ocspResponse;
+    server.on('OCSPRequest', (_cert: Buffer, _issuer: Buffer, done: (err: Error | null, resp?: Buffer) => void) => done(null, response));
+  }
   return track(server, await listen(server));
 }
 

@@ -25,6 +25,8 @@ const at = (days: number, hours = 0): Date => new Date(T0 + days * DAY + hours *
 const pki = createTestPki('Test');
 const foreign = createTestPki('Foreign');
 const HSTS = 'max-age=31536000';
+/** Connections one inspection makes: the full handshake plus one probe each for TLS 1.2, 1.1 and 1.0. */
+const PER_INSPECTION = 4;
 
 const names = [
   'good.test', 'www.good.test', 'tls12.test', 'tls10.test', 'static-rsa.test', 'rsa1024.test', 'sha1.test', 'near.test',
@@ -151,7 +153,9 @@ describe('TLS inspection: each certificate and server case', () => {
     ['RSA 1024 key', 'rsa1024.test', serve(leafFor('rsa1024.test', { keyType: 'rsa1024' })), { valid: true, grade: 'C', keyAlgorithm: 'RSA', keySize: 1024 }, ['RSA key of 1024 bits is under 2048 bits']],
     ['SHA-1 signature', 'sha1.test', serve(leafFor('sha1.test', { hash: 'sha1' })), { valid: true, grade: 'C', signatureAlgorithm: 'SHA1withECDSA' }, ['certificate signature uses a broken hash (SHA1withECDSA)']],
     ['no HTTP answer within the HSTS budget', 'nohsts.test', { ...serve(leafFor('nohsts.test')), http: false }, { valid: true, hsts: null }, []],
-    ['no HSTS header', 'nohsts.test', serve(leafFor('nohsts.test'), { hsts: undefined }), { valid: true, grade: 'A+', hsts: false }, []],
+    ['no HSTS header: A, not A+', 'nohsts.test', serve(leafFor('nohsts.test'), { hsts: undefined }), { valid: true, grade: 'A', hsts: false, hstsMaxAge: null }, []],
+    ['HSTS under 180 days: A, not A+', 'nohsts.test', serve(leafFor('nohsts.test'), { hsts: 'max-age=15551999; includeSubDomains' }), { valid: true, grade: 'A', hsts: true, hstsMaxAge: 15551999 }, []],
+    ['HSTS of exactly 180 days: A+', 'nohsts.test', serve(leafFor('nohsts.test'), { hsts: 'max-age="15552000"' }), { valid: true, grade: 'A+', hsts: true, hstsMaxAge: 15552000 }, []],
     ['leaf signed by the root', 'direct.test', serve(issue({ subject: [['CN', 'direct.test']], dnsNames: ['direct.test'], issuer: pki.root, notBefore: at(-1), notAfter: at(365) })), { valid: true, chainLength: 2 }, []],
   ])('%s', async (_name, domain, server, expected, warnings) => {
     const r = await inspectOn(server, domain, { hstsTimeoutMs: 200 });
@@ -260,7 +264,7 @@ describe('TLS inspection: connection failures are F results', () => {
     try {
       const r = await proberFor(silent.port, { timeoutMs: 300 }).inspect('good.test');
       expectFailure(r, /^no TLS handshake with 127\.0\.0\.1:\d+ within 300 ms$/);
-      expect(silent.connections()).toBe(1);
+      expect(silent.connections()).toBe(PER_INSPECTION);
     } finally {
       await silent.close();
     }
@@ -336,12 +340,12 @@ describe('TLS inspection: non-public targets are refused without connecting', ()
     },
   );
 
-  it('the same target is inspected when ALLOW_PRIVATE_TARGETS is on (one connection)', async () => {
+  it('the same target is inspected when ALLOW_PRIVATE_TARGETS is on (one inspection)', async () => {
     const srv = await startTlsServer(serve(leaf));
     try {
       const r = await proberFor(srv.port, { allowPrivate: true }).inspect('any.test');
       expect(r.valid).toBe(true);
-      expect(srv.connections()).toBe(1);
+      expect(srv.connections()).toBe(PER_INSPECTION);
     } finally {
       await srv.close();
     }
@@ -366,8 +370,8 @@ describe('TLS inspection: result cache', () => {
       const first = await prober.inspect('good.test');
       const second = await prober.inspect('GOOD.test.');
       expect(second).toEqual(first);
-      expect(srv.connections()).toBe(1);
-      expect(prober.stats()).toMatchObject({ cacheHits: 1, cacheMisses: 1, cacheEntries: 1, connections: 1 });
+      expect(srv.connections()).toBe(PER_INSPECTION);
+      expect(prober.stats()).toMatchObject({ cacheHits: 1, cacheMisses: 1, cacheEntries: 1, connections: PER_INSPECTION });
     } finally {
       await srv.close();
     }
@@ -379,7 +383,7 @@ describe('TLS inspection: result cache', () => {
       const prober = proberFor(srv.port);
       const results = await Promise.all([prober.inspect('good.test'), prober.inspect('good.test'), prober.inspect('good.test')]);
       expect(new Set(results.map((r) => r.serialNumber)).size).toBe(1);
-      expect(srv.connections()).toBe(1);
+      expect(srv.connections()).toBe(PER_INSPECTION);
     } finally {
       await srv.close();
     }
@@ -390,7 +394,7 @@ describe('TLS inspection: result cache', () => {
     try {
       const prober = proberFor(srv.port, { cacheEntries: 1 });
       for (const d of ['good.test', 'www.good.test', 'good.test']) await prober.inspect(d);
-      expect(srv.connections()).toBe(3);
+      expect(srv.connections()).toBe(3 * PER_INSPECTION);
     } finally {
       await srv.close();
     }
@@ -401,6 +405,63 @@ describe('TLS inspection: result cache', () => {
     const prober = proberFor(port);
     await prober.inspect('good.test');
     await prober.inspect('good.test');
-    expect(prober.stats()).toMatchObject({ cacheHits: 1, connections: 1 });
+    expect(prober.stats()).toMatchObject({ cacheHits: 1, connections: PER_INSPECTION });
+  });
+});
+
+describe('TLS inspection: the configuration, one rule at a time (docs/tls-grading.md)', () => {
+  const support = (...accepted: Array<boolean | null>) =>
+    ['TLSv1.3', 'TLSv1.2', 'TLSv1.1', 'TLSv1'].map((protocol, i) => ({ protocol, accepted: accepted[i] }));
+
+  it('a TLS 1.2/1.3 server: 1.1 and 1.0 refused, forward secrecy and AEAD, A+', async () => {
+    const r = await inspectOn(serve(leafFor('good.test')), 'good.test');
+    expect(r).toMatchObject({ grade: 'A+', protocolSupport: support(true, true, false, false), forwardSecrecy: true, aead: true, warnings: [] });
+  });
+
+  it('accepting TLS 1.0 and 1.1 besides 1.3 caps at B, with a warning', async () => {
+    const r = await inspectOn(serve(leafFor('tls10.test'), { minVersion: 'TLSv1' }), 'tls10.test');
+    expect(r).toMatchObject({ valid: true, grade: 'B', protocol: 'TLSv1.3', protocolSupport: support(true, true, true, true) });
+    expect(r.warnings).toEqual(['the server also accepts TLSv1.1 and TLSv1, older than TLSv1.2']);
+  });
+
+  it('accepting TLS 1.1 only besides 1.2 caps at B, naming just that version', async () => {
+    const r = await inspectOn(serve(leafFor('tls12.test'), { minVersion: 'TLSv1.1', maxVersion: 'TLSv1.2' }), 'tls12.test');
+    expect(r).toMatchObject({ grade: 'B', protocol: 'TLSv1.2', protocolSupport: support(false, true, true, false) });
+    expect(r.warnings).toEqual(['the server also accepts TLSv1.1, older than TLSv1.2']);
+  });
+
+  it('a TLS 1.0-only server: the negotiated-protocol warning, the version not repeated', async () => {
+    const r = await inspectOn(serve(leafFor('tls10.test'), { minVersion: 'TLSv1', maxVersion: 'TLSv1' }), 'tls10.test');
+    expect(r).toMatchObject({ grade: 'B', protocolSupport: support(false, false, false, true) });
+    expect(r.warnings).toEqual(['protocol TLSv1 is older than TLSv1.2']);
+  });
+
+  it('a CBC suite on TLS 1.2: no AEAD, A at most, no warning', async () => {
+    const r = await inspectOn(serve(leafFor('tls12.test'), { maxVersion: 'TLSv1.2', ciphers: 'ECDHE-ECDSA-AES128-SHA256:@SECLEVEL=0' }), 'tls12.test');
+    expect(r).toMatchObject({ grade: 'A', cipherSuite: 'TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256', forwardSecrecy: true, aead: false, warnings: [] });
+  });
+
+  it('static RSA key exchange: no forward secrecy, C', async () => {
+    const r = await inspectOn(serve(leafFor('static-rsa.test', { keyType: 'rsa2048' }), { maxVersion: 'TLSv1.2', ciphers: 'AES128-GCM-SHA256:@SECLEVEL=0' }), 'static-rsa.test');
+    expect(r).toMatchObject({ grade: 'C', forwardSecrecy: false, aead: true });
+  });
+
+  it('OCSP stapling: seen when the server staples, false otherwise; not graded', async () => {
+    const stapled = await inspectOn(serve(leafFor('good.test'), { ocspResponse: Buffer.from('a stapled response') }), 'good.test');
+    const plain = await inspectOn(serve(leafFor('good.test')), 'good.test');
+    expect(stapled).toMatchObject({ ocspStapled: true, grade: 'A+' });
+    expect(plain).toMatchObject({ ocspStapled: false, grade: 'A+' });
+  });
+
+  it('certificate transparency: SCTs embedded in the leaf are seen; not graded', async () => {
+    const withSct = await inspectOn(serve(leafFor('good.test', { embeddedSct: true })), 'good.test');
+    const without = await inspectOn(serve(leafFor('good.test')), 'good.test');
+    expect(withSct).toMatchObject({ sctPresent: true, grade: 'A+' });
+    expect(without).toMatchObject({ sctPresent: false, grade: 'A+' });
+  });
+
+  it('a failed connection reports none of the configuration', async () => {
+    const r = await proberFor(await closedPort()).inspect('good.test');
+    expect(r).toMatchObject({ protocolSupport: null, forwardSecrecy: null, aead: null, ocspStapled: null, sctPresent: null, hstsMaxAge: null });
   });
 });

@@ -137,14 +137,21 @@ export interface paths {
          *     (the leaf's extended key usage allows TLS server authentication; issuers' path length and name constraints
          *     hold) AND hostname matches AND now within the validity period.
          *
-         *     Grades, first match wins; each downgrade adds a line to `warnings`:
+         *     Grades come from one rule table (docs/tls-grading.md, after SSL Labs' rating guide): the lowest grade any
+         *     rule allows; each downgrade below A adds a line to `warnings`:
          *     - **F**: not valid (expired, not yet valid, self-signed, untrusted chain, hostname mismatch), or no connection.
          *     - **C**: valid but expiring within 7 days, a weak cipher (no forward secrecy, NULL/export/DES/3DES/RC4,
          *       under 128-bit), an RSA key under 2048 bits, or a SHA-1 signature.
-         *     - **B**: valid but expiring within 30 days, or a protocol below TLSv1.2 (TLS 1.0/1.1 with a forward-secret
-         *       CBC suite is B: the older protocol is the issue, CBC is all those versions have besides RC4).
-         *     - **A+**: valid, TLSv1.3, strong AEAD cipher, more than 90 days to expiry.
+         *     - **B**: valid but expiring within 30 days, a negotiated protocol below TLSv1.2 (TLS 1.0/1.1 with a
+         *       forward-secret CBC suite is B: the older protocol is the issue), or a server that still accepts TLS 1.0 or
+         *       1.1 when probed (`protocolSupport`).
+         *     - **A+**: valid, TLSv1.3 with a strong AEAD cipher, more than 90 days to expiry, and Strict-Transport-Security
+         *       with `max-age` of at least 180 days (`hstsMaxAge`).
          *     - **A**: the rest.
+         *
+         *     Every inspection makes one full handshake plus one handshake per older version (TLS 1.2, 1.1, 1.0), all at
+         *     once within `TLS_TIMEOUT_MS`. OCSP stapling and embedded SCTs are reported, not graded (SSL Labs does not
+         *     grade them either).
          *
          *     When the connection fails entirely (refused, timeout, handshake failure, no such domain) the answer is 200 with
          *     `errorMessage` set, `valid: false`, `grade: F` and the certificate fields null. When the handshake works but
@@ -621,6 +628,46 @@ export interface components {
             keySize: number | null;
             /** @description Whether `HEAD /` answered with Strict-Transport-Security; null when not determined. */
             hsts: boolean | null;
+            /**
+             * @description The `max-age` of that Strict-Transport-Security header in seconds (RFC 6797 section 6.1.1); null when there is no header or it has no max-age. A+ needs at least 15552000 (180 days).
+             * @example 31536000
+             */
+            hstsMaxAge: number | null;
+            /**
+             * @description Which protocol versions the server accepts, each probed by a handshake limited to it (all probes at once, within the inspection's timeout; TLS 1.0 and 1.1 are offered with OpenSSL's security level lowered for the probe only). Newest first. Null when no connection could be made. SSLv3 and older cannot be probed.
+             * @example [
+             *       {
+             *         "protocol": "TLSv1.3",
+             *         "accepted": true
+             *       },
+             *       {
+             *         "protocol": "TLSv1.2",
+             *         "accepted": true
+             *       },
+             *       {
+             *         "protocol": "TLSv1.1",
+             *         "accepted": false
+             *       },
+             *       {
+             *         "protocol": "TLSv1",
+             *         "accepted": false
+             *       }
+             *     ]
+             */
+            protocolSupport: {
+                /** @enum {string} */
+                protocol: "TLSv1.3" | "TLSv1.2" | "TLSv1.1" | "TLSv1";
+                /** @description true when the handshake completed, false when the server refused it, null when unknown (timeout). */
+                accepted: boolean | null;
+            }[] | null;
+            /** @description The negotiated suite has forward secrecy (TLS 1.3, or an ECDHE/DHE key exchange); null when no connection. */
+            forwardSecrecy: boolean | null;
+            /** @description The negotiated suite is an AEAD (GCM, ChaCha20-Poly1305, CCM); null when no connection. */
+            aead: boolean | null;
+            /** @description The server stapled an OCSP response to the handshake (status_request, RFC 6066 section 8). Presence only: the response itself is not verified. Null when no connection. */
+            ocspStapled: boolean | null;
+            /** @description The leaf certificate embeds signed certificate timestamps (certificate transparency, RFC 6962 section 3.3, extension 1.3.6.1.4.1.11129.2.4.2). SCTs sent in the TLS extension or in a stapled OCSP response are not seen. Null when no connection. */
+            sctPresent: boolean | null;
         };
         PasswordStrengthRequest: {
             /** @description The password; analysed in memory, never logged, stored or echoed. */
