@@ -142,7 +142,7 @@ export interface paths {
          *     - **F**: not valid (expired, not yet valid, self-signed, untrusted chain, hostname mismatch), or no connection.
          *     - **C**: valid but expiring within 7 days, a weak cipher (no forward secrecy, NULL/export/DES/3DES/RC4,
          *       under 128-bit), an RSA key under 2048 bits, or a SHA-1 signature.
-         *     - **B**: valid but expiring within 30 days, a negotiated protocol below TLSv1.2 (TLS 1.0/1.1 with a
+         *     - **B**: valid but expiring within 30 days, an incomplete chain (`chainComplete: false`), a negotiated protocol below TLSv1.2 (TLS 1.0/1.1 with a
          *       forward-secret CBC suite is B: the older protocol is the issue), or a server that still accepts TLS 1.0 or
          *       1.1 when probed (`protocolSupport`).
          *     - **A+**: valid, TLSv1.3 with a strong AEAD cipher, more than 90 days to expiry, and Strict-Transport-Security
@@ -162,7 +162,8 @@ export interface paths {
          *     addresses by the IPv4 address inside them). IP literals, including old numeric IPv4 forms such as
          *     `2130706433` or `0x7f.1`, are read as the operating system would and refused likewise; a public IP literal
          *     is inspected without SNI. Results, failures included, are cached per domain for 5 minutes (1,000 entries) and
-         *     simultaneous inspections of one domain share one connection. Missing intermediates are not fetched.
+         *     simultaneous inspections of one domain share one inspection. A missing intermediate is fetched from the
+         *     caIssuers URL of the last certificate sent (`chainComplete: false`, grade B at most).
          */
         get: operations["inspectTlsCertificate"];
         put?: never;
@@ -628,6 +629,8 @@ export interface components {
             keySize: number | null;
             /** @description Whether `HEAD /` answered with Strict-Transport-Security; null when not determined. */
             hsts: boolean | null;
+            /** @description true when the server sent every intermediate up to a trust anchor; false when one was missing and was fetched from the caIssuers URL of the last certificate sent (RFC 5280 section 4.2.2.1, as browsers do; under the same guard and timeout): the certificate is then valid, graded B, with a warning. Null when the chain is not trusted (a missing intermediate that cannot be fetched leaves it untrusted) or there is no connection. */
+            chainComplete: boolean | null;
             /**
              * @description The `max-age` of that Strict-Transport-Security header in seconds (RFC 6797 section 6.1.1); null when there is no header or it has no max-age. A+ needs at least 15552000 (180 days).
              * @example 31536000

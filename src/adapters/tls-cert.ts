@@ -2,7 +2,7 @@
 import { X509Certificate } from 'node:crypto';
 import { rootCertificates } from 'node:tls';
 import { AsnConvert } from '@peculiar/asn1-schema';
-import { Certificate, Name, SubjectAlternativeName, id_ce_subjectAltName } from '@peculiar/asn1-x509';
+import { AuthorityInfoAccessSyntax, Certificate, Name, SubjectAlternativeName, id_ad_caIssuers, id_ce_subjectAltName, id_pe_authorityInfoAccess } from '@peculiar/asn1-x509';
 import { signatureAlgorithmName } from '../domain/tls-grade.js';
 
 export interface CertificateFields {
@@ -102,6 +102,20 @@ export function describeKey(cert: X509Certificate): { keyAlgorithm: string | nul
       return { keyAlgorithm: 'Ed448', keySize: 456 };
     default:
       return { keyAlgorithm: key.asymmetricKeyType ?? null, keySize: null };
+  }
+}
+
+/** The http(s) caIssuers URLs of a certificate's authority information access (RFC 5280 §4.2.2.1); [] when none or unreadable. */
+export function caIssuersUrls(cert: X509Certificate): string[] {
+  try {
+    const ext = AsnConvert.parse(cert.raw, Certificate).tbsCertificate.extensions?.find((e) => e.extnID === id_pe_authorityInfoAccess);
+    if (!ext) return [];
+    return [...AsnConvert.parse(ext.extnValue, AuthorityInfoAccessSyntax)]
+      .filter((d) => d.accessMethod === id_ad_caIssuers)
+      .map((d) => d.accessLocation.uniformResourceIdentifier ?? '')
+      .filter((u) => /^https?:\/\//i.test(u));
+  } catch {
+    return [];
   }
 }
 

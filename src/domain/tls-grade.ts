@@ -16,6 +16,8 @@ export interface GradeInput {
   keyAlgorithm: string | null;
   keySize: number | null;
   signatureAlgorithm: string | null;
+  /** false: the server left out an intermediate that had to be fetched (caIssuers); null/absent: not known. */
+  chainComplete?: boolean | null;
   /** Protocols a handshake limited to that one version succeeded with; null when not probed. */
   acceptedProtocols?: string[] | null;
   /** max-age of the Strict-Transport-Security header in seconds; null when absent or not determined. */
@@ -131,6 +133,13 @@ export const RULES: readonly GradeRule[] = [
   {
     id: 'signature',
     check: ({ signatureAlgorithm: s }) => (s && WEAK_SIGNATURE.test(s) ? { cap: 'C', warning: `certificate signature uses a broken hash (${s})` } : null),
+  },
+  {
+    id: 'incomplete-chain',
+    check: ({ valid, chainComplete }) =>
+      valid && chainComplete === false
+        ? { cap: 'B', warning: 'incomplete chain: the server does not send an intermediate certificate; clients that cannot fetch it fail' }
+        : null,
   },
   {
     id: 'negotiated-protocol',

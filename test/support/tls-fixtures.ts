@@ -38,6 +38,10 @@ import {
   id_ce_subjectAltName,
   id_ce_subjectKeyIdentifier,
   id_kp_serverAuth,
+  AccessDescription,
+  AuthorityInfoAccessSyntax,
+  id_ad_caIssuers,
+  id_pe_authorityInfoAccess,
 } from '@peculiar/asn1-x509';
 
 export type KeyType = 'ec' | 'rsa2048' | 'rsa1024' | 'ed25519';
@@ -127,6 +131,8 @@ export interface IssueOptions {
   permittedDns?: string[];
   /** Key usage flags instead of the defaults (CA: keyCertSign and cRLSign; leaf: digitalSignature and keyEncipherment). */
   keyUsage?: number;
+  /** Authority information access: where a client can fetch the issuer's certificate (RFC 5280 §4.2.2.1 caIssuers). */
+  caIssuersUrl?: string;
   /** Embed an SCT list extension (RFC 6962 §3.3) holding one syntactically framed timestamp (its log signature is not real). */
   embeddedSct?: boolean;
 }
@@ -167,6 +173,10 @@ export function issue(o: IssueOptions): Issued {
   if (o.permittedDns) {
     const permitted = new GeneralSubtrees(o.permittedDns.map((d) => new GeneralSubtree({ base: new GeneralName({ dNSName: d }) })));
     extensions.push(ext(id_ce_nameConstraints, true, new NameConstraints({ permittedSubtrees: permitted })));
+  }
+  if (o.caIssuersUrl) {
+    const aia = new AuthorityInfoAccessSyntax([new AccessDescription({ accessMethod: id_ad_caIssuers, accessLocation: new GeneralName({ uniformResourceIdentifier: o.caIssuersUrl }) })]);
+    extensions.push(ext(id_pe_authorityInfoAccess, false, aia));
   }
   if (o.embeddedSct) extensions.push(ext('1.3.6.1.4.1.11129.2.4.2', false, new OctetString(sctList())));
   const sans = [...(o.dnsNames ?? []).map((d) => new GeneralName({ dNSName: d })), ...(o.ipAddresses ?? []).map((ip) => new GeneralName({ iPAddress: ip }))];

@@ -38,6 +38,7 @@ describe('gradeTls', () => {
     ['8 days left', { daysUntilExpiry: 8 }, 'certificate expires in 8 days'],
     ['TLS 1.1 (suite itself strong)', { protocol: 'TLSv1.1', cipherSuite: 'TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256' }, 'protocol TLSv1.1 is older than TLSv1.2'],
     ['TLS 1.0 with a forward-secret CBC suite', { protocol: 'TLSv1', cipherSuite: 'TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA' }, 'protocol TLSv1 is older than TLSv1.2'],
+    ['an incomplete chain', { chainComplete: false }, 'incomplete chain: the server does not send an intermediate certificate; clients that cannot fetch it fail'],
     ['TLS 1.3 negotiated, TLS 1.0 also accepted', { acceptedProtocols: ['TLSv1.3', 'TLSv1.2', 'TLSv1'] }, 'the server also accepts TLSv1, older than TLSv1.2'],
     ['TLS 1.3 negotiated, TLS 1.1 also accepted', { acceptedProtocols: ['TLSv1.3', 'TLSv1.1'] }, 'the server also accepts TLSv1.1, older than TLSv1.2'],
   ])('B: %s', (_name, change, warning) => {
@@ -75,7 +76,7 @@ describe('gradeTls', () => {
   it('every rule of the table has an id, and each id once', () => {
     const ids = RULES.map((r) => r.id);
     expect(new Set(ids).size).toBe(ids.length);
-    expect(ids).toEqual(['expiry', 'weak-cipher', 'rsa-key', 'signature', 'negotiated-protocol', 'accepted-protocols', 'tls13-aead', 'hsts']);
+    expect(ids).toEqual(['expiry', 'weak-cipher', 'rsa-key', 'signature', 'incomplete-chain', 'negotiated-protocol', 'accepted-protocols', 'tls13-aead', 'hsts']);
   });
 
   it('an ECDSA key is not held to the RSA size rule', () => {

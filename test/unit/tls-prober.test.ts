@@ -1,9 +1,11 @@
 // TLS inspection against real local TLS servers: refusal of non-public targets, chains, grades, failures (RFC 5280, RFC 6797).
+import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDnsResolver } from '../../src/adapters/dns-resolver.js';
 import { addressResolver, createTlsProber, type TlsProberOptions, type TlsResult } from '../../src/adapters/tls-prober.js';
 import { InvalidTarget, RefusedTarget, UpstreamFailure } from '../../src/adapters/failures.js';
+import { fetchIssuer } from '../../src/adapters/aia-fetch.js';
 import { asApiError } from '../../src/http/errors.js';
 import { id_kp_clientAuth } from '@peculiar/asn1-x509';
 import { startDnsServer, type TestDnsServer, type Zone } from '../support/dns-server.js';
@@ -32,7 +34,7 @@ const names = [
   'good.test', 'www.good.test', 'tls12.test', 'tls10.test', 'static-rsa.test', 'rsa1024.test', 'sha1.test', 'near.test',
   'soon.test', 'sixty.test', 'nohsts.test', 'expired.test', 'future.test', 'selfsigned.test', 'wronghost.test',
   'untrusted.test', 'incomplete.test', 'direct.test', 'pinned.test', 'any.test', 'clientonly.test', 'noeku.test',
-  'constrained.test', 'allowed.test', 'deep.test',
+  'constrained.test', 'allowed.test', 'deep.test', 'aia.test', 'fetched.test',
 ];
 const zone: Zone = {
   ...Object.fromEntries(names.map((n) => [n, [{ type: 'A' as const, data: '127.0.0.1' }]])),
@@ -463,5 +465,51 @@ describe('TLS inspection: the configuration, one rule at a time (docs/tls-gradin
   it('a failed connection reports none of the configuration', async () => {
     const r = await proberFor(await closedPort()).inspect('good.test');
     expect(r).toMatchObject({ protocolSupport: null, forwardSecrecy: null, aead: null, ocspStapled: null, sctPresent: null, hstsMaxAge: null });
+  });
+});
+
+describe('TLS inspection: an incomplete chain (SSL Labs caps it at B)', () => {
+  let aia: ReturnType<typeof createHttpServer>;
+  let aiaPort = 0;
+  let fetches = 0;
+  beforeAll(async () => {
+    aia = createHttpServer((req, res) => {
+      fetches++;
+      if (req.url === '/int.cer') res.writeHead(200, { 'content-type': 'application/pkix-cert' }).end(pki.intermediate.cert.raw);
+      else res.writeHead(404).end();
+    });
+    await new Promise<void>((r) => aia.listen(0, '127.0.0.1', () => r()));
+    aiaPort = (aia.address() as { port: number }).port;
+  });
+  afterAll(() => new Promise<void>((r) => aia.close(() => r())));
+
+  it('a missing intermediate that the caIssuers URL provides: valid, chainComplete false, B with a warning', async () => {
+    const leaf = leafFor('fetched.test', { caIssuersUrl: `http://aia.test:${aiaPort}/int.cer` });
+    const before = fetches;
+    const r = await inspectOn(serve(leaf, { cert: leaf.certPem }), 'fetched.test');
+    expect(r).toMatchObject({ valid: true, errorMessage: null, chainComplete: false, chainLength: 3, grade: 'B' });
+    expect(r.warnings).toEqual(['incomplete chain: the server does not send an intermediate certificate; clients that cannot fetch it fail']);
+    expect(fetches).toBe(before + 1);
+  });
+
+  it('a caIssuers URL that gives nothing leaves the chain untrusted: F', async () => {
+    const leaf = leafFor('fetched.test', { caIssuersUrl: `http://aia.test:${aiaPort}/missing.cer` });
+    const r = await inspectOn(serve(leaf, { cert: leaf.certPem }), 'fetched.test');
+    expect(r).toMatchObject({ valid: false, grade: 'F', chainComplete: null });
+  });
+
+  it('the caIssuers host is fetched under the inspection guard: not at all when non-public and not allowed', async () => {
+    const url = `http://aia.test:${aiaPort}/int.cer`;
+    const before = fetches;
+    expect(await fetchIssuer({ resolve, allowPrivate: false }, url, 1000)).toBeNull();
+    expect(fetches).toBe(before);
+    const cert = await fetchIssuer({ resolve, allowPrivate: true }, url, 1000);
+    expect(cert?.fingerprint256).toBe(pki.intermediate.cert.fingerprint256);
+    expect(fetches).toBe(before + 1);
+  });
+
+  it('a complete chain says so', async () => {
+    const r = await inspectOn(serve(leafFor('good.test')), 'good.test');
+    expect(r.chainComplete).toBe(true);
   });
 });
