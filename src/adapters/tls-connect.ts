@@ -148,8 +148,8 @@ export function tlsHandshake(o: {
   servername?: string;
   timeoutMs: number;
   secureContext: SecureContext;
-  /** Asks for a stapled OCSP response (status_request, RFC 6066 §8) and receives what the server staples. */
-  onOcspResponse?: (response: Buffer) => void;
+  /** Asks for a stapled OCSP response (status_request, RFC 6066 §8) and receives what the server staples; Node passes null for none. */
+  onOcspResponse?: (response: Buffer | null) => void;
 }): Promise<TLSSocket> {
   const { address, servername } = o;
   return new Promise((resolve, reject) => {

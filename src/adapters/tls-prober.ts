@@ -162,7 +162,7 @@ export function createTlsProber(opts: TlsProberOptions): TlsProber {
         timeoutMs: opts.timeoutMs,
         secureContext,
         onOcspResponse: (response) => {
-          ocspStapled = response.length > 0;
+          ocspStapled = response !== null && response.length > 0;
         },
       });
     } catch (err) {
