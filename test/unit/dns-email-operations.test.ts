@@ -16,6 +16,7 @@ const zone: Zone = {
     SOA,
     { type: 'A', data: '192.0.2.10', ttl: 300 },
     { type: 'AAAA', data: '2001:db8::10', ttl: 300 },
+    { type: 'CAA', data: { flags: 0, tag: 'issue', value: 'ca.example' }, ttl: 300 },
     { type: 'MX', data: { preference: 10, exchange: 'mx.corp.test' }, ttl: 1800 },
     { type: 'NS', data: 'ns.corp.test', ttl: 86400 },
     { type: 'TXT', data: 'v=spf1 include:_spf.provider.test ip4:192.0.2.0/24 -all', ttl: 600 },
@@ -180,6 +181,12 @@ describe('lookupDns: errors', () => {
 });
 
 describe('lookupDns: security', () => {
+  it('answers type=CAA with the name\'s own records in presentation form, and analyses them', async () => {
+    const r = await lookup('corp.test', 'caa');
+    expect(r.records).toEqual([{ type: 'CAA', name: 'corp.test', value: '0 issue "ca.example"', ttl: 300, priority: null }]);
+    expect(r.security.caa).toMatchObject({ present: true, recordName: 'corp.test', issuers: ['ca.example'] });
+  });
+
   it('fills SPF, DKIM and DMARC whatever types were asked', async () => {
     const r = await lookup('corp.test', 'NS');
     expect(r.security).toMatchObject({
