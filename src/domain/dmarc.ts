@@ -131,6 +131,9 @@ export function mailtoDomains(uriList: string): string[] {
   return out;
 }
 
+/** External report destinations checked at most: each is one lookup, and a record may list any number. */
+const MAX_EXTERNAL_DESTINATIONS = 10;
+
 /** The name where a report destination authorises reports about `policyDomain` (RFC 7489 §7.1). */
 export const reportAuthorisationName = (policyDomain: string, destination: string): string => `${policyDomain}._report._dmarc.${destination}`;
 
@@ -142,9 +145,9 @@ export const reportAuthorisationName = (policyDomain: string, destination: strin
 async function externalDestinationWarnings(record: string, policyDomain: string, txt: TxtLookup): Promise<string[]> {
   const tags = dmarcTags(record);
   const org = organisationalDomain(policyDomain) ?? policyDomain;
-  const external = [...new Set([...mailtoDomains(tags.get('rua') ?? ''), ...mailtoDomains(tags.get('ruf') ?? '')])].filter(
-    (d) => (organisationalDomain(d) ?? d) !== org,
-  );
+  const external = [...new Set([...mailtoDomains(tags.get('rua') ?? ''), ...mailtoDomains(tags.get('ruf') ?? '')])]
+    .filter((d) => (organisationalDomain(d) ?? d) !== org)
+    .slice(0, MAX_EXTERNAL_DESTINATIONS);
   const checks = await Promise.all(
     external.map(async (d) => {
       const name = reportAuthorisationName(policyDomain, d);

@@ -56,6 +56,7 @@ const zone: Zone = {
   'mail.sub.org.test': [{ type: 'A', data: '192.0.2.2' }],
   // External report destinations: one authorised (RFC 7489 §7.1), one not.
   '_dmarc.ext.test': [{ type: 'TXT', data: 'v=DMARC1; p=none; rua=mailto:a@reports.test,mailto:b@authorised.test; ruf=mailto:c@sub.ext.test' }],
+  '_dmarc.many.test': [{ type: 'TXT', data: `v=DMARC1; p=reject; rua=${Array.from({ length: 12 }, (_, i) => `mailto:r@d${i}.test`).join(',')}` }],
   'ext.test._report._dmarc.authorised.test': [{ type: 'TXT', data: 'v=DMARC1' }],
   'default._bimi.ext.test': [{ type: 'TXT', data: 'v=BIMI1; l=http://ext.test/logo.svg' }],
   // CAA: the parent's set applies to a name without its own; a critical unknown property.
@@ -214,6 +215,13 @@ describe('DMARC discovery', () => {
     expect(external).toEqual([
       'report destination reports.test is outside ext.test and has no authorisation record at ext.test._report._dmarc.reports.test (RFC 7489 §7.1): receivers send it no reports',
     ]);
+  });
+
+  it('checks at most 10 external destinations, so one record cannot cause unbounded lookups', async () => {
+    dns.queries.length = 0;
+    const r = await analyse('many.test');
+    expect(r.dmarc.warnings.filter((w) => w.startsWith('report destination'))).toHaveLength(10);
+    expect(dns.queries.filter((q) => q.name.includes('._report._dmarc.'))).toHaveLength(10);
   });
 
   it('BIMI warns when DMARC is not at enforcement and when the logo is not https', async () => {
