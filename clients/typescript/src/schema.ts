@@ -465,7 +465,7 @@ export interface components {
             warnings: string[];
         };
         DmarcResult: {
-            /** @description A DMARC record applies: a TXT record starting with exactly `v=DMARC1` (RFC 7489 section 6.4) at `_dmarc.DOMAIN`, or, when that has none, at `_dmarc` of the organisational domain (RFC 7489 section 6.6.3; `recordName` says which; both are queried at once). Near misses such as `v=dmarc1` are discarded by receivers; they get a warning of their own. */
+            /** @description A DMARC record applies: a TXT record starting with exactly `v=DMARC1` (RFC 7489 section 6.4) at `_dmarc.DOMAIN`, or, when that has none, at `_dmarc` of the organisational domain (RFC 7489 section 6.6.3; `recordName` says which; both are queried at once). Near misses such as `v=dmarc1` are discarded by receivers; they get a warning of their own. With the fallback, `policy` and `subdomainPolicy` are the organisational record's `p` and `sp`: receivers apply its `sp` (else `p`) to this domain, and the first warning says which. */
             present: boolean;
             /** @description The DMARC TXT value; empty when absent. */
             rawRecord: string;
