@@ -100,6 +100,13 @@ export interface paths {
          *     SPF includes, DMARC, DKIM selectors, run concurrently); near 0 when served from cache. The analysed mail
          *     security of a domain is reused for as long as every answer it was built from stays cached.
          *
+         *     Beyond SPF, DKIM and DMARC the analysis covers (each block with its own `warnings`): DMARC discovery with the
+         *     organisational-domain fallback (RFC 7489 section 6.6.3) and the section 7.1 check of external report
+         *     destinations; MTA-STS (RFC 8461) with its policy fetched over HTTPS under the TLS inspection's guard and
+         *     timeout; TLS-RPT (RFC 8460); BIMI; CAA (RFC 8659), climbing to the parents; and a best-effort DNSSEC flag
+         *     (the resolver's AD bit). All their DNS questions are asked at once and cached like the others. `type=CAA`
+         *     returns the name's own CAA records.
+         *
          *     A domain that does not exist gives 404; existing names without records of the asked types give 200 with
          *     `records: []`. An internationalised domain is converted to A-labels.
          *
@@ -137,14 +144,21 @@ export interface paths {
          *     (the leaf's extended key usage allows TLS server authentication; issuers' path length and name constraints
          *     hold) AND hostname matches AND now within the validity period.
          *
-         *     Grades, first match wins; each downgrade adds a line to `warnings`:
+         *     Grades come from one rule table (docs/tls-grading.md, after SSL Labs' rating guide): the lowest grade any
+         *     rule allows; each downgrade below A adds a line to `warnings`:
          *     - **F**: not valid (expired, not yet valid, self-signed, untrusted chain, hostname mismatch), or no connection.
          *     - **C**: valid but expiring within 7 days, a weak cipher (no forward secrecy, NULL/export/DES/3DES/RC4,
          *       under 128-bit), an RSA key under 2048 bits, or a SHA-1 signature.
-         *     - **B**: valid but expiring within 30 days, or a protocol below TLSv1.2 (TLS 1.0/1.1 with a forward-secret
-         *       CBC suite is B: the older protocol is the issue, CBC is all those versions have besides RC4).
-         *     - **A+**: valid, TLSv1.3, strong AEAD cipher, more than 90 days to expiry.
+         *     - **B**: valid but expiring within 30 days, an incomplete chain (`chainComplete: false`), a negotiated protocol below TLSv1.2 (TLS 1.0/1.1 with a
+         *       forward-secret CBC suite is B: the older protocol is the issue), or a server that still accepts TLS 1.0 or
+         *       1.1 when probed (`protocolSupport`).
+         *     - **A+**: valid, TLSv1.3 with a strong AEAD cipher, more than 90 days to expiry, and Strict-Transport-Security
+         *       with `max-age` of at least 180 days (`hstsMaxAge`).
          *     - **A**: the rest.
+         *
+         *     Every inspection makes one full handshake plus one handshake per older version (TLS 1.2, 1.1, 1.0), all at
+         *     once within `TLS_TIMEOUT_MS`. OCSP stapling and embedded SCTs are reported, not graded (SSL Labs does not
+         *     grade them either).
          *
          *     When the connection fails entirely (refused, timeout, handshake failure, no such domain) the answer is 200 with
          *     `errorMessage` set, `valid: false`, `grade: F` and the certificate fields null. When the handshake works but
@@ -154,8 +168,10 @@ export interface paths {
          *     non-public range is refused (CGNAT, documentation, benchmarking and reserved ranges too; NAT64 and 6to4
          *     addresses by the IPv4 address inside them). An IP address given instead of a name is refused likewise; a
          *     public one is inspected without SNI. Old numeric IPv4 forms (`2130706433`, `0x7f.1`, `127.1`, `0177.0.0.1`)
-         *     are no host names and answer 400 `INVALID_FORMAT`, as on `/api/v1/dns/{domain}`. Results, failures included, are cached per domain for 5 minutes (1,000 entries) and
-         *     simultaneous inspections of one domain share one connection. Missing intermediates are not fetched.
+         *     are no host names and answer 400 `INVALID_FORMAT`, as on `/api/v1/dns/{domain}`. Results, failures included,
+         *     are cached per domain for 5 minutes (1,000 entries) and simultaneous inspections of one domain share one
+         *     inspection. A missing intermediate is fetched from the caIssuers URL of the last certificate sent
+         *     (`chainComplete: false`, grade B at most).
          */
         get: operations["inspectTlsCertificate"];
         put?: never;
@@ -566,12 +582,12 @@ export interface components {
              * @description Record type.
              * @enum {string}
              */
-            type: "A" | "AAAA" | "MX" | "TXT" | "CNAME" | "NS" | "SOA";
+            type: "A" | "AAAA" | "MX" | "TXT" | "CNAME" | "NS" | "SOA" | "CAA";
             /** @description Owner name of the record (normally the queried domain), without trailing dot. */
             name: string;
             /**
              * @description A/AAAA the address (AAAA in RFC 5952 form); MX the exchange host; TXT the strings joined; CNAME/NS the target host;
-             *     SOA `mname rname serial refresh retry expire minimum`.
+             *     SOA `mname rname serial refresh retry expire minimum`; CAA `flags tag "value"` (RFC 8659 section 4.1).
              */
             value: string;
             /** @description Time to live in seconds, as served by the authoritative data. */
@@ -600,7 +616,7 @@ export interface components {
             warnings: string[];
         };
         DmarcResult: {
-            /** @description A DMARC record was found at `_dmarc.DOMAIN`: a TXT record starting with exactly `v=DMARC1` (RFC 7489 section 6.4). Near misses such as `v=dmarc1` are discarded by receivers; they leave `present` false and get a warning of their own. Only this name is queried: for a subdomain without a record of its own, receivers apply its organisational domain's record (RFC 7489 section 6.6.3), which a lookup of that domain shows. */
+            /** @description A DMARC record applies: a TXT record starting with exactly `v=DMARC1` (RFC 7489 section 6.4) at `_dmarc.DOMAIN`, or, when that has none, at `_dmarc` of the organisational domain (RFC 7489 section 6.6.3; `recordName` says which; both are queried at once). Near misses such as `v=dmarc1` are discarded by receivers; they get a warning of their own. With the fallback, `policy` and `subdomainPolicy` are the organisational record's `p` and `sp`: receivers apply its `sp` (else `p`) to this domain, and the first warning says which. */
             present: boolean;
             /** @description The DMARC TXT value; empty when absent. */
             rawRecord: string;
@@ -616,14 +632,96 @@ export interface components {
             subdomainPolicy: "none" | "quarantine" | "reject" | "";
             /** @description The first `mailto:` address of `rua`, without the scheme; empty when absent. */
             reportingEmail: string;
-            /** @description Problems found (missing record, `p=none`, missing `rua`, multiple records). */
+            /** @description Problems found (missing record, `p=none`, missing `rua`, multiple records, a record inherited from the organisational domain, `rua`/`ruf` destinations outside the organisational domain without the RFC 7489 section 7.1 authorisation record at `DOMAIN._report._dmarc.DESTINATION`). */
             warnings: string[];
+            /**
+             * @description The name the record came from: `_dmarc.DOMAIN`, or `_dmarc.ORGDOMAIN` when the domain has none and receivers fall back to its organisational domain's record (RFC 7489 section 6.6.3); empty when neither has one.
+             * @example _dmarc.example.com
+             */
+            recordName: string;
+            /**
+             * @description The organisational domain (RFC 7489 section 3.2) by the public suffix list, ICANN and private sections; the domain itself when it is one or is a public suffix.
+             * @example example.com
+             */
+            organisationalDomain: string;
+        };
+        /** @description MTA-STS (RFC 8461): the `_mta-sts.DOMAIN` TXT record and, when it exists, the policy fetched from `https://mta-sts.DOMAIN/.well-known/mta-sts.txt` with the TLS inspection's guard (no non-public addresses), timeout and trust anchors, at most 64 KiB, without following redirects. */
+        MtaStsResult: {
+            /** @description A record starting with `v=STSv1` exists. */
+            present: boolean;
+            /** @description The record; empty when absent. */
+            rawRecord: string;
+            /** @description The record's `id=`; empty when absent. */
+            id: string;
+            /** @description The policy file was fetched and is valid. */
+            policyFound: boolean;
+            /**
+             * @description The policy's mode; empty without a policy.
+             * @enum {string}
+             */
+            mode: "enforce" | "testing" | "none" | "";
+            /** @description The policy's `mx` patterns (`*.` stands for one leftmost label). */
+            mx: string[];
+            /** @description The policy's `max_age` in seconds; null without a policy. */
+            maxAge: number | null;
+            /** @description No record; a record whose policy cannot be fetched or is invalid; mode `testing` or `none`; MX hosts the `mx` patterns do not cover; `max_age` under a day. */
+            warnings: string[];
+        };
+        /** @description SMTP TLS reporting (RFC 8460), the `_smtp._tls.DOMAIN` TXT record. */
+        TlsRptResult: {
+            /** @description A record starting with `v=TLSRPTv1` exists. */
+            present: boolean;
+            /** @description The record; empty when absent. */
+            rawRecord: string;
+            /** @description The `rua` destinations, `mailto:` or `https:` URIs. */
+            rua: string[];
+            /** @description Several records, a missing or malformed `rua`, MTA-STS published without TLS-RPT. */
+            warnings: string[];
+        };
+        /** @description Brand indicators (BIMI), the `default._bimi.DOMAIN` TXT record; syntax only, the logo is not fetched. */
+        BimiResult: {
+            /** @description A record starting with `v=BIMI1` exists. */
+            present: boolean;
+            /** @description The record; empty when absent. */
+            rawRecord: string;
+            /** @description The `l=` SVG logo URL; empty when absent. */
+            logoUrl: string;
+            /** @description The `a=` evidence document (mark certificate) URL; empty when absent. */
+            authorityUrl: string;
+            /** @description Missing or non-https `l=`/`a=`, no evidence document, and DMARC not at enforcement (`p=quarantine` or `p=reject`, `pct=100`), without which mailbox providers show no logo. */
+            warnings: string[];
+        };
+        /** @description Certification authority authorisation (RFC 8659): the relevant CAA record set, from the domain or the nearest parent that has one (all queried at once). */
+        CaaResult: {
+            /** @description A relevant CAA record set exists. */
+            present: boolean;
+            /** @description The name whose records apply; empty when none. */
+            recordName: string;
+            /** @description Issuer domains of the `issue` properties; empty with `present` true means no CA may issue. */
+            issuers: string[];
+            /** @description Issuers allowed for wildcard certificates (`issuewild`, else those of `issue`). */
+            wildcardIssuers: string[];
+            /** @description Where CAs report refused requests. */
+            iodef: string[];
+            /** @description The relevant records, `flags tag "value"`. */
+            records: string[];
+            /** @description No CAA anywhere (any CA may issue), malformed records, unknown critical properties, failed lookups. */
+            warnings: string[];
+        };
+        DnssecResult: {
+            /** @description Best effort: the configured resolver set the AD bit (RFC 4035 section 3.2.3) on its answer for the domain's TXT records, i.e. a validating resolver authenticated it with DNSSEC. Always false with a non-validating resolver, and only as trustworthy as the path to the resolver. */
+            authenticated: boolean;
         };
         MailSecurity: {
             spf: components["schemas"]["SpfResult"];
             /** @description A usable DKIM key record exists at one of the common selectors listed on the operation: a non-empty `p=` public key, with `v=DKIM1` first when a version tag is present (RFC 6376 section 3.6.1). An empty `p=` is a revoked key and does not count. */
             dkimFound: boolean;
             dmarc: components["schemas"]["DmarcResult"];
+            mtaSts: components["schemas"]["MtaStsResult"];
+            tlsRpt: components["schemas"]["TlsRptResult"];
+            bimi: components["schemas"]["BimiResult"];
+            caa: components["schemas"]["CaaResult"];
+            dnssec: components["schemas"]["DnssecResult"];
         };
         DnsResult: {
             /** @description The queried domain, in A-labels. */
@@ -682,6 +780,48 @@ export interface components {
             keySize: number | null;
             /** @description Whether `HEAD /` answered with Strict-Transport-Security; null when not determined. */
             hsts: boolean | null;
+            /** @description true when the server sent every intermediate up to a trust anchor; false when one was missing and was fetched from the caIssuers URL of the last certificate sent (RFC 5280 section 4.2.2.1, as browsers do; under the same guard and timeout): the certificate is then valid, graded B, with a warning. Null when the chain is not trusted (a missing intermediate that cannot be fetched leaves it untrusted) or there is no connection. */
+            chainComplete: boolean | null;
+            /**
+             * @description The `max-age` of that Strict-Transport-Security header in seconds (RFC 6797 section 6.1.1); null when there is no header or it has no max-age. A+ needs at least 15552000 (180 days).
+             * @example 31536000
+             */
+            hstsMaxAge: number | null;
+            /**
+             * @description Which protocol versions the server accepts, each probed by a handshake limited to it (all probes at once, within the inspection's timeout; TLS 1.0 and 1.1 are offered with OpenSSL's security level lowered for the probe only). Newest first. Null when no connection could be made. SSLv3 and older cannot be probed.
+             * @example [
+             *       {
+             *         "protocol": "TLSv1.3",
+             *         "accepted": true
+             *       },
+             *       {
+             *         "protocol": "TLSv1.2",
+             *         "accepted": true
+             *       },
+             *       {
+             *         "protocol": "TLSv1.1",
+             *         "accepted": false
+             *       },
+             *       {
+             *         "protocol": "TLSv1",
+             *         "accepted": false
+             *       }
+             *     ]
+             */
+            protocolSupport: {
+                /** @enum {string} */
+                protocol: "TLSv1.3" | "TLSv1.2" | "TLSv1.1" | "TLSv1";
+                /** @description true when the handshake completed, false when the server refused it, null when unknown (timeout). */
+                accepted: boolean | null;
+            }[] | null;
+            /** @description The negotiated suite has forward secrecy (TLS 1.3, or an ECDHE/DHE key exchange); null when no connection. */
+            forwardSecrecy: boolean | null;
+            /** @description The negotiated suite is an AEAD (GCM, ChaCha20-Poly1305, CCM); null when no connection. */
+            aead: boolean | null;
+            /** @description The server stapled an OCSP response to the handshake (status_request, RFC 6066 section 8). Presence only: the response itself is not verified. Null when no connection. */
+            ocspStapled: boolean | null;
+            /** @description The leaf certificate embeds signed certificate timestamps (certificate transparency, RFC 6962 section 3.3, extension 1.3.6.1.4.1.11129.2.4.2). SCTs sent in the TLS extension or in a stapled OCSP response are not seen. Null when no connection. */
+            sctPresent: boolean | null;
         };
         PasswordStrengthRequest: {
             /** @description The password; analysed in memory, never logged, stored or echoed. */

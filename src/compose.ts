@@ -33,6 +33,7 @@ import { resolverLookup } from './adapters/dns-lookup.js';
 import { loadNamedFile, readCaBundle, requireDirectory } from './adapters/startup-files.js';
 import { GeoDatabaseError, openGeoIp, UNAVAILABLE_GEOIP, type GeoIp } from './adapters/geoip-reader.js';
 import { addressResolver, createTlsProber } from './adapters/tls-prober.js';
+import { createMtaStsFetcher } from './adapters/mta-sts-fetch.js';
 import { createEmailClassifier } from './domain/email.js';
 import { createBicOperations } from './operations/bic.js';
 import { createDnsEmailOperations } from './operations/dns-email.js';
@@ -134,13 +135,16 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
   });
   metrics.addCache('dns', () => resolver.stats());
   const email = createEmailClassifier(loadEmailLists());
+  const tlsExtraCa = config.tlsExtraCaFile ? await readCaBundle('TLS_EXTRA_CA_FILE', config.tlsExtraCaFile) : undefined;
   const tls = createTlsProber({
     resolve: addressResolver(resolver),
     port: config.tlsInspectPort,
     timeoutMs: config.tlsTimeoutMs,
-    extraCaPem: config.tlsExtraCaFile ? await readCaBundle('TLS_EXTRA_CA_FILE', config.tlsExtraCaFile) : undefined,
+    extraCaPem: tlsExtraCa,
     allowPrivate: config.allowPrivateTargets,
   });
+  // MTA-STS policies are fetched under the TLS inspection's guard, port, timeout and trust anchors.
+  const fetchMtaStsPolicy = createMtaStsFetcher({ resolve: addressResolver(resolver), port: config.tlsInspectPort, timeoutMs: config.tlsTimeoutMs, extraCaPem: tlsExtraCa, allowPrivate: config.allowPrivateTargets });
   metrics.addCache('tls', () => {
     const s = tls.stats();
     return { hits: s.cacheHits, misses: s.cacheMisses, size: s.cacheEntries };
@@ -197,7 +201,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
   const handlers: HandlerMap = {
     ...createBicOperations(),
     ...(createIbanCardOperations({ bin, bicOf: banks.resolveBic }) as HandlerMap),
-    ...createDnsEmailOperations({ resolver, email, allowSpecialUse: config.allowPrivateTargets }),
+    ...createDnsEmailOperations({ resolver, email, allowSpecialUse: config.allowPrivateTargets, fetchMtaStsPolicy }),
     ...createTlsIpOperations({ tls, geo: () => geo, trustProxy: config.trustProxy }),
     ...createUsageOperations({ limiter }),
     ...createPasswordOperations({ estimator, ranges }),

@@ -45,7 +45,7 @@ export class DnsAnswerCache {
     const aged = Math.floor((t - e.storedAt) / 1000);
     if (aged !== e.agedBy) {
       e.agedBy = aged;
-      e.aged = { rcode: e.answer.rcode, records: e.answer.records.map((r) => ({ ...r, ttl: Math.max(0, r.ttl - aged) })) };
+      e.aged = { ...e.answer, records: e.answer.records.map((r) => ({ ...r, ttl: Math.max(0, r.ttl - aged) })) };
     }
     return e.aged;
   }

@@ -1,4 +1,4 @@
-// DNS wire-format client for one server (RFC 1035 over UDP, TCP fallback on truncation per RFC 7766; EDNS0 per RFC 6891).
+// DNS wire-format client for one server (RFC 1035 over UDP, TCP fallback on truncation per RFC 7766; EDNS0 per RFC 6891; AD bit per RFC 6840 §5.7).
 import { randomInt } from 'node:crypto';
 import dgram from 'node:dgram';
 import net from 'node:net';
@@ -6,14 +6,14 @@ import dnsPacket from 'dns-packet';
 import type { Answer, DecodedPacket, Packet } from 'dns-packet';
 import { canonicalIpv6 } from '../domain/ip-ranges.js';
 
-export type RecordType = 'A' | 'AAAA' | 'MX' | 'TXT' | 'CNAME' | 'NS' | 'SOA';
-export const RECORD_TYPES: readonly RecordType[] = ['A', 'AAAA', 'MX', 'TXT', 'CNAME', 'NS', 'SOA'];
+export type RecordType = 'A' | 'AAAA' | 'MX' | 'TXT' | 'CNAME' | 'NS' | 'SOA' | 'CAA';
+export const RECORD_TYPES: readonly RecordType[] = ['A', 'AAAA', 'MX', 'TXT', 'CNAME', 'NS', 'SOA', 'CAA'];
 
 export interface DnsRecord {
   type: RecordType;
   /** Owner name, no trailing dot (the CNAME target's name for records reached through a CNAME). */
   name: string;
-  /** A/AAAA address; CNAME/NS/MX host (MX: exchange, "." for a null MX); TXT strings joined; SOA "mname rname serial refresh retry expire minimum". */
+  /** A/AAAA address; CNAME/NS/MX host (MX: exchange, "." for a null MX); TXT strings joined; SOA "mname rname serial refresh retry expire minimum"; CAA `flags tag "value"` (RFC 8659 §4.1). */
   value: string;
   ttl: number;
   /** MX preference; null for other types. */
@@ -23,6 +23,11 @@ export interface DnsRecord {
 export interface DnsAnswer {
   rcode: 'NOERROR' | 'NXDOMAIN';
   records: DnsRecord[];
+  /**
+   * The server set the AD bit (RFC 4035 §3.2.3, RFC 6840 §5.7): a validating resolver vouches that the answer was
+   * DNSSEC-authenticated. Only as trustworthy as the path to that resolver. Absent means false.
+   */
+  authenticated?: boolean;
 }
 
 export interface DnsServer {
@@ -54,7 +59,8 @@ function buildQuery(name: string, type: RecordType, edns: boolean): { id: number
   const packet: Packet = {
     type: 'query',
     id,
-    flags: dnsPacket.RECURSION_DESIRED,
+    // AD in a query asks a validating resolver to report whether the answer was authenticated (RFC 6840 §5.7).
+    flags: dnsPacket.RECURSION_DESIRED | dnsPacket.AUTHENTIC_DATA,
     questions: [{ type, name, class: 'IN' }],
   };
   if (edns) {
@@ -198,6 +204,12 @@ function recordOf(a: Answer, type: RecordType): DnsRecord | null {
       const value = Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p) : p))).toString('utf8');
       return { ...base, value, priority: null };
     }
+    case 'CAA': {
+      // Presentation form of RFC 8659 §4.1; the value is quoted, with '"' and '\\' escaped.
+      const d = a.data;
+      const value = `${d.flags ?? 0} ${d.tag} "${String(d.value ?? '').replace(/["\\]/g, (c) => `\\${c}`)}"`;
+      return { ...base, value, priority: null };
+    }
     case 'SOA': {
       const d = a.data;
       const value = [stripDot(d.mname), stripDot(d.rname), d.serial, d.refresh, d.retry, d.expire, d.minimum]
@@ -245,9 +257,11 @@ export function toDnsAnswer(p: DnsResponse, name: string, type: RecordType): { a
     const r = recordOf(a, type);
     if (r) records.push(r);
   }
+  // Only an authenticated answer carries the flag (absent means false), so answers compare as before.
+  const ad = p.flag_ad === true ? { authenticated: true } : {};
   if (records.length > 0) {
-    return { answer: { rcode: 'NOERROR', records }, ttl: Math.min(chainTtl, ...records.map((r) => r.ttl)) };
+    return { answer: { rcode: 'NOERROR', records, ...ad }, ttl: Math.min(chainTtl, ...records.map((r) => r.ttl)) };
   }
   const rcode = p.rcode === 'NXDOMAIN' && chain.size === 1 ? 'NXDOMAIN' : 'NOERROR';
-  return { answer: { rcode, records: [] }, ttl: negativeTtl(p) };
+  return { answer: { rcode, records: [], ...ad }, ttl: negativeTtl(p) };
 }

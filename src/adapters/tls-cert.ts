@@ -2,7 +2,7 @@
 import { X509Certificate } from 'node:crypto';
 import { rootCertificates } from 'node:tls';
 import { AsnConvert } from '@peculiar/asn1-schema';
-import { Certificate, Name, SubjectAlternativeName, id_ce_subjectAltName } from '@peculiar/asn1-x509';
+import { AuthorityInfoAccessSyntax, Certificate, Name, SubjectAlternativeName, id_ad_caIssuers, id_ce_subjectAltName, id_pe_authorityInfoAccess } from '@peculiar/asn1-x509';
 import { signatureAlgorithmName } from '../domain/tls-grade.js';
 
 export interface CertificateFields {
@@ -17,7 +17,12 @@ export interface CertificateFields {
   subjectAlternativeNames: string[];
   keyAlgorithm: string | null;
   keySize: number | null;
+  /** The leaf embeds signed certificate timestamps (RFC 6962 §3.3 SCT list extension, OID 1.3.6.1.4.1.11129.2.4.2). */
+  embeddedScts: boolean;
 }
+
+/** RFC 6962 §3.3: the X.509v3 extension carrying a SignedCertificateTimestampList. */
+export const SCT_LIST_OID = '1.3.6.1.4.1.11129.2.4.2';
 
 const ATTRIBUTE_NAMES: Record<string, string> = {
   '2.5.4.3': 'CN',
@@ -100,6 +105,20 @@ export function describeKey(cert: X509Certificate): { keyAlgorithm: string | nul
   }
 }
 
+/** The http(s) caIssuers URLs of a certificate's authority information access (RFC 5280 §4.2.2.1); [] when none or unreadable. */
+export function caIssuersUrls(cert: X509Certificate): string[] {
+  try {
+    const ext = AsnConvert.parse(cert.raw, Certificate).tbsCertificate.extensions?.find((e) => e.extnID === id_pe_authorityInfoAccess);
+    if (!ext) return [];
+    return [...AsnConvert.parse(ext.extnValue, AuthorityInfoAccessSyntax)]
+      .filter((d) => d.accessMethod === id_ad_caIssuers)
+      .map((d) => d.accessLocation.uniformResourceIdentifier ?? '')
+      .filter((u) => /^https?:\/\//i.test(u));
+  } catch {
+    return [];
+  }
+}
+
 /** Read the reported fields of a DER certificate. Throws when the DER is not a certificate. */
 export function readCertificate(cert: X509Certificate): CertificateFields {
   const asn = AsnConvert.parse(cert.raw, Certificate);
@@ -119,6 +138,7 @@ export function readCertificate(cert: X509Certificate): CertificateFields {
     signatureAlgorithm: signatureAlgorithmName(asn.signatureAlgorithm.algorithm),
     subjectAlternativeNames: [...san].flatMap((g) => (g.dNSName ? [g.dNSName] : [])),
     ...describeKey(cert),
+    embeddedScts: tbs.extensions?.some((e) => e.extnID === SCT_LIST_OID) ?? false,
   };
 }
 

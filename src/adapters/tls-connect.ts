@@ -1,6 +1,6 @@
-// TLS client side of an inspection: handshake with a time budget, the presented chain, and an HSTS probe (RFC 6797).
+// TLS client side of an inspection: handshake with a time budget, per-version probes, OCSP stapling (RFC 6066 §8), the presented chain, and an HSTS probe (RFC 6797).
 import { X509Certificate } from 'node:crypto';
-import { connect, createSecureContext, type DetailedPeerCertificate, type SecureContext, type TLSSocket } from 'node:tls';
+import { connect, createSecureContext, type ConnectionOptions, type DetailedPeerCertificate, type SecureContext, type TLSSocket } from 'node:tls';
 
 /** Cipher list offered: everything OpenSSL 3 still builds, at security level 0, so weak servers get graded. */
 export const OFFERED_CIPHERS = 'DEFAULT:@SECLEVEL=0';
@@ -51,11 +51,66 @@ function describeConnectError(err: NodeJS.ErrnoException, where: string): string
   }
 }
 
-/** HEAD / over the established connection; true/false when a response head arrives, null otherwise. */
-export function probeHsts(socket: TLSSocket, host: string, timeoutMs: number): Promise<boolean | null> {
+/** The protocol versions probed one by one, newest first (Node's names; SSLv3 and older cannot be offered by OpenSSL 3). */
+export const PROBED_PROTOCOLS = ['TLSv1.3', 'TLSv1.2', 'TLSv1.1', 'TLSv1'] as const;
+export type ProbedProtocol = (typeof PROBED_PROTOCOLS)[number];
+
+/**
+ * One client context per version, made once: that version only, every cipher OpenSSL 3 still builds at security level 0
+ * (which TLS 1.0/1.1 need), no trust anchors (a probe judges the protocol, not the certificate).
+ */
+export function probeContexts(): Record<ProbedProtocol, SecureContext> {
+  const one = (v: ProbedProtocol): SecureContext => createSecureContext({ ciphers: OFFERED_CIPHERS, minVersion: v, maxVersion: v });
+  return { 'TLSv1.3': one('TLSv1.3'), 'TLSv1.2': one('TLSv1.2'), 'TLSv1.1': one('TLSv1.1'), TLSv1: one('TLSv1') };
+}
+
+/**
+ * Whether the server completes a handshake limited to one protocol version: true when it does, false when it refuses
+ * (an alert, a version or cipher mismatch, a reset or close during the handshake), null when nothing is known
+ * (timeout, connection refused or unreachable).
+ */
+export function probeProtocol(o: { address: string; port: number; servername?: string; timeoutMs: number; secureContext: SecureContext }): Promise<boolean | null> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: o.address, port: o.port, servername: o.servername, rejectUnauthorized: false, secureContext: o.secureContext });
+    let connected = false;
+    const done = (v: boolean | null): void => {
+      clearTimeout(timer);
+      socket.removeAllListeners();
+      socket.on('error', () => undefined);
+      socket.destroy();
+      resolve(v);
+    };
+    const timer = setTimeout(() => done(null), o.timeoutMs);
+    socket.once('connect', () => {
+      connected = true;
+    });
+    socket.once('secureConnect', () => done(true));
+    socket.once('error', (err: NodeJS.ErrnoException) => {
+      const code = err.code ?? '';
+      done(/^E(CONNREFUSED|HOSTUNREACH|NETUNREACH|TIMEDOUT)$/.test(code) ? null : connected || code.startsWith('ERR_SSL') ? false : null);
+    });
+    socket.once('close', () => done(connected ? false : null));
+  });
+}
+
+/** The max-age of a Strict-Transport-Security value (RFC 6797 §6.1.1); null when it has none. */
+export function hstsMaxAge(value: string): number | null {
+  const m = /(?:^|;)\s*max-age\s*=\s*"?(\d{1,12})"?\s*(?:;|$)/i.exec(value);
+  return m ? Number(m[1]) : null;
+}
+
+export interface HstsProbe {
+  /** The response carried Strict-Transport-Security. */
+  present: boolean;
+  /** Its max-age in seconds; null when absent or without one. */
+  maxAge: number | null;
+}
+
+/** HEAD / over the established connection; the HSTS header seen when a response head arrives, null otherwise. */
+export function probeHsts(socket: TLSSocket, host: string, timeoutMs: number): Promise<HstsProbe | null> {
   return new Promise((resolve) => {
     let buf = '';
-    const done = (v: boolean | null): void => {
+    const done = (v: HstsProbe | null): void => {
       clearTimeout(timer);
       socket.removeAllListeners('data');
       resolve(v);
@@ -71,7 +126,9 @@ export function probeHsts(socket: TLSSocket, host: string, timeoutMs: number): P
       }
       const head = buf.slice(0, end).split('\r\n');
       if (!/^HTTP\/\d(\.\d)? \d{3}/.test(head[0])) return done(null);
-      done(head.slice(1).some((l) => /^strict-transport-security\s*:/i.test(l)));
+      // RFC 6797 §8.1: only the first header counts when several are sent.
+      const line = head.slice(1).find((l) => /^strict-transport-security\s*:/i.test(l));
+      done(line === undefined ? { present: false, maxAge: null } : { present: true, maxAge: hstsMaxAge(line.slice(line.indexOf(':') + 1).trim()) });
     });
     socket.once('end', () => done(null));
     socket.once('close', () => done(null));
@@ -85,17 +142,29 @@ export function probeHsts(socket: TLSSocket, host: string, timeoutMs: number): P
  * with the inspection context's protocols and ciphers so that weak servers get graded.
  * Rejects with a client-presentable message when connect plus handshake fail or exceed timeoutMs.
  */
-export function tlsHandshake(o: { address: string; port: number; servername?: string; timeoutMs: number; secureContext: SecureContext }): Promise<TLSSocket> {
+export function tlsHandshake(o: {
+  address: string;
+  port: number;
+  servername?: string;
+  timeoutMs: number;
+  secureContext: SecureContext;
+  /** Asks for a stapled OCSP response (status_request, RFC 6066 §8) and receives what the server staples; Node passes null for none. */
+  onOcspResponse?: (response: Buffer | null) => void;
+}): Promise<TLSSocket> {
   const { address, servername } = o;
   return new Promise((resolve, reject) => {
     const where = `${address.includes(':') ? `[${address}]` : address}:${o.port}`;
-    const socket = connect({
+    // requestOCSP is a TLSSocket option that tls.connect passes on; Node's types leave it out of ConnectionOptions.
+    const options: ConnectionOptions & { requestOCSP?: boolean } = {
       host: address,
       port: o.port,
       servername,
       rejectUnauthorized: false,
       secureContext: o.secureContext,
-    });
+      requestOCSP: o.onOcspResponse !== undefined,
+    };
+    const socket = connect(options);
+    if (o.onOcspResponse) socket.once('OCSPResponse', o.onOcspResponse);
     const timer = setTimeout(() => {
       socket.destroy();
       reject(new Error(`no TLS handshake with ${where} within ${o.timeoutMs} ms`));

@@ -1,12 +1,13 @@
-// TLS certificate inspection of a remote host: resolve, refuse non-public targets, handshake, verify, grade (RFC 5280, RFC 6797 HSTS).
+// TLS inspection of a remote host: resolve, refuse non-public targets, handshake and per-version probes, verify, grade (RFC 5280, RFC 6797 HSTS, docs/tls-grading.md).
 import type { TLSSocket } from 'node:tls';
 import { LRUCache } from 'lru-cache';
 import { InvalidTarget, NoSuchDomain, RefusedTarget } from './failures.js';
 import { classifyIp, type IpClass } from '../domain/ip-ranges.js';
-import { gradeTls } from '../domain/tls-grade.js';
-import { parseTlsTarget } from '../domain/tls-target.js';
-import { createTrustStore, matchesHost, pathValidationProblem, readCertificate, verifyChain } from './tls-cert.js';
-import { inspectionContext, presentedChain, probeHsts, tlsHandshake } from './tls-connect.js';
+import { gradeTls, hasForwardSecrecy, isAead } from '../domain/tls-grade.js';
+import { parseTlsTarget, type TlsTarget } from '../domain/tls-target.js';
+import { caIssuersUrls, createTrustStore, matchesHost, pathValidationProblem, readCertificate, verifyChain } from './tls-cert.js';
+import { fetchIssuer } from './aia-fetch.js';
+import { inspectionContext, presentedChain, probeContexts, probeHsts, probeProtocol, tlsHandshake, PROBED_PROTOCOLS } from './tls-connect.js';
 import type { components } from '../../generated/api.js';
 
 /** The contract's TlsResult (openapi.yaml is the source of truth). */
@@ -67,6 +68,13 @@ function failure(domain: string, errorMessage: string): TlsResult {
     keyAlgorithm: null,
     keySize: null,
     hsts: null,
+    chainComplete: null,
+    hstsMaxAge: null,
+    protocolSupport: null,
+    forwardSecrecy: null,
+    aead: null,
+    ocspStapled: null,
+    sctPresent: null,
   };
 }
 
@@ -84,6 +92,36 @@ export function addressResolver(dns: AddressQuerier): (name: string) => Promise<
   };
 }
 
+/**
+ * The address to connect to for a parsed target, under the inspection's guard: an IP literal as is, a host name through
+ * `resolve`; a string when there is none to try (no such domain, no addresses). Throws RefusedTarget when any address is
+ * non-public and private targets are not allowed, and what `resolve` throws other than NoSuchDomain.
+ */
+export async function guardedAddress(
+  o: Pick<TlsProberOptions, 'resolve' | 'allowPrivate'>,
+  target: Exclude<TlsTarget, { kind: 'invalid' }>,
+): Promise<{ address: string } | { failure: string }> {
+  let addresses: string[];
+  if (target.kind === 'ip' || target.kind === 'numeric-ipv4') addresses = [target.address];
+  else {
+    try {
+      addresses = await o.resolve(target.name);
+    } catch (err) {
+      if (err instanceof NoSuchDomain) return { failure: `no such domain: ${target.name}` };
+      throw err;
+    }
+  }
+  // Non-IP strings (e.g. CNAME targets a resolver may list) are ignored.
+  const ips = addresses.map(classifyIp).filter((c): c is IpClass => c !== null);
+  const bad = ips.find((c) => !c.public);
+  if (bad && !o.allowPrivate) {
+    const reason = `resolves to a non-public address (${bad.range})`;
+    throw new RefusedTarget('domain', reason, `refusing to inspect ${target.name}: it ${reason}`);
+  }
+  if (ips.length === 0) return { failure: `${target.name} has no A or AAAA records` };
+  return { address: ips[0].address };
+}
+
 /** OpenSSL's verify result as Node reports it: typed as an Error, a code string at run time. */
 function verifyCode(socket: TLSSocket): string | null {
   const e = socket.authorizationError as unknown;
@@ -94,42 +132,39 @@ export function createTlsProber(opts: TlsProberOptions): TlsProber {
   const now = opts.now ?? (() => new Date());
   const store = createTrustStore(opts.extraCaPem);
   const secureContext = inspectionContext(store.pems);
+  const versionContexts = probeContexts();
   const cache = new LRUCache<string, TlsResult>({ max: opts.cacheEntries ?? 1000, ttl: opts.cacheTtlMs ?? 300_000 });
   const inflight = new Map<string, Promise<TlsResult>>();
   const hstsTimeoutMs = opts.hstsTimeoutMs ?? Math.min(2000, opts.timeoutMs);
   const counters = { hits: 0, misses: 0, connections: 0 };
 
-  async function addressesOf(target: ReturnType<typeof parseTlsTarget>, domain: string): Promise<string[] | string> {
-    if (target.kind === 'ip' || target.kind === 'numeric-ipv4') return [target.address];
-    if (target.kind !== 'hostname') return [];
-    try {
-      const found = await opts.resolve(target.name);
-      return found.length > 0 ? found : `${domain} has no A or AAAA records`;
-    } catch (err) {
-      if (err instanceof NoSuchDomain) return `no such domain: ${domain}`;
-      throw err;
-    }
-  }
-
   async function inspectUncached(domain: string): Promise<TlsResult> {
+    const started = performance.now();
     const target = parseTlsTarget(domain);
     if (target.kind === 'invalid') throw new InvalidTarget('domain', target.reason);
-    const addresses = await addressesOf(target, target.name);
-    if (typeof addresses === 'string') return failure(target.name, addresses);
-    // Non-IP strings (e.g. CNAME targets a resolver may list) are ignored.
-    const ips = addresses.map(classifyIp).filter((c): c is IpClass => c !== null);
-    const bad = ips.find((c) => !c.public);
-    if (bad && !opts.allowPrivate) {
-      const reason = `resolves to a non-public address (${bad.range})`;
-      throw new RefusedTarget('domain', reason, `refusing to inspect ${target.name}: it ${reason}`);
-    }
-    if (ips.length === 0) return failure(target.name, `${target.name} has no A or AAAA records`);
-    const address = ips[0].address;
+    const guarded = await guardedAddress(opts, target);
+    if ('failure' in guarded) return failure(target.name, guarded.failure);
+    const { address } = guarded;
 
+    const servername = target.kind === 'hostname' ? target.name : undefined;
+    // The full handshake tells whether TLS 1.3 is accepted (it is offered); each older version gets a probe of its own,
+    // all at once with the handshake, so the whole inspection stays within one timeout.
+    const older = PROBED_PROTOCOLS.filter((v) => v !== 'TLSv1.3');
+    const probes = older.map((v) => probeProtocol({ address, port: opts.port, servername, timeoutMs: opts.timeoutMs, secureContext: versionContexts[v] }));
+    counters.connections += 1 + probes.length;
+    let ocspStapled = false;
     let socket: TLSSocket;
     try {
-      counters.connections++;
-      socket = await tlsHandshake({ address, port: opts.port, servername: target.kind === 'hostname' ? target.name : undefined, timeoutMs: opts.timeoutMs, secureContext });
+      socket = await tlsHandshake({
+        address,
+        port: opts.port,
+        servername,
+        timeoutMs: opts.timeoutMs,
+        secureContext,
+        onOcspResponse: (response) => {
+          ocspStapled = response !== null && response.length > 0;
+        },
+      });
     } catch (err) {
       return failure(target.name, (err as Error).message);
     }
@@ -141,7 +176,20 @@ export function createTlsProber(opts: TlsProberOptions): TlsProber {
       if (presented.length === 0) return failure(target.name, 'the server presented no certificate');
       const leaf = presented[0];
       const fields = readCertificate(leaf);
-      const verdict = verifyChain(presented, store, at);
+      let verdict = verifyChain(presented, store, at);
+      // An incomplete chain: the server left out an intermediate that clients can fetch from the caIssuers URL of the
+      // last certificate it did send (browsers do). Fetched within what is left of the timeout; valid, graded B.
+      let chainComplete: boolean | null = verdict.trusted ? true : null;
+      const last = verdict.chain[verdict.chain.length - 1];
+      const aiaUrl = !verdict.trusted && !verdict.selfSigned ? caIssuersUrls(last)[0] : undefined;
+      if (aiaUrl) {
+        const fetched = await fetchIssuer(opts, aiaUrl, opts.timeoutMs - (performance.now() - started));
+        const completed = fetched ? verifyChain([...presented, fetched], store, at) : null;
+        if (completed?.trusted) {
+          verdict = completed;
+          chainComplete = false;
+        }
+      }
       const hostOk = matchesHost(leaf, target.kind === 'hostname' ? { kind: 'hostname', value: target.name } : { kind: 'ip', value: address });
       const problems: string[] = [];
       if (at < fields.notBefore) problems.push(`certificate is not valid before ${fields.validFrom}`);
@@ -156,6 +204,12 @@ export function createTlsProber(opts: TlsProberOptions): TlsProber {
       const valid = problems.length === 0;
       const daysUntilExpiry = Math.floor((fields.notAfter.getTime() - at.getTime()) / DAY_MS);
       const cipherSuite = cipher?.standardName ?? cipher?.name ?? null;
+      const hostHeader = `${target.kind === 'ip' && address.includes(':') ? `[${address}]` : target.name}${opts.port === 443 ? '' : `:${opts.port}`}`;
+      const [hsts, probed] = await Promise.all([hstsTimeoutMs > 0 ? probeHsts(socket, hostHeader, hstsTimeoutMs) : null, Promise.all(probes)]);
+      const protocolSupport = PROBED_PROTOCOLS.map((v) => ({
+        protocol: v,
+        accepted: v === protocol ? true : v === 'TLSv1.3' ? false : probed[older.indexOf(v)],
+      }));
       const { grade, warnings } = gradeTls({
         valid,
         validityProblems: problems,
@@ -165,9 +219,10 @@ export function createTlsProber(opts: TlsProberOptions): TlsProber {
         keyAlgorithm: fields.keyAlgorithm,
         keySize: fields.keySize,
         signatureAlgorithm: fields.signatureAlgorithm,
+        chainComplete,
+        acceptedProtocols: protocolSupport.filter((p) => p.accepted === true).map((p) => p.protocol),
+        hstsMaxAge: hsts?.maxAge ?? null,
       });
-      const hostHeader = `${target.kind === 'ip' && address.includes(':') ? `[${address}]` : target.name}${opts.port === 443 ? '' : `:${opts.port}`}`;
-      const hsts = hstsTimeoutMs > 0 ? await probeHsts(socket, hostHeader, hstsTimeoutMs) : null;
       return {
         domain: target.name,
         valid,
@@ -187,7 +242,14 @@ export function createTlsProber(opts: TlsProberOptions): TlsProber {
         warnings,
         keyAlgorithm: fields.keyAlgorithm,
         keySize: fields.keySize,
-        hsts,
+        hsts: hsts === null ? null : hsts.present,
+        chainComplete,
+        hstsMaxAge: hsts?.maxAge ?? null,
+        protocolSupport,
+        forwardSecrecy: cipherSuite === null ? null : hasForwardSecrecy(cipherSuite, protocol),
+        aead: cipherSuite === null ? null : isAead(cipherSuite),
+        ocspStapled,
+        sctPresent: fields.embeddedScts,
       };
     } catch (err) {
       return failure(target.name, `could not read the server certificate: ${(err as Error).message}`);

@@ -1,10 +1,13 @@
 // DMARC policy record parsing (RFC 7489 §6.3 tags, §6.6.3 record discovery rules).
+import { getDomain } from 'tldts';
 import type { components } from '../../generated/api.js';
 
 export type DmarcPolicy = 'none' | 'quarantine' | 'reject';
 
 /** The contract's DmarcResult (openapi.yaml is the source of truth). */
 export type DmarcResult = components['schemas']['DmarcResult'];
+/** What one name's record says, before discovery adds where it came from. */
+export type ParsedDmarc = Omit<DmarcResult, 'recordName' | 'organisationalDomain'>;
 
 const POLICIES: ReadonlySet<string> = new Set(['none', 'quarantine', 'reject']);
 
@@ -56,7 +59,7 @@ const NO_RECORD =
   'and apply no DMARC policy when that has none either';
 
 /** Parse the DMARC record among the TXT strings of _dmarc.DOMAIN. Pure and total. */
-export function parseDmarc(txtRecords: readonly string[]): DmarcResult {
+export function parseDmarc(txtRecords: readonly string[]): ParsedDmarc {
   const found = findDmarcRecords(txtRecords);
   if (found.length === 0) {
     const ignored = nearMisses(txtRecords).map((t) => `'${t}' is ignored by receivers: a DMARC record must start with exactly v=DMARC1 (RFC 7489 §6.4)`);
@@ -101,4 +104,101 @@ export function parseDmarc(txtRecords: readonly string[]): DmarcResult {
     else if (Number(pct) < 100) warnings.push(`pct=${pct}: the policy applies to only ${Number(pct)}% of failing mail`);
   }
   return { present: true, rawRecord, policy, subdomainPolicy, reportingEmail, warnings };
+}
+
+/** TXT strings of a name; [] when the name has none or does not exist. May reject on upstream failure. */
+export type TxtLookup = (name: string) => Promise<string[]>;
+
+/**
+ * The organisational domain (RFC 7489 §3.2): the registrable domain under the public suffix list (ICANN and private
+ * sections). A name under an unlisted top-level label counts that label as the suffix. Null for a public suffix itself.
+ */
+export function organisationalDomain(domain: string): string | null {
+  return getDomain(domain.toLowerCase().replace(/\.$/, ''), { allowPrivateDomains: true });
+}
+
+/** Domains of the mailto: destinations of a rua/ruf URI list. */
+export function mailtoDomains(uriList: string): string[] {
+  const out: string[] = [];
+  for (const uri of uriList.split(',')) {
+    const u = uri.trim();
+    if (!/^mailto:/i.test(u)) continue;
+    const addr = u.slice('mailto:'.length).split('!')[0].split('?')[0].trim();
+    const at = addr.lastIndexOf('@');
+    const domain = at < 0 ? '' : addr.slice(at + 1).toLowerCase().replace(/\.$/, '');
+    if (domain && !out.includes(domain)) out.push(domain);
+  }
+  return out;
+}
+
+/** External report destinations checked at most: each is one lookup, and a record may list any number. */
+const MAX_EXTERNAL_DESTINATIONS = 10;
+
+/** The name where a report destination authorises reports about `policyDomain` (RFC 7489 §7.1). */
+export const reportAuthorisationName = (policyDomain: string, destination: string): string => `${policyDomain}._report._dmarc.${destination}`;
+
+/**
+ * rua/ruf destinations outside the policy domain's organisational domain that have not published the RFC 7489 §7.1
+ * authorisation record (a `v=DMARC1` TXT at POLICYDOMAIN._report._dmarc.DESTINATION): receivers send them no reports.
+ * All authorisation lookups run at once.
+ */
+async function externalDestinationWarnings(record: string, policyDomain: string, txt: TxtLookup): Promise<string[]> {
+  const tags = dmarcTags(record);
+  const org = organisationalDomain(policyDomain) ?? policyDomain;
+  const external = [...new Set([...mailtoDomains(tags.get('rua') ?? ''), ...mailtoDomains(tags.get('ruf') ?? '')])]
+    .filter((d) => (organisationalDomain(d) ?? d) !== org)
+    .slice(0, MAX_EXTERNAL_DESTINATIONS);
+  const checks = await Promise.all(
+    external.map(async (d) => {
+      const name = reportAuthorisationName(policyDomain, d);
+      if (name.length > 253) return `report destination ${d} cannot publish an authorisation record for ${policyDomain}: the name is too long`;
+      try {
+        const authorised = findDmarcRecords(await txt(name)).length > 0;
+        return authorised ? null : `report destination ${d} is outside ${org} and has no authorisation record at ${name} (RFC 7489 §7.1): receivers send it no reports`;
+      } catch {
+        return `the authorisation record of report destination ${d} (${name}) could not be looked up`;
+      }
+    }),
+  );
+  return checks.filter((w): w is string => w !== null);
+}
+
+/**
+ * DMARC record discovery (RFC 7489 §6.6.3): the record at _dmarc.DOMAIN, else the one at _dmarc of the organisational
+ * domain (both looked up at once), saying which name it came from; then the §7.1 check of external report destinations.
+ * Rejects when the lookup of _dmarc.DOMAIN fails; a failed organisational lookup is a warning.
+ */
+export async function discoverDmarc(domain: string, txt: TxtLookup): Promise<DmarcResult> {
+  const name = domain.toLowerCase().replace(/\.$/, '');
+  const org = organisationalDomain(name);
+  const fallback = org !== null && org !== name;
+  const orgLookup = fallback ? txt(`_dmarc.${org}`) : null;
+  orgLookup?.catch(() => undefined); // awaited below only when needed
+  const own = parseDmarc(await txt(`_dmarc.${name}`));
+  if (own.present) {
+    const warnings = [...own.warnings, ...(await externalDestinationWarnings(own.rawRecord, name, txt))];
+    return { ...own, warnings, recordName: `_dmarc.${name}`, organisationalDomain: org ?? name };
+  }
+  const ownIgnored = own.warnings.filter((w) => w !== NO_RECORD);
+  if (!fallback || orgLookup === null) {
+    return { ...own, warnings: [`no DMARC record at _dmarc.${name}: receivers apply no DMARC policy (RFC 7489 §6.6.3)`, ...ownIgnored], recordName: '', organisationalDomain: org ?? name };
+  }
+  let inherited: ParsedDmarc;
+  try {
+    inherited = parseDmarc(await orgLookup);
+  } catch {
+    return { ...own, warnings: [`no DMARC record at _dmarc.${name}, and the lookup of its organisational domain's record at _dmarc.${org} failed`, ...ownIgnored], recordName: '', organisationalDomain: org };
+  }
+  if (!inherited.present) {
+    return {
+      ...own,
+      warnings: [`no DMARC record at _dmarc.${name} nor at its organisational domain's _dmarc.${org}: receivers apply no DMARC policy (RFC 7489 §6.6.3)`, ...ownIgnored],
+      recordName: '',
+      organisationalDomain: org,
+    };
+  }
+  const applied = inherited.subdomainPolicy || inherited.policy;
+  const note = `no DMARC record at _dmarc.${name}: receivers apply the organisational domain's record at _dmarc.${org} (RFC 7489 §6.6.3)${applied ? `, with policy ${applied}${inherited.subdomainPolicy ? ' (its sp=)' : ''}` : ''}`;
+  const warnings = [note, ...ownIgnored, ...inherited.warnings, ...(await externalDestinationWarnings(inherited.rawRecord, org, txt))];
+  return { ...inherited, warnings, recordName: `_dmarc.${org}`, organisationalDomain: org };
 }

@@ -1,4 +1,4 @@
-// TLS grading (A+ to F) from certificate validity, protocol, cipher suite (IANA names), key and signature algorithm.
+// TLS grading (A+ to F) as one rule table (docs/tls-grading.md, after SSL Labs' SSL Server Rating Guide): certificate, protocols, suite, key, HSTS (RFC 6797).
 
 export type TlsGrade = 'A+' | 'A' | 'B' | 'C' | 'F';
 
@@ -16,6 +16,12 @@ export interface GradeInput {
   keyAlgorithm: string | null;
   keySize: number | null;
   signatureAlgorithm: string | null;
+  /** false: the server left out an intermediate that had to be fetched (caIssuers); null/absent: not known. */
+  chainComplete?: boolean | null;
+  /** Protocols a handshake limited to that one version succeeded with; null when not probed. */
+  acceptedProtocols?: string[] | null;
+  /** max-age of the Strict-Transport-Security header in seconds; null when absent or not determined. */
+  hstsMaxAge?: number | null;
 }
 
 export interface GradeResult {
@@ -32,6 +38,8 @@ export const GRADE_RULES = {
   /** A+ needs more than this many days. */
   aPlusMinDays: 90,
   minRsaBits: 2048,
+  /** A+ needs HSTS with at least this max-age: 6 months (180 days), as SSL Labs asks. */
+  hstsMinMaxAge: 15_552_000,
 } as const;
 
 const PROTOCOL_RANK: Record<string, number> = { SSLv2: 0, SSLv3: 1, TLSv1: 2, 'TLSv1.1': 3, 'TLSv1.2': 4, 'TLSv1.3': 5 };
@@ -74,57 +82,102 @@ export function isStrongAead(cipherSuite: string, protocol: string | null): bool
 
 const WEAK_SIGNATURE = /^(MD2|MD4|MD5|SHA1)with/i;
 
+/** The negotiated suite gives forward secrecy: TLS 1.3, or an (EC)DHE key exchange. */
+export function hasForwardSecrecy(cipherSuite: string, protocol: string | null): boolean {
+  return !cipherWeaknesses(cipherSuite, protocol).some((w) => w === 'no forward secrecy' || w.startsWith('anonymous'));
+}
+
+/** The negotiated suite is an AEAD: GCM, ChaCha20-Poly1305 or CCM (CCM_8 included). */
+export function isAead(cipherSuite: string): boolean {
+  return /(_GCM_|CHACHA20_POLY1305|_CCM(_8)?(_SHA|$))/.test(cipherSuite.toUpperCase());
+}
+
+const OLD_PROTOCOLS = ['TLSv1', 'TLSv1.1'];
+
+/** One line of the rule table: when it applies, the best grade it allows and the warning it adds (null: none). */
+export interface GradeRule {
+  id: string;
+  check(input: GradeInput): { cap: Exclude<TlsGrade, 'F'>; warning: string | null } | null;
+}
+
 /**
- * Grade: F when not valid; otherwise C when expiring within 7 days, a weak cipher, an RSA key
- * under 2048 bits or a SHA-1 (or MD5) signature; B when expiring within 30 days or a protocol below
- * TLS 1.2; A+ when TLS 1.3 with a strong AEAD cipher and more than 90 days left; A otherwise.
- * Every condition that keeps a valid certificate below A adds a warning; an invalid one lists its
- * validity problems first, then any other weakness.
+ * The rule table, in the order warnings are listed (docs/tls-grading.md shows it with the SSL Labs rule each mirrors).
+ * The grade is the lowest cap of the rules that apply; F whenever the certificate is not valid. Caps to A (no A+) add
+ * no warning: A is not a downgrade.
+ */
+export const RULES: readonly GradeRule[] = [
+  {
+    id: 'expiry',
+    check: ({ valid, daysUntilExpiry: d }) => {
+      if (!valid || d === null) return null;
+      if (d <= GRADE_RULES.criticalExpiryDays) return { cap: 'C', warning: d <= 0 ? 'certificate expires today' : `certificate expires in ${d} day${d === 1 ? '' : 's'}` };
+      if (d <= GRADE_RULES.nearExpiryDays) return { cap: 'B', warning: `certificate expires in ${d} days` };
+      if (d <= GRADE_RULES.aPlusMinDays) return { cap: 'A', warning: null };
+      return null;
+    },
+  },
+  {
+    id: 'weak-cipher',
+    check: ({ cipherSuite, protocol }) => {
+      const weak = cipherSuite ? cipherWeaknesses(cipherSuite, protocol) : [];
+      return weak.length > 0 ? { cap: 'C', warning: `weak cipher suite ${cipherSuite}: ${weak.join(', ')}` } : null;
+    },
+  },
+  {
+    id: 'rsa-key',
+    check: ({ keyAlgorithm, keySize }) =>
+      (keyAlgorithm === 'RSA' || keyAlgorithm === 'RSA-PSS') && keySize !== null && keySize < GRADE_RULES.minRsaBits
+        ? { cap: 'C', warning: `RSA key of ${keySize} bits is under ${GRADE_RULES.minRsaBits} bits` }
+        : null,
+  },
+  {
+    id: 'signature',
+    check: ({ signatureAlgorithm: s }) => (s && WEAK_SIGNATURE.test(s) ? { cap: 'C', warning: `certificate signature uses a broken hash (${s})` } : null),
+  },
+  {
+    id: 'incomplete-chain',
+    check: ({ valid, chainComplete }) =>
+      valid && chainComplete === false
+        ? { cap: 'B', warning: 'incomplete chain: the server does not send an intermediate certificate; clients that cannot fetch it fail' }
+        : null,
+  },
+  {
+    id: 'negotiated-protocol',
+    check: ({ protocol }) => (protocol && protocolRank(protocol) < PROTOCOL_RANK['TLSv1.2'] ? { cap: 'B', warning: `protocol ${protocol} is older than TLSv1.2` } : null),
+  },
+  {
+    id: 'accepted-protocols',
+    check: ({ acceptedProtocols, protocol }) => {
+      const old = (acceptedProtocols ?? []).filter((p) => OLD_PROTOCOLS.includes(p) && p !== protocol);
+      return old.length > 0 ? { cap: 'B', warning: `the server also accepts ${old.join(' and ')}, older than TLSv1.2` } : null;
+    },
+  },
+  {
+    id: 'tls13-aead',
+    check: ({ protocol, cipherSuite }) => (protocol === 'TLSv1.3' && cipherSuite !== null && isStrongAead(cipherSuite, protocol) ? null : { cap: 'A', warning: null }),
+  },
+  {
+    id: 'hsts',
+    check: ({ hstsMaxAge }) => (hstsMaxAge != null && hstsMaxAge >= GRADE_RULES.hstsMinMaxAge ? null : { cap: 'A', warning: null }),
+  },
+];
+
+const ORDER: readonly TlsGrade[] = ['F', 'C', 'B', 'A', 'A+'];
+
+/**
+ * Grade by the rule table: F when not valid (its problems listed first, then any other weakness); otherwise the
+ * lowest cap of the rules that apply, A+ when none does. Every rule that keeps a valid certificate below A warns.
  */
 export function gradeTls(input: GradeInput): GradeResult {
   const warnings: string[] = [...input.validityProblems];
-  let c = false;
-  let b = false;
-  const days = input.daysUntilExpiry;
-  if (input.valid && days !== null) {
-    if (days <= GRADE_RULES.criticalExpiryDays) {
-      c = true;
-      warnings.push(days <= 0 ? 'certificate expires today' : `certificate expires in ${days} day${days === 1 ? '' : 's'}`);
-    } else if (days <= GRADE_RULES.nearExpiryDays) {
-      b = true;
-      warnings.push(`certificate expires in ${days} days`);
-    }
+  let grade: TlsGrade = input.valid ? 'A+' : 'F';
+  for (const rule of RULES) {
+    const hit = rule.check(input);
+    if (!hit) continue;
+    if (hit.warning) warnings.push(hit.warning);
+    if (ORDER.indexOf(hit.cap) < ORDER.indexOf(grade)) grade = hit.cap;
   }
-  if (input.cipherSuite) {
-    const weak = cipherWeaknesses(input.cipherSuite, input.protocol);
-    if (weak.length > 0) {
-      c = true;
-      warnings.push(`weak cipher suite ${input.cipherSuite}: ${weak.join(', ')}`);
-    }
-  }
-  const rsa = input.keyAlgorithm === 'RSA' || input.keyAlgorithm === 'RSA-PSS';
-  if (rsa && input.keySize !== null && input.keySize < GRADE_RULES.minRsaBits) {
-    c = true;
-    warnings.push(`RSA key of ${input.keySize} bits is under ${GRADE_RULES.minRsaBits} bits`);
-  }
-  if (input.signatureAlgorithm && WEAK_SIGNATURE.test(input.signatureAlgorithm)) {
-    c = true;
-    warnings.push(`certificate signature uses a broken hash (${input.signatureAlgorithm})`);
-  }
-  if (input.protocol && protocolRank(input.protocol) < PROTOCOL_RANK['TLSv1.2']) {
-    b = true;
-    warnings.push(`protocol ${input.protocol} is older than TLSv1.2`);
-  }
-  if (!input.valid) return { grade: 'F', warnings };
-  if (c) return { grade: 'C', warnings };
-  if (b) return { grade: 'B', warnings };
-  const aPlus =
-    input.protocol === 'TLSv1.3' &&
-    input.cipherSuite !== null &&
-    isStrongAead(input.cipherSuite, input.protocol) &&
-    days !== null &&
-    days > GRADE_RULES.aPlusMinDays;
-  return { grade: aPlus ? 'A+' : 'A', warnings };
+  return { grade, warnings };
 }
 
 /** Signature algorithm OIDs → Java-style names. */

@@ -4,7 +4,7 @@ import { RECORD_TYPES } from '../adapters/dns-resolver.js';
 import { invalidFormat, missingParameter, notFound } from '../http/errors.js';
 import type { ApiRequest, Handler } from '../http/types.js';
 import { DKIM_SELECTORS, dkimName, isDkimRecord } from '../domain/dkim.js';
-import { parseDmarc } from '../domain/dmarc.js';
+import { analyseMailSecurity, type MailSecurityIo } from '../domain/mail-security.js';
 import { maskEchoedEmail, parseEmailAddress, type EmailClassifier } from '../domain/email.js';
 import { DNS_NAME, parseName } from '../domain/host-name.js';
 import { analyseSpf } from '../domain/spf-analysis.js';
@@ -18,6 +18,8 @@ export interface DnsEmailDeps {
   email: EmailClassifier;
   /** precision: look up special-use and single-label names too (ALLOW_PRIVATE_TARGETS; tests only). */
   allowSpecialUse?: boolean;
+  /** MTA-STS policy retrieval under the TLS inspection's guard (src/adapters/mta-sts-fetch.ts). */
+  fetchMtaStsPolicy: MailSecurityIo['fetchMtaStsPolicy'];
 }
 
 /** The contract's DnsResult (openapi.yaml is the source of truth). */
@@ -97,11 +99,13 @@ export function createDnsEmailOperations(deps: DnsEmailDeps): { lookupDns: Handl
   async function analyse(domain: string): Promise<Security> {
     const kept = analyses.get(domain);
     if (kept && performance.now() < kept.until) return kept.security;
-    const used: string[] = [];
-    const tracked = (name: string) => (used.push(name), txt(name));
-    const [spf, dmarc, dkimFound] = await Promise.all([analyseSpf(domain, tracked), tracked(`_dmarc.${domain}`), findDkim(domain, tracked)]);
-    const security = { spf, dkimFound, dmarc: parseDmarc(dmarc) };
-    const valid = Math.min(...used.map((n) => resolver.remainingMs(n, 'TXT') ?? 0));
+    const used: Array<[string, RecordType]> = [];
+    const tracked = (name: string) => (used.push([name, 'TXT']), txt(name));
+    const query: MailSecurityIo['query'] = (name, type) => (used.push([name, type]), resolver.query(name, type));
+    const io = { txt: tracked, query, fetchMtaStsPolicy: deps.fetchMtaStsPolicy };
+    const [spf, dkimFound, more] = await Promise.all([analyseSpf(domain, tracked), findDkim(domain, tracked), analyseMailSecurity(io, domain)]);
+    const security = { spf, dkimFound, ...more };
+    const valid = Math.min(...used.map(([n, t]) => resolver.remainingMs(n, t) ?? 0));
     if (valid > 0) {
       if (analyses.size >= MAX_ANALYSES) analyses.delete(analyses.keys().next().value!);
       analyses.set(domain, { security, until: performance.now() + valid });

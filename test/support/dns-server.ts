@@ -46,6 +46,8 @@ export type ZoneRecord = { ttl?: number } & (
   /** One string, or several character-strings; strings over 255 bytes are split into 255-byte chunks. */
   | { type: 'TXT'; data: string | string[] }
   | { type: 'SOA'; data: SoaRecordData }
+  /** RFC 8659: flags 128 marks the tag critical. */
+  | { type: 'CAA'; data: { flags?: number; tag: string; value: string } }
 );
 
 /** Owner name (case-insensitive, no trailing dot) → its records. */
@@ -57,6 +59,8 @@ export interface DnsServerOptions {
   mode?: DnsServerMode;
   /** TTL for records without one; default 300. */
   defaultTtl?: number;
+  /** Names (and their subdomains) whose answers carry the AD bit, as a validating resolver sets it (RFC 4035 §3.2.3). */
+  authenticated?: string[];
 }
 
 export interface ReceivedQuery {
@@ -101,6 +105,8 @@ function toAnswer(name: string, r: ZoneRecord, defaultTtl: number): Answer {
       return { type: 'TXT', name, ttl, class: 'IN', data: chunkTxt(r.data) };
     case 'MX':
       return { type: 'MX', name, ttl, class: 'IN', data: { ...r.data } };
+    case 'CAA':
+      return { type: 'CAA', name, ttl, class: 'IN', data: { flags: r.data.flags ?? 0, tag: r.data.tag as 'issue', value: r.data.value } };
     case 'SOA':
       return {
         type: 'SOA',
@@ -145,7 +151,9 @@ export async function startDnsServer(zone: Zone, opts: DnsServerOptions = {}): P
       id: mode === 'wrong-id' ? ((query.id ?? 0) + 1) & 0xffff : query.id,
       questions: q ? [mode === 'wrong-question' ? { ...q, name: `other.${q.name}` } : q] : [],
     };
-    const flags = dnsPacket.AUTHORITATIVE_ANSWER | (query.flag_rd ? dnsPacket.RECURSION_DESIRED : 0);
+    const qname = q ? norm(q.name) : '';
+    const ad = (opts.authenticated ?? []).some((n) => qname === norm(n) || qname.endsWith(`.${norm(n)}`));
+    const flags = dnsPacket.AUTHORITATIVE_ANSWER | (query.flag_rd ? dnsPacket.RECURSION_DESIRED : 0) | (ad ? dnsPacket.AUTHENTIC_DATA : 0);
     if (mode === 'servfail') return { ...base, flags: flags | RCODE.SERVFAIL };
     if (mode === 'refused' || !q) return { ...base, flags: flags | RCODE.REFUSED };
 

@@ -1,5 +1,7 @@
 // Test PKI and TLS servers: X.509 certificates built at run time (RFC 5280, @peculiar/asn1-x509 + node:crypto), node:tls servers on loopback.
 import { createHash, generateKeyPairSync, randomBytes, sign, X509Certificate, type KeyObject } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createTcpServer, type Server, type Socket } from 'node:net';
 import { createServer as createTlsServer, type SecureVersion } from 'node:tls';
 import { AsnConvert, OctetString } from '@peculiar/asn1-schema';
@@ -36,6 +38,10 @@ import {
   id_ce_subjectAltName,
   id_ce_subjectKeyIdentifier,
   id_kp_serverAuth,
+  AccessDescription,
+  AuthorityInfoAccessSyntax,
+  id_ad_caIssuers,
+  id_pe_authorityInfoAccess,
 } from '@peculiar/asn1-x509';
 
 export type KeyType = 'ec' | 'rsa2048' | 'rsa1024' | 'ed25519';
@@ -125,6 +131,17 @@ export interface IssueOptions {
   permittedDns?: string[];
   /** Key usage flags instead of the defaults (CA: keyCertSign and cRLSign; leaf: digitalSignature and keyEncipherment). */
   keyUsage?: number;
+  /** Authority information access: where a client can fetch the issuer's certificate (RFC 5280 §4.2.2.1 caIssuers). */
+  caIssuersUrl?: string;
+  /** Embed an SCT list extension (RFC 6962 §3.3) holding one syntactically framed timestamp (its log signature is not real). */
+  embeddedSct?: boolean;
+}
+
+/** A SignedCertificateTimestampList (RFC 6962 §3.3) with one v1 SCT: framing right, log id and signature random bytes. */
+function sctList(): Buffer {
+  const sct = Buffer.concat([Buffer.from([0]), randomBytes(32), Buffer.alloc(8), Buffer.from([0, 0]), Buffer.from([4, 3, 0, 32]), randomBytes(32)]);
+  const item = Buffer.concat([Buffer.from([sct.length >> 8, sct.length & 0xff]), sct]);
+  return Buffer.concat([Buffer.from([item.length >> 8, item.length & 0xff]), item]);
 }
 
 /** Build and sign one certificate. */
@@ -157,6 +174,11 @@ export function issue(o: IssueOptions): Issued {
     const permitted = new GeneralSubtrees(o.permittedDns.map((d) => new GeneralSubtree({ base: new GeneralName({ dNSName: d }) })));
     extensions.push(ext(id_ce_nameConstraints, true, new NameConstraints({ permittedSubtrees: permitted })));
   }
+  if (o.caIssuersUrl) {
+    const aia = new AuthorityInfoAccessSyntax([new AccessDescription({ accessMethod: id_ad_caIssuers, accessLocation: new GeneralName({ uniformResourceIdentifier: o.caIssuersUrl }) })]);
+    extensions.push(ext(id_pe_authorityInfoAccess, false, aia));
+  }
+  if (o.embeddedSct) extensions.push(ext('1.3.6.1.4.1.11129.2.4.2', false, new OctetString(sctList())));
   const sans = [...(o.dnsNames ?? []).map((d) => new GeneralName({ dNSName: d })), ...(o.ipAddresses ?? []).map((ip) => new GeneralName({ iPAddress: ip }))];
   if (sans.length > 0) extensions.push(ext(id_ce_subjectAltName, false, new SubjectAlternativeName(sans)));
   const now = Date.now();
@@ -262,12 +284,17 @@ export interface TlsServerOptions {
   hsts?: string;
   /** Answer HTTP requests at all (default true); false: read and ignore them. */
   http?: boolean;
+  /** Staple these bytes as the OCSP response when a client asks (status_request); none: nothing is stapled. */
+  ocspResponse?: Buffer;
 }
 
-/** A node:tls server on 127.0.0.1, port 0, that answers any HTTP request with 204 (+ optional HSTS). */
+/**
+ * A node:tls server on 127.0.0.1, port 0, that answers any HTTP request with 204 (+ optional HSTS). It accepts
+ * TLS 1.2 and 1.3 unless told otherwise (a server still accepting 1.0/1.1 is graded B).
+ */
 export async function startTlsServer(o: TlsServerOptions): Promise<RunningServer> {
   const server = createTlsServer(
-    { cert: o.cert, key: o.key, minVersion: o.minVersion ?? 'TLSv1', maxVersion: o.maxVersion ?? 'TLSv1.3', ciphers: o.ciphers ?? 'DEFAULT:@SECLEVEL=0' },
+    { cert: o.cert, key: o.key, minVersion: o.minVersion ?? 'TLSv1.2', maxVersion: o.maxVersion ?? 'TLSv1.3', ciphers: o.ciphers ?? 'DEFAULT:@SECLEVEL=0' },
     (socket) => {
       socket.on('error', () => undefined);
       let buf = '';
@@ -281,6 +308,10 @@ export async function startTlsServer(o: TlsServerOptions): Promise<RunningServer
     },
   );
   server.on('tlsClientError', () => undefined);
+  if (o.ocspResponse) {
+    const response = o.ocspResponse;
+    server.on('OCSPRequest', (_cert: Buffer, _issuer: Buffer, done: (err: Error | null, resp?: Buffer) => void) => done(null, response));
+  }
   return track(server, await listen(server));
 }
 
@@ -298,7 +329,10 @@ export async function closedPort(): Promise<number> {
   return port;
 }
 
-/** A TLS server on 127.0.0.1 presenting a valid leaf (200 days left) for `names`, from a fresh test PKI whose root is returned. */
+/**
+ * A TLS server on 127.0.0.1 presenting a valid leaf (200 days left) for `names`, from a fresh test PKI whose root is
+ * returned; with a year's HSTS unless told otherwise, so that it grades A+ (docs/tls-grading.md).
+ */
 export async function startValidTlsTarget(
   pkiName: string,
   names: string[],
@@ -311,5 +345,12 @@ export async function startValidTlsTarget(
     notBefore: new Date(Date.now() - DAY),
     notAfter: new Date(Date.now() + 200 * DAY),
   });
-  return { server: await startTlsServer({ ...o, cert: leaf.chainPem, key: leaf.keyPem }), pki };
+  return { server: await startTlsServer({ hsts: 'max-age=31536000', ...o, cert: leaf.chainPem, key: leaf.keyPem }), pki };
+}
+
+/** An HTTPS server on 127.0.0.1 (node:https) with the given certificate chain and request handler. */
+export async function startHttpsServer(o: { cert: string; key: string; handler: (req: IncomingMessage, res: ServerResponse) => void }): Promise<RunningServer> {
+  const server = createHttpsServer({ cert: o.cert, key: o.key }, o.handler);
+  server.on('tlsClientError', () => undefined);
+  return track(server, await listen(server));
 }

@@ -16,6 +16,7 @@ const zone: Zone = {
     SOA,
     { type: 'A', data: '192.0.2.10', ttl: 300 },
     { type: 'AAAA', data: '2001:db8::10', ttl: 300 },
+    { type: 'CAA', data: { flags: 0, tag: 'issue', value: 'ca.example' }, ttl: 300 },
     { type: 'MX', data: { preference: 10, exchange: 'mx.corp.test' }, ttl: 1800 },
     { type: 'NS', data: 'ns.corp.test', ttl: 86400 },
     { type: 'TXT', data: 'v=spf1 include:_spf.provider.test ip4:192.0.2.0/24 -all', ttl: 600 },
@@ -46,8 +47,10 @@ const zone: Zone = {
 let server: TestDnsServer;
 let silent: TestDnsServer;
 const email = createEmailClassifier(loadEmailLists());
+/** No zone here publishes an MTA-STS record, so no policy is ever fetched (test/unit/mail-security.test.ts fetches real ones). */
+const fetchMtaStsPolicy = async () => ({ ok: false as const, reason: 'no policy server in this test' });
 const ops = () =>
-  createDnsEmailOperations({ resolver: createDnsResolver({ servers: [{ host: '127.0.0.1', port: server.port }], timeoutMs: 500 }), email });
+  createDnsEmailOperations({ resolver: createDnsResolver({ servers: [{ host: '127.0.0.1', port: server.port }], timeoutMs: 500 }), email, fetchMtaStsPolicy });
 
 beforeAll(async () => {
   server = await startDnsServer(zone);
@@ -169,6 +172,7 @@ describe('lookupDns: errors', () => {
   it('answers 502 when the DNS server never answers', async () => {
     const o = createDnsEmailOperations({
       resolver: createDnsResolver({ servers: [{ host: '127.0.0.1', port: silent.port }], timeoutMs: 150 }),
+      fetchMtaStsPolicy,
       email,
     });
     const err = await failure(o.lookupDns(req({ domain: 'corp.test' }, {})));
@@ -177,9 +181,15 @@ describe('lookupDns: errors', () => {
 });
 
 describe('lookupDns: security', () => {
+  it('answers type=CAA with the name\'s own records in presentation form, and analyses them', async () => {
+    const r = await lookup('corp.test', 'caa');
+    expect(r.records).toEqual([{ type: 'CAA', name: 'corp.test', value: '0 issue "ca.example"', ttl: 300, priority: null }]);
+    expect(r.security.caa).toMatchObject({ present: true, recordName: 'corp.test', issuers: ['ca.example'] });
+  });
+
   it('fills SPF, DKIM and DMARC whatever types were asked', async () => {
     const r = await lookup('corp.test', 'NS');
-    expect(r.security).toEqual({
+    expect(r.security).toMatchObject({
       spf: {
         present: true,
         rawRecord: 'v=spf1 include:_spf.provider.test ip4:192.0.2.0/24 -all',
@@ -196,8 +206,11 @@ describe('lookupDns: security', () => {
         subdomainPolicy: 'quarantine',
         reportingEmail: 'dmarc@corp.test',
         warnings: [],
+        recordName: '_dmarc.corp.test',
+        organisationalDomain: 'corp.test',
       },
     });
+    expect(Object.keys(r.security).sort()).toEqual(['bimi', 'caa', 'dkimFound', 'dmarc', 'dnssec', 'mtaSts', 'spf', 'tlsRpt']);
   });
 
   it.each([
@@ -297,6 +310,7 @@ describe('validateEmail', () => {
   it('answers 502 when the DNS server never answers', async () => {
     const o = createDnsEmailOperations({
       resolver: createDnsResolver({ servers: [{ host: '127.0.0.1', port: silent.port }], timeoutMs: 150 }),
+      fetchMtaStsPolicy,
       email,
     });
     const err = await failure(o.validateEmail(req({}, { address: 'jane@corp.test' })));

@@ -1,6 +1,6 @@
 // TLS grading (INTERFACE.md grade scale): validity, expiry, protocol, cipher suite, key and signature.
 import { describe, expect, it } from 'vitest';
-import { cipherWeaknesses, gradeTls, isStrongAead, signatureAlgorithmName, type GradeInput } from '../../src/domain/tls-grade.js';
+import { cipherWeaknesses, gradeTls, hasForwardSecrecy, isAead, isStrongAead, RULES, signatureAlgorithmName, type GradeInput } from '../../src/domain/tls-grade.js';
 
 const strong: GradeInput = {
   valid: true,
@@ -11,10 +11,12 @@ const strong: GradeInput = {
   keyAlgorithm: 'EC',
   keySize: 256,
   signatureAlgorithm: 'SHA256withECDSA',
+  acceptedProtocols: ['TLSv1.3', 'TLSv1.2'],
+  hstsMaxAge: 31_536_000,
 };
 
 describe('gradeTls', () => {
-  it('A+ for a valid certificate, TLS 1.3, AEAD and more than 90 days', () => {
+  it('A+ for a valid certificate, TLS 1.3, AEAD, more than 90 days and HSTS of 180 days or more', () => {
     expect(gradeTls(strong)).toEqual({ grade: 'A+', warnings: [] });
   });
 
@@ -24,6 +26,9 @@ describe('gradeTls', () => {
     ['TLS 1.2 with ECDHE and CBC', { protocol: 'TLSv1.2', cipherSuite: 'TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256' }],
     ['TLS 1.3 with CCM_8', { cipherSuite: 'TLS_AES_128_CCM_8_SHA256' }],
     ['31 days left', { daysUntilExpiry: 31 }],
+    ['no HSTS header', { hstsMaxAge: null }],
+    ['HSTS max-age one second under 180 days', { hstsMaxAge: 15_551_999 }],
+    ['HSTS not probed (old callers)', { hstsMaxAge: undefined }],
   ])('A without warnings: %s', (_name, change) => {
     expect(gradeTls({ ...strong, ...change })).toEqual({ grade: 'A', warnings: [] });
   });
@@ -33,6 +38,9 @@ describe('gradeTls', () => {
     ['8 days left', { daysUntilExpiry: 8 }, 'certificate expires in 8 days'],
     ['TLS 1.1 (suite itself strong)', { protocol: 'TLSv1.1', cipherSuite: 'TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256' }, 'protocol TLSv1.1 is older than TLSv1.2'],
     ['TLS 1.0 with a forward-secret CBC suite', { protocol: 'TLSv1', cipherSuite: 'TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA' }, 'protocol TLSv1 is older than TLSv1.2'],
+    ['an incomplete chain', { chainComplete: false }, 'incomplete chain: the server does not send an intermediate certificate; clients that cannot fetch it fail'],
+    ['TLS 1.3 negotiated, TLS 1.0 also accepted', { acceptedProtocols: ['TLSv1.3', 'TLSv1.2', 'TLSv1'] }, 'the server also accepts TLSv1, older than TLSv1.2'],
+    ['TLS 1.3 negotiated, TLS 1.1 also accepted', { acceptedProtocols: ['TLSv1.3', 'TLSv1.1'] }, 'the server also accepts TLSv1.1, older than TLSv1.2'],
   ])('B: %s', (_name, change, warning) => {
     expect(gradeTls({ ...strong, ...change })).toEqual({ grade: 'B', warnings: [warning] });
   });
@@ -58,6 +66,17 @@ describe('gradeTls', () => {
       'weak cipher suite TLS_RSA_WITH_AES_128_CBC_SHA: no forward secrecy',
       'protocol TLSv1 is older than TLSv1.2',
     ]);
+  });
+
+  it('a negotiated old protocol is not repeated among the accepted ones', () => {
+    const r = gradeTls({ ...strong, protocol: 'TLSv1.1', cipherSuite: 'TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA', acceptedProtocols: ['TLSv1.1', 'TLSv1'] });
+    expect(r).toEqual({ grade: 'B', warnings: ['protocol TLSv1.1 is older than TLSv1.2', 'the server also accepts TLSv1, older than TLSv1.2'] });
+  });
+
+  it('every rule of the table has an id, and each id once', () => {
+    const ids = RULES.map((r) => r.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids).toEqual(['expiry', 'weak-cipher', 'rsa-key', 'signature', 'incomplete-chain', 'negotiated-protocol', 'accepted-protocols', 'tls13-aead', 'hsts']);
   });
 
   it('an ECDSA key is not held to the RSA size rule', () => {
@@ -93,6 +112,20 @@ describe('cipherWeaknesses', () => {
     ['TLS_ECDHE_PSK_WITH_CHACHA20_POLY1305_SHA256', 'TLSv1.2', []],
   ])('%s over %s → %j', (suite, protocol, expected) => {
     expect(cipherWeaknesses(suite, protocol)).toEqual(expected);
+  });
+});
+
+describe('forward secrecy and AEAD of the negotiated suite', () => {
+  it.each([
+    ['TLS_AES_128_GCM_SHA256', 'TLSv1.3', true, true],
+    ['TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256', 'TLSv1.2', true, false],
+    ['TLS_DHE_RSA_WITH_CHACHA20_POLY1305_SHA256', 'TLSv1.2', true, true],
+    ['TLS_RSA_WITH_AES_128_GCM_SHA256', 'TLSv1.2', false, true],
+    ['TLS_ECDHE_ECDSA_WITH_AES_128_CCM_8', 'TLSv1.2', true, true],
+    ['TLS_RSA_WITH_3DES_EDE_CBC_SHA', 'TLSv1', false, false],
+  ])('%s over %s: forward secrecy %s, AEAD %s', (suite, protocol, fs, aead) => {
+    expect(hasForwardSecrecy(suite, protocol)).toBe(fs);
+    expect(isAead(suite)).toBe(aead);
   });
 });
 

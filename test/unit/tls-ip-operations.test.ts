@@ -149,7 +149,7 @@ describe('inspectTlsCertificate (GET /api/v1/ssl/{domain}) through the test DNS 
 
   beforeAll(async () => {
     dns = await startDnsServer({ 'shop.test': [{ type: 'A', data: '127.0.0.1' }] });
-    server = await startTlsServer({ cert: leaf.chainPem, key: leaf.keyPem, hsts: 'max-age=600' });
+    server = await startTlsServer({ cert: leaf.chainPem, key: leaf.keyPem, hsts: 'max-age=31536000' });
     const resolve = addressResolver(createDnsResolver({ servers: [{ host: '127.0.0.1', port: dns.port }], timeoutMs: 1000 }));
     const base = { resolve, port: server.port, timeoutMs: 2000, extraCaPem: pki.root.certPem, now: () => new Date(T0) };
     open = createTlsIpOperations({ tls: createTlsProber({ ...base, allowPrivate: true }), geo: () => geo, trustProxy: false });
@@ -163,7 +163,7 @@ describe('inspectTlsCertificate (GET /api/v1/ssl/{domain}) through the test DNS 
   it('a valid certificate → 200 with the result', async () => {
     const reply = await open.inspectTlsCertificate(request({ params: { domain: 'Shop.Test' } }));
     expect(reply.status).toBe(200);
-    expect(reply.body).toMatchObject({ domain: 'shop.test', valid: true, grade: 'A+', chainLength: 3, daysUntilExpiry: 200, hsts: true, errorMessage: null });
+    expect(reply.body).toMatchObject({ domain: 'shop.test', valid: true, grade: 'A+', chainLength: 3, daysUntilExpiry: 200, hsts: true, hstsMaxAge: 31536000, errorMessage: null });
   });
 
   it('an unknown domain → 200 with grade F and the reason', async () => {

@@ -1,9 +1,11 @@
 // TLS inspection against real local TLS servers: refusal of non-public targets, chains, grades, failures (RFC 5280, RFC 6797).
+import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDnsResolver } from '../../src/adapters/dns-resolver.js';
 import { addressResolver, createTlsProber, type TlsProberOptions, type TlsResult } from '../../src/adapters/tls-prober.js';
 import { InvalidTarget, RefusedTarget, UpstreamFailure } from '../../src/adapters/failures.js';
+import { fetchIssuer } from '../../src/adapters/aia-fetch.js';
 import { asApiError } from '../../src/http/errors.js';
 import { id_kp_clientAuth } from '@peculiar/asn1-x509';
 import { startDnsServer, type TestDnsServer, type Zone } from '../support/dns-server.js';
@@ -25,12 +27,14 @@ const at = (days: number, hours = 0): Date => new Date(T0 + days * DAY + hours *
 const pki = createTestPki('Test');
 const foreign = createTestPki('Foreign');
 const HSTS = 'max-age=31536000';
+/** Connections one inspection makes: the full handshake plus one probe each for TLS 1.2, 1.1 and 1.0. */
+const PER_INSPECTION = 4;
 
 const names = [
   'good.test', 'www.good.test', 'tls12.test', 'tls10.test', 'static-rsa.test', 'rsa1024.test', 'sha1.test', 'near.test',
   'soon.test', 'sixty.test', 'nohsts.test', 'expired.test', 'future.test', 'selfsigned.test', 'wronghost.test',
   'untrusted.test', 'incomplete.test', 'direct.test', 'pinned.test', 'any.test', 'clientonly.test', 'noeku.test',
-  'constrained.test', 'allowed.test', 'deep.test',
+  'constrained.test', 'allowed.test', 'deep.test', 'aia.test', 'fetched.test',
 ];
 const zone: Zone = {
   ...Object.fromEntries(names.map((n) => [n, [{ type: 'A' as const, data: '127.0.0.1' }]])),
@@ -151,7 +155,9 @@ describe('TLS inspection: each certificate and server case', () => {
     ['RSA 1024 key', 'rsa1024.test', serve(leafFor('rsa1024.test', { keyType: 'rsa1024' })), { valid: true, grade: 'C', keyAlgorithm: 'RSA', keySize: 1024 }, ['RSA key of 1024 bits is under 2048 bits']],
     ['SHA-1 signature', 'sha1.test', serve(leafFor('sha1.test', { hash: 'sha1' })), { valid: true, grade: 'C', signatureAlgorithm: 'SHA1withECDSA' }, ['certificate signature uses a broken hash (SHA1withECDSA)']],
     ['no HTTP answer within the HSTS budget', 'nohsts.test', { ...serve(leafFor('nohsts.test')), http: false }, { valid: true, hsts: null }, []],
-    ['no HSTS header', 'nohsts.test', serve(leafFor('nohsts.test'), { hsts: undefined }), { valid: true, grade: 'A+', hsts: false }, []],
+    ['no HSTS header: A, not A+', 'nohsts.test', serve(leafFor('nohsts.test'), { hsts: undefined }), { valid: true, grade: 'A', hsts: false, hstsMaxAge: null }, []],
+    ['HSTS under 180 days: A, not A+', 'nohsts.test', serve(leafFor('nohsts.test'), { hsts: 'max-age=15551999; includeSubDomains' }), { valid: true, grade: 'A', hsts: true, hstsMaxAge: 15551999 }, []],
+    ['HSTS of exactly 180 days: A+', 'nohsts.test', serve(leafFor('nohsts.test'), { hsts: 'max-age="15552000"' }), { valid: true, grade: 'A+', hsts: true, hstsMaxAge: 15552000 }, []],
     ['leaf signed by the root', 'direct.test', serve(issue({ subject: [['CN', 'direct.test']], dnsNames: ['direct.test'], issuer: pki.root, notBefore: at(-1), notAfter: at(365) })), { valid: true, chainLength: 2 }, []],
   ])('%s', async (_name, domain, server, expected, warnings) => {
     const r = await inspectOn(server, domain, { hstsTimeoutMs: 200 });
@@ -207,7 +213,7 @@ describe('TLS inspection: each certificate and server case', () => {
   it('inspects an IP literal without DNS, matching the IP SAN', async () => {
     const before = dns.queries.length;
     const r = await inspectOn(serve(leafFor('ip', { dnsNames: [], ipAddresses: ['127.0.0.1'] })), '127.0.0.1');
-    expect(r).toMatchObject({ domain: '127.0.0.1', valid: true });
+    expect(r).toMatchObject({ domain: '127.0.0.1', valid: true, ocspStapled: false });
     expect(dns.queries.length).toBe(before);
   });
 });
@@ -260,7 +266,7 @@ describe('TLS inspection: connection failures are F results', () => {
     try {
       const r = await proberFor(silent.port, { timeoutMs: 300 }).inspect('good.test');
       expectFailure(r, /^no TLS handshake with 127\.0\.0\.1:\d+ within 300 ms$/);
-      expect(silent.connections()).toBe(1);
+      expect(silent.connections()).toBe(PER_INSPECTION);
     } finally {
       await silent.close();
     }
@@ -336,12 +342,12 @@ describe('TLS inspection: non-public targets are refused without connecting', ()
     },
   );
 
-  it('the same target is inspected when ALLOW_PRIVATE_TARGETS is on (one connection)', async () => {
+  it('the same target is inspected when ALLOW_PRIVATE_TARGETS is on (one inspection)', async () => {
     const srv = await startTlsServer(serve(leaf));
     try {
       const r = await proberFor(srv.port, { allowPrivate: true }).inspect('any.test');
       expect(r.valid).toBe(true);
-      expect(srv.connections()).toBe(1);
+      expect(srv.connections()).toBe(PER_INSPECTION);
     } finally {
       await srv.close();
     }
@@ -366,8 +372,8 @@ describe('TLS inspection: result cache', () => {
       const first = await prober.inspect('good.test');
       const second = await prober.inspect('GOOD.test.');
       expect(second).toEqual(first);
-      expect(srv.connections()).toBe(1);
-      expect(prober.stats()).toMatchObject({ cacheHits: 1, cacheMisses: 1, cacheEntries: 1, connections: 1 });
+      expect(srv.connections()).toBe(PER_INSPECTION);
+      expect(prober.stats()).toMatchObject({ cacheHits: 1, cacheMisses: 1, cacheEntries: 1, connections: PER_INSPECTION });
     } finally {
       await srv.close();
     }
@@ -379,7 +385,7 @@ describe('TLS inspection: result cache', () => {
       const prober = proberFor(srv.port);
       const results = await Promise.all([prober.inspect('good.test'), prober.inspect('good.test'), prober.inspect('good.test')]);
       expect(new Set(results.map((r) => r.serialNumber)).size).toBe(1);
-      expect(srv.connections()).toBe(1);
+      expect(srv.connections()).toBe(PER_INSPECTION);
     } finally {
       await srv.close();
     }
@@ -390,7 +396,7 @@ describe('TLS inspection: result cache', () => {
     try {
       const prober = proberFor(srv.port, { cacheEntries: 1 });
       for (const d of ['good.test', 'www.good.test', 'good.test']) await prober.inspect(d);
-      expect(srv.connections()).toBe(3);
+      expect(srv.connections()).toBe(3 * PER_INSPECTION);
     } finally {
       await srv.close();
     }
@@ -401,6 +407,109 @@ describe('TLS inspection: result cache', () => {
     const prober = proberFor(port);
     await prober.inspect('good.test');
     await prober.inspect('good.test');
-    expect(prober.stats()).toMatchObject({ cacheHits: 1, connections: 1 });
+    expect(prober.stats()).toMatchObject({ cacheHits: 1, connections: PER_INSPECTION });
+  });
+});
+
+describe('TLS inspection: the configuration, one rule at a time (docs/tls-grading.md)', () => {
+  const support = (...accepted: Array<boolean | null>) =>
+    ['TLSv1.3', 'TLSv1.2', 'TLSv1.1', 'TLSv1'].map((protocol, i) => ({ protocol, accepted: accepted[i] }));
+
+  it('a TLS 1.2/1.3 server: 1.1 and 1.0 refused, forward secrecy and AEAD, A+', async () => {
+    const r = await inspectOn(serve(leafFor('good.test')), 'good.test');
+    expect(r).toMatchObject({ grade: 'A+', protocolSupport: support(true, true, false, false), forwardSecrecy: true, aead: true, warnings: [] });
+  });
+
+  it('accepting TLS 1.0 and 1.1 besides 1.3 caps at B, with a warning', async () => {
+    const r = await inspectOn(serve(leafFor('tls10.test'), { minVersion: 'TLSv1' }), 'tls10.test');
+    expect(r).toMatchObject({ valid: true, grade: 'B', protocol: 'TLSv1.3', protocolSupport: support(true, true, true, true) });
+    expect(r.warnings).toEqual(['the server also accepts TLSv1.1 and TLSv1, older than TLSv1.2']);
+  });
+
+  it('accepting TLS 1.1 only besides 1.2 caps at B, naming just that version', async () => {
+    const r = await inspectOn(serve(leafFor('tls12.test'), { minVersion: 'TLSv1.1', maxVersion: 'TLSv1.2' }), 'tls12.test');
+    expect(r).toMatchObject({ grade: 'B', protocol: 'TLSv1.2', protocolSupport: support(false, true, true, false) });
+    expect(r.warnings).toEqual(['the server also accepts TLSv1.1, older than TLSv1.2']);
+  });
+
+  it('a TLS 1.0-only server: the negotiated-protocol warning, the version not repeated', async () => {
+    const r = await inspectOn(serve(leafFor('tls10.test'), { minVersion: 'TLSv1', maxVersion: 'TLSv1' }), 'tls10.test');
+    expect(r).toMatchObject({ grade: 'B', protocolSupport: support(false, false, false, true) });
+    expect(r.warnings).toEqual(['protocol TLSv1 is older than TLSv1.2']);
+  });
+
+  it('a CBC suite on TLS 1.2: no AEAD, A at most, no warning', async () => {
+    const r = await inspectOn(serve(leafFor('tls12.test'), { maxVersion: 'TLSv1.2', ciphers: 'ECDHE-ECDSA-AES128-SHA256:@SECLEVEL=0' }), 'tls12.test');
+    expect(r).toMatchObject({ grade: 'A', cipherSuite: 'TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256', forwardSecrecy: true, aead: false, warnings: [] });
+  });
+
+  it('static RSA key exchange: no forward secrecy, C', async () => {
+    const r = await inspectOn(serve(leafFor('static-rsa.test', { keyType: 'rsa2048' }), { maxVersion: 'TLSv1.2', ciphers: 'AES128-GCM-SHA256:@SECLEVEL=0' }), 'static-rsa.test');
+    expect(r).toMatchObject({ grade: 'C', forwardSecrecy: false, aead: true });
+  });
+
+  it('OCSP stapling: seen when the server staples, false otherwise; not graded', async () => {
+    const stapled = await inspectOn(serve(leafFor('good.test'), { ocspResponse: Buffer.from('a stapled response') }), 'good.test');
+    const plain = await inspectOn(serve(leafFor('good.test')), 'good.test');
+    expect(stapled).toMatchObject({ ocspStapled: true, grade: 'A+' });
+    expect(plain).toMatchObject({ ocspStapled: false, grade: 'A+' });
+  });
+
+  it('certificate transparency: SCTs embedded in the leaf are seen; not graded', async () => {
+    const withSct = await inspectOn(serve(leafFor('good.test', { embeddedSct: true })), 'good.test');
+    const without = await inspectOn(serve(leafFor('good.test')), 'good.test');
+    expect(withSct).toMatchObject({ sctPresent: true, grade: 'A+' });
+    expect(without).toMatchObject({ sctPresent: false, grade: 'A+' });
+  });
+
+  it('a failed connection reports none of the configuration', async () => {
+    const r = await proberFor(await closedPort()).inspect('good.test');
+    expect(r).toMatchObject({ protocolSupport: null, forwardSecrecy: null, aead: null, ocspStapled: null, sctPresent: null, hstsMaxAge: null });
+  });
+});
+
+describe('TLS inspection: an incomplete chain (SSL Labs caps it at B)', () => {
+  let aia: ReturnType<typeof createHttpServer>;
+  let aiaPort = 0;
+  let fetches = 0;
+  beforeAll(async () => {
+    aia = createHttpServer((req, res) => {
+      fetches++;
+      if (req.url === '/int.cer') res.writeHead(200, { 'content-type': 'application/pkix-cert' }).end(pki.intermediate.cert.raw);
+      else res.writeHead(404).end();
+    });
+    await new Promise<void>((r) => aia.listen(0, '127.0.0.1', () => r()));
+    aiaPort = (aia.address() as { port: number }).port;
+  });
+  afterAll(() => new Promise<void>((r) => aia.close(() => r())));
+
+  it('a missing intermediate that the caIssuers URL provides: valid, chainComplete false, B with a warning', async () => {
+    const leaf = leafFor('fetched.test', { caIssuersUrl: `http://aia.test:${aiaPort}/int.cer` });
+    const before = fetches;
+    const r = await inspectOn(serve(leaf, { cert: leaf.certPem }), 'fetched.test');
+    expect(r).toMatchObject({ valid: true, errorMessage: null, chainComplete: false, chainLength: 3, grade: 'B' });
+    expect(r.warnings).toEqual(['incomplete chain: the server does not send an intermediate certificate; clients that cannot fetch it fail']);
+    expect(fetches).toBe(before + 1);
+  });
+
+  it('a caIssuers URL that gives nothing leaves the chain untrusted: F', async () => {
+    const leaf = leafFor('fetched.test', { caIssuersUrl: `http://aia.test:${aiaPort}/missing.cer` });
+    const r = await inspectOn(serve(leaf, { cert: leaf.certPem }), 'fetched.test');
+    expect(r).toMatchObject({ valid: false, grade: 'F', chainComplete: null });
+  });
+
+  it('the caIssuers host is fetched under the inspection guard: not at all when non-public and not allowed', async () => {
+    const url = `http://aia.test:${aiaPort}/int.cer`;
+    const before = fetches;
+    expect(await fetchIssuer({ resolve, allowPrivate: false }, url, 1000)).toBeNull();
+    expect(fetches).toBe(before);
+    const cert = await fetchIssuer({ resolve, allowPrivate: true }, url, 1000);
+    expect(cert?.fingerprint256).toBe(pki.intermediate.cert.fingerprint256);
+    expect(fetches).toBe(before + 1);
+  });
+
+  it('a complete chain says so', async () => {
+    const r = await inspectOn(serve(leafFor('good.test')), 'good.test');
+    expect(r.chainComplete).toBe(true);
   });
 });
