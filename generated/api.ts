@@ -656,9 +656,11 @@ export interface components {
                 "application/json": components["schemas"]["ErrorInfo"];
             };
         };
-        /** @description The X-Api-Key header is missing. */
+        /** @description The X-Api-Key header is missing or empty (an empty header counts as absent). */
         Unauthorized: {
             headers: {
+                /** @description How to authenticate (RFC 9110 §11.6.1): the API key goes in the X-Api-Key header. */
+                "WWW-Authenticate"?: "ApiKey header=\"X-Api-Key\"";
                 [name: string]: unknown;
             };
             content: {

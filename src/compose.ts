@@ -8,7 +8,6 @@ import { createRedisKeyStore } from './adapters/redis-key-store.js';
 import { createSqliteCounters } from './adapters/sqlite-counters.js';
 import { createSqliteKeyStore, openDatabase } from './adapters/sqlite-key-store.js';
 import { createLimiter } from './http/rate-limiter.js';
-import { createUsageOperations } from './operations/usage.js';
 import type { AppDeps } from './app.js';
 import { ConfigError, type Config } from './config.js';
 import { KeyDirectory } from './http/auth.js';
@@ -17,9 +16,7 @@ import { createContractValidator } from './http/contract-validator.js';
 import { unlimited, type Limiter } from './http/limits.js';
 import type { Logger } from './http/logging.js';
 import { createMetrics } from './http/metrics.js';
-import { compileApi } from './http/request-validation.js';
 import { loadSpec, projectPath } from './http/spec.js';
-import type { HandlerMap } from './http/types.js';
 import { resolveBic } from './adapters/bank-directory.js';
 import { loadBinTable } from './adapters/bin-table.js';
 import { createDnsResolver, resolveServerNames, systemDnsServers, type DnsServer } from './adapters/dns-resolver.js';
@@ -31,11 +28,13 @@ import { loadNamedFile, readCaBundle, requireDirectory } from './adapters/startu
 import { GeoDatabaseError, openGeoIp, UNAVAILABLE_GEOIP, type GeoIp } from './adapters/geoip-reader.js';
 import { addressResolver, createTlsProber } from './adapters/tls-prober.js';
 import { createEmailClassifier } from './domain/email.js';
-import { createBicOperations } from './operations/bic.js';
-import { createDnsEmailOperations } from './operations/dns-email.js';
-import { createIbanCardOperations } from './operations/iban-card.js';
-import { createPasswordOperations } from './operations/password.js';
-import { createTlsIpOperations } from './operations/tls-ip.js';
+import { createMailSecurity } from './adapters/mail-security.js';
+import { createAccountOperations } from './operations/account.js';
+import { createBankingOperations } from './operations/banking.js';
+import { createEmailOperations } from './operations/email.js';
+import { createNetworkOperations } from './operations/network.js';
+import { createSecurityOperations } from './operations/security.js';
+import type { Handlers } from './operations/types.js';
 
 /** The configured GeoIP databases, or the bundled GeoLite2 ones under DATA_DIR/geoip (newest City first). */
 async function geoPaths(config: Readonly<Config>): Promise<{ cityDb: string; asnDb: string }> {
@@ -67,14 +66,13 @@ export interface Composition {
 export interface ComposeOptions {
   /** Replace the limiter (tests of other behaviour use `unlimited`). */
   limiter?: Limiter;
-  /** Extra or replacement handlers (tests inject a throwing handler). */
-  handlers?: HandlerMap;
+  /** Replacement handlers (tests inject a throwing handler). */
+  handlers?: Partial<Record<keyof Handlers, (...args: any[]) => unknown>>;
   defaultMetrics?: boolean;
 }
 
 export async function compose(config: Readonly<Config>, logger: Logger, opts: ComposeOptions = {}): Promise<Composition> {
   const spec = await loadSpec();
-  const api = await compileApi(spec.document);
   const metrics = createMetrics({ defaults: opts.defaultMetrics });
 
   let keyStore: KeyStore;
@@ -180,15 +178,14 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
     () => logger.warn('documentation page not built (make docs): /docs answers 503'),
   );
 
-  const handlers: HandlerMap = {
-    ...createBicOperations(),
-    ...(createIbanCardOperations({ bin, bicOf: resolveBic }) as HandlerMap),
-    ...createDnsEmailOperations({ resolver, email }),
-    ...createTlsIpOperations({ tls, geo: () => geo, trustProxy: config.trustProxy }),
-    ...createUsageOperations({ limiter }),
-    ...createPasswordOperations({ estimator, ranges }),
-    ...opts.handlers,
-  };
+  // One handler per operationId of openapi.yaml, checked complete at compile time.
+  const handlers = {
+    ...createBankingOperations({ bicOf: resolveBic }),
+    ...createNetworkOperations({ resolver, mailSecurity: createMailSecurity(resolver), tls, geo: () => geo, trustProxy: config.trustProxy }),
+    ...createSecurityOperations({ estimator, ranges, bin }),
+    ...createEmailOperations({ resolver, email }),
+    ...createAccountOperations({ limiter }),
+  } satisfies Handlers;
 
   let draining = false;
   const readiness = () => ({ keys: keys.loaded && keys.healthy, limits: limiter.healthy(), geoip: geo?.ready === true });
@@ -197,8 +194,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
     return { keys: Number(r.keys), limits: Number(r.limits), geoip: Number(r.geoip) };
   });
   const deps: AppDeps = {
-    api,
-    handlers,
+    handlers: { ...handlers, ...opts.handlers } as Handlers,
     keys,
     limiter,
     logger,

@@ -16,8 +16,11 @@ interface Route {
 /** What a request's path and query parse to once its operation is known; kept per request (the validator parses again). */
 interface Parsed {
   operation: Operation;
-  params: Record<string, string>;
-  query: Record<string, string>;
+  route: Route;
+  /** The raw (percent-encoded) path values of the match. */
+  values: RegExpExecArray | null;
+  params?: Record<string, string>;
+  query?: Record<string, string>;
 }
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -102,8 +105,8 @@ export class PrecompiledRouter extends OpenAPIRouter {
   }
 
   override parseRequest(req: Request, operation?: Operation): ParsedRequest {
-    const headers = req.headers;
-    const base = { method: req.method, path: req.path, headers, cookies: {}, requestBody: req.body, body: req.body };
+    // Cookies are not parsed: no operation declares one. `ip` is the peer address the caller put on the request.
+    const base = { method: req.method, path: req.path, headers: req.headers, cookies: {}, requestBody: req.body, body: req.body, ip: (req as { ip?: string }).ip };
     if (!operation) return { ...base, params: {}, query: {} } as ParsedRequest;
     let known = this.parsed.get(req);
     if (!known || known.operation !== operation) {
@@ -111,7 +114,15 @@ export class PrecompiledRouter extends OpenAPIRouter {
       this.matchOperation(req, true);
       known = this.parsed.get(req)!;
     }
-    return { ...req, ...base, params: known.params, query: known.query } as ParsedRequest;
+    // Decoded here rather than in matchOperation, whose every error openapi-backend answers as a 404.
+    if (!known.params) {
+      const { route, values } = known;
+      const params: Record<string, string> = {};
+      for (let i = 0; i < route.names.length; i++) params[route.names[i]] = decodePathValue(route.names[i], values![i + 1]);
+      known.query = declaredQuery(req.query, this.queryNames.get(operation)!);
+      known.params = params;
+    }
+    return { ...base, params: known.params, query: known.query } as ParsedRequest;
   }
 
   /** The path without its query and without one trailing slash (the api root is '/'). */
@@ -121,10 +132,8 @@ export class PrecompiledRouter extends OpenAPIRouter {
     return path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
   }
 
-  private remember(req: Request, operation: Operation, route: Route, match: RegExpExecArray | null): Operation {
-    const params: Record<string, string> = {};
-    for (let i = 0; i < route.names.length; i++) params[route.names[i]] = decodePathValue(route.names[i], match![i + 1]);
-    this.parsed.set(req, { operation, params, query: declaredQuery(req.query, this.queryNames.get(operation)!) });
+  private remember(req: Request, operation: Operation, route: Route, values: RegExpExecArray | null): Operation {
+    this.parsed.set(req, { operation, route, values });
     return operation;
   }
 }
