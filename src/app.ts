@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import Koa, { type Context } from 'koa';
 import { createApi, type ApiDeps } from './http/api.js';
-import { ApiError, asApiError, errorReply, type ErrorPhase } from './http/errors.js';
+import { ApiError, asApiError, errorReply } from './http/errors.js';
 import { accessLogger, type Logger } from './http/logging.js';
 import type { Metrics } from './http/metrics.js';
 import { addHeaders, writeJson } from './http/reply-writer.js';
@@ -109,4 +109,3 @@ export function createApp(deps: AppDeps): Koa {
   return app;
 }
 
-export type { ErrorPhase };
