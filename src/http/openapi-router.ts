@@ -19,9 +19,11 @@ interface Parsed {
   route: Route;
   /** The raw (percent-encoded) path values of the match. */
   values: RegExpExecArray | null;
-  params?: Record<string, string>;
-  query?: Record<string, string>;
+  request?: ParsedRequest;
 }
+
+/** What parseRequest answers before routing (openapi-backend replaces it once an operation matched). */
+const UNROUTED: ParsedRequest = Object.freeze({ method: '', path: '', headers: {}, cookies: {}, params: {}, query: {}, requestBody: undefined }) as ParsedRequest;
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
@@ -105,24 +107,37 @@ export class PrecompiledRouter extends OpenAPIRouter {
   }
 
   override parseRequest(req: Request, operation?: Operation): ParsedRequest {
-    // Cookies are not parsed: no operation declares one. `ip` is the peer address the caller put on the request.
-    const base = { method: req.method, path: req.path, headers: req.headers, cookies: {}, requestBody: req.body, body: req.body, ip: (req as { ip?: string }).ip };
-    if (!operation) return { ...base, params: {}, query: {} } as ParsedRequest;
+    // Before routing openapi-backend parses without an operation, and uses nothing of it: no work for that call.
+    if (!operation) return UNROUTED;
     let known = this.parsed.get(req);
     if (!known || known.operation !== operation) {
       // Matched elsewhere (a caller that skipped matchOperation): match once to take the parameters.
       this.matchOperation(req, true);
       known = this.parsed.get(req)!;
     }
-    // Decoded here rather than in matchOperation, whose every error openapi-backend answers as a 404.
-    if (!known.params) {
+    // Built once per request (openapi-backend asks again to validate); the body is read after routing, so it is
+    // taken afresh. Decoded here rather than in matchOperation, whose every error openapi-backend answers as a 404.
+    let parsed = known.request;
+    if (!parsed) {
       const { route, values } = known;
       const params: Record<string, string> = {};
       for (let i = 0; i < route.names.length; i++) params[route.names[i]] = decodePathValue(route.names[i], values![i + 1]);
-      known.query = declaredQuery(req.query, this.queryNames.get(operation)!);
-      known.params = params;
+      // Cookies are not parsed: no operation declares one. `ip` is the peer address the caller put on the request.
+      parsed = known.request = {
+        method: req.method,
+        path: req.path,
+        headers: req.headers,
+        cookies: {},
+        params,
+        query: declaredQuery(req.query, this.queryNames.get(operation)!),
+        requestBody: req.body,
+        body: req.body,
+        ip: (req as { ip?: string }).ip,
+      } as ParsedRequest;
+    } else {
+      parsed.requestBody = parsed.body = req.body;
     }
-    return { ...base, params: known.params, query: known.query } as ParsedRequest;
+    return parsed;
   }
 
   /** The path without its query and without one trailing slash (the api root is '/'). */
