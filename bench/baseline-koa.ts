@@ -1,6 +1,6 @@
 // Baseline: bare Koa answering one fixed small JSON body (the framework baseline for the bench); prints {"port":N}.
-// KOA_BODY=1 (bench/body-cost.ts): POST bodies are read through koa-body first, the idiomatic Koa way (the service
-// calls koa-body's engine, co-body, on the node request instead).
+// KOA_BODY=1 (bench/body-cost.ts): POST bodies are read through koa-body first, the idiomatic Koa way (as the service
+// does, src/http/json-body.ts).
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';

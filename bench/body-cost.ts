@@ -1,7 +1,7 @@
 // What a JSON POST body costs the framework by itself: bare Koa answering GET (the bench's baseline) alternated with
 // the same Koa reading the card endpoint's POST bodies through koa-body first, the idiomatic Koa way. The ratio is what
 // a Koa app reading bodies so reaches before doing any work of its own (issue 8 asks card for 0.5x of the baseline);
-// the service skips Koa's context and calls co-body on node's request instead (src/http/body.ts).
+// the service reads bodies through koa-body too (src/http/json-body.ts, docs/adr/0010), so this is its floor for card.
 // Run: node --import tsx bench/body-cost.ts [--rounds 7] [--seconds 1]
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -40,7 +40,7 @@ const results: Record<string, { main: Summary; workers: Summary | null; files: s
 /** The stages of a request, for inclusive times: logging, metrics, auth, limits, request id, validation, handlers, writing. */
 const STAGES = [
   'pino', 'sonic-boom', '@pinojs/redact', 'prom-client', 'http/auth.js', 'accounts/limiter.js', 'local-counters.js', 'sqlite-counters.js',
-  'redis-counters.js', 'randomUUID', 'http/route-table.js', 'http/request-validation.js', 'http/body.js', 'src/operations/', 'src/domain/',
+  'redis-counters.js', 'randomUUID', 'http/openapi-router.js', 'http/api.js', 'openapi-backend', 'koa-body', 'http/json-body.js', 'src/operations/', 'src/domain/',
   'src/adapters/', 'dispatch', 'respond', 'writev',
 ];
 const BASELINES: Record<string, string> = { koa: 'baseline-koa.ts', http: 'baseline-http.ts' };

@@ -131,6 +131,16 @@ if (main) {
   }
 }
 
+// ---- 3b. BIC on openapi-backend's stock router (same service otherwise): what the precompiled router gains
+const STOCK: [string, string] = ['bic-stock-router', 'BIC, stock openapi-backend router'];
+if (run.wanted(STOCK[0])) {
+  const stock = await run.launch({ name: 'service-stock-router', env: env('stock'), dir, script: 'stock-router-service.ts' }, STOCK[1], [STOCK]);
+  if (stock) {
+    rows.push(await run.measure(STOCK[0], STOCK[1], stock.svc.url, requestsFor(endpoint('bic'), stock.key), stock.svc.pid, ['same service, router left as openapi-backend builds it']));
+    await stock.svc.stop();
+  }
+}
+
 // ---- 4. BIC variants, each measured alternately with the service it is compared to
 const OFF: [string, string] = ['bic-limits-off', 'BIC, limits off'];
 const REDIS: [string, string] = ['bic-redis', 'BIC, limits on, Redis'];
@@ -194,7 +204,7 @@ if (pwRow) pwRow.note = [pwRow.note, `zxcvbn per call: ${zx}`].filter(Boolean).j
 addRatios(rows);
 const openLoop = rows.find((r) => r.id === 'bic-under-password');
 if (openLoop) openLoop.vsKoa = openLoop.vsHttp = null; // a fixed request rate, not a throughput
-const order = ['koa', 'http', ...ENDPOINTS.map((e) => e.id), ...concurrent.map(([id]) => id), OFF[0], REDIS[0], W2[0]];
+const order = ['koa', 'http', ...ENDPOINTS.map((e) => e.id), ...concurrent.map(([id]) => id), STOCK[0], OFF[0], REDIS[0], W2[0]];
 rows.sort((a, b) => order.indexOf(a.id) - order.indexOf(b.id));
 const targets = evaluateTargets(rows, run.pairs, { realGeoDbs: geo.real, cores: cpus().length });
 const failed = rows.some((r) => r.status === 'failed');

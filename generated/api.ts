@@ -964,9 +964,11 @@ export interface components {
                 "application/json": components["schemas"]["ErrorInfo"];
             };
         };
-        /** @description The X-Api-Key header is missing. */
+        /** @description The X-Api-Key header is missing or empty (an empty header counts as absent). */
         Unauthorized: {
             headers: {
+                /** @description How to authenticate (RFC 9110 §11.6.1): the API key goes in the X-Api-Key header. */
+                "WWW-Authenticate"?: "ApiKey header=\"X-Api-Key\"";
                 [name: string]: unknown;
             };
             content: {
@@ -1082,7 +1084,7 @@ export interface components {
          *     letters in one label, RFC 5893) or whose A-labels exceed 63 or 253 characters answers 400 `INVALID_FORMAT`,
          *     which no pattern can say in advance.
          */
-        DnsName: string | unknown | unknown;
+        DnsName: string;
         /**
          * @description A host name of at least two labels, at most 253 characters, one trailing dot allowed: labels of 1-63 letters,
          *     digits and hyphens (not first or last; no underscores), the last not a number (all digits, or `0x` and hex
@@ -1091,7 +1093,7 @@ export interface components {
          *     `127.1`) answer 400 `INVALID_FORMAT`. Letters are case-insensitive; non-ASCII names are converted to A-labels
          *     as on `/api/v1/dns/{domain}`, with the same exception for names that conversion refuses.
          */
-        TlsHost: string | unknown | unknown | unknown | unknown;
+        TlsHost: string;
     };
     requestBodies: never;
     headers: {
@@ -1378,7 +1380,7 @@ export interface operations {
                  *     tail allowed; no brackets, no zone identifier). Anything else, a blank value included, answers 400
                  *     `INVALID_FORMAT`.
                  */
-                ip: string | unknown | unknown;
+                ip: string;
             };
             cookie?: never;
         };

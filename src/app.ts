@@ -1,78 +1,111 @@
-// createApp(deps): API dispatch straight on node:http, the non-API routes on Koa, 404 for the rest. No listen.
+// createApp(deps): one Koa application for every route: the system routes (@koa/router) and the API (openapi-backend).
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import Koa from 'koa';
-import { createDispatch, splitTarget, type DispatchDeps } from './http/dispatch.js';
-import { ApiError, errorReply } from './http/errors.js';
-import { addHeaders, sendJson } from './http/send-json.js';
+import Koa, { type Context } from 'koa';
+import { createApi, type ApiDeps } from './http/api.js';
+import { ApiError, asApiError, errorReply } from './http/errors.js';
+import { accessLogger, type Logger } from './http/logging.js';
+import type { Metrics } from './http/metrics.js';
+import { addHeaders, writeJson } from './http/reply-writer.js';
+import type { ApiState } from './http/state.js';
 import { createSystemRoutes, type SystemRoutesDeps } from './http/system-routes.js';
 
-export type AppDeps = DispatchDeps & SystemRoutesDeps;
-
-export interface App {
-  /** The node:http request listener: /api and unknown paths to the dispatcher, the system routes to Koa. */
-  callback(): RequestListener;
+export interface AppDeps extends Omit<ApiDeps, 'document'>, SystemRoutesDeps {
+  logger: Logger;
+  metrics: Metrics;
 }
 
-export function createApp(deps: AppDeps): App {
-  const koa = new Koa({ proxy: false });
-  koa.silent = true;
-  const dispatch = createDispatch(deps);
+/** openapi.yaml (Errors): answers that carry results are not stored by caches, nor content-sniffed by browsers. */
+const API_HEADERS: Readonly<Record<string, string>> = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' };
+
+/** Name and message only: a stack or an object dump could carry request data. */
+function describe(err: unknown): { name: string; message: string } {
+  return err instanceof Error ? { name: err.name, message: err.message } : { name: typeof err, message: 'non-error thrown' };
+}
+
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * A reply sent before the request's body arrived (a 401, 404 or 413, a system route): close the connection after it
+ * rather than let Node read the rest, which a client trickling a body could stretch to the request timeout. Node hands
+ * the request over before the parser has read the body that came in the same packet: one turn of the event loop
+ * lets it finish; a body still incomplete after that is not waited for.
+ */
+async function bodyUnread(ctx: Context): Promise<boolean> {
+  const req = ctx.req;
+  if (req.complete) return false;
+  const declared = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length']) > 0;
+  if (!declared) return false;
+  await nextTurn();
+  return !req.complete;
+}
+
+export function createApp(deps: AppDeps): Koa {
+  const app = new Koa({ proxy: false });
+  app.silent = true;
+  const { middleware: api } = createApi({ ...deps, document: deps.spec.document });
   const system = createSystemRoutes(deps);
   const systemPaths = new Set(system.stack.map((layer) => layer.path));
   const systemRoutes = system.routes() as unknown as Koa.Middleware;
+  const access = accessLogger(deps.logger);
+  const { logger, metrics } = deps;
 
-  // Last-resort net: whatever escapes still answers ErrorInfo, without internals.
-  koa.use(async (ctx, next) => {
+  /**
+   * The one error middleware and the one place a request id is made: every thrown error becomes ErrorInfo (its phase
+   * logged when it is a fault), every answer carries X-Request-Id (but the 401, openapi.yaml Authentication).
+   */
+  app.use(async (ctx, next) => {
+    const started = process.hrtime.bigint();
+    const requestId = randomUUID();
+    const state = ctx.state as ApiState;
+    state.requestId = requestId;
+    state.phase = 'routing';
+    state.operationId = 'unmatched';
+    state.route = null;
+    state.keyId = null;
+    let reply;
     try {
       await next();
+      reply = state.reply;
     } catch (err) {
-      logUnhandled(err);
-      ctx.respond = false;
-      if (!ctx.res.headersSent) writeError(ctx.res, ctx.path, new ApiError(500, 'INTERNAL_ERROR', 'internal server error'));
-      else ctx.res.destroy();
+      reply = errorReply(err, ctx.path, requestId);
+      if (asApiError(err) === null) logger.error({ requestId, operationId: state.operationId, phase: state.phase, err: describe(err) }, 'unexpected error');
     }
-  });
-  koa.use(async (ctx, next) => {
-    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
-      const allow = 'GET, HEAD';
-      writeError(ctx.res, ctx.path, new ApiError(405, 'METHOD_NOT_ALLOWED', `method ${ctx.method} is not allowed on this path`, { headers: { Allow: allow } }));
-      ctx.respond = false;
+    const close = await bodyUnread(ctx);
+    if (!reply) {
+      // A system route answered through Koa's own respond().
+      if (!ctx.response.get('x-request-id')) ctx.set('x-request-id', requestId);
+      if (close) ctx.set('connection', 'close');
       return;
+    }
+    ctx.respond = false;
+    const headers: Record<string, string | number> = {};
+    addHeaders(headers, state.limitHeaders);
+    addHeaders(headers, reply.headers);
+    addHeaders(headers, API_HEADERS);
+    if (reply.status !== 401) headers['x-request-id'] = requestId;
+    if (close) headers.connection = 'close';
+    writeJson(ctx.res, ctx.method, reply.status, reply.body, headers);
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    metrics.observe(state.operationId, reply.status, seconds);
+    access.write({
+      requestId,
+      method: ctx.method,
+      route: state.route,
+      operationId: state.operationId,
+      status: reply.status,
+      durationMs: Math.round(seconds * 1e6) / 1e3,
+      keyId: state.keyId,
+    });
+  });
+
+  // The system routes match exactly (no trailing slash); any method but GET and HEAD is a 405 there.
+  app.use(async (ctx, next) => {
+    if (ctx.path.startsWith('/api/') || !systemPaths.has(ctx.path)) return api(ctx, next);
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
+      throw new ApiError(405, 'METHOD_NOT_ALLOWED', `method ${ctx.method} is not allowed on this path`, { headers: { Allow: 'GET, HEAD' } });
     }
     return systemRoutes(ctx, next);
   });
-  const koaListener = koa.callback();
-
-  function logUnhandled(err: unknown): void {
-    deps.logger.error({ err: { name: (err as Error)?.name, message: (err as Error)?.message } }, 'unhandled error');
-  }
-
-  /** Every /api path and every path that is not a system route gets the API's routing and error model. */
-  function isSystemPath(url: string | undefined): boolean {
-    if (!url || url.startsWith('/api/')) return false;
-    // Absolute-form targets (RFC 9112 §3.2.2, `GET http://host/healthz`) reach the system routes too.
-    return systemPaths.has(splitTarget(url).path);
-  }
-
-  return {
-    callback(): RequestListener {
-      return (req: IncomingMessage, res: ServerResponse) => {
-        if (isSystemPath(req.url)) return koaListener(req, res);
-        dispatch(req, res).catch((err: unknown) => {
-          logUnhandled(err);
-          if (!res.headersSent) writeError(res, '', new ApiError(500, 'INTERNAL_ERROR', 'internal server error'));
-          else res.destroy();
-        });
-      };
-    },
-  };
+  return app;
 }
 
-function writeError(res: ServerResponse, path: string, err: ApiError): void {
-  const requestId = randomUUID();
-  const reply = errorReply(err, path, requestId);
-  const headers: Record<string, string | number> = { 'x-request-id': requestId };
-  addHeaders(headers, reply.headers);
-  sendJson(res, res.req?.method ?? 'GET', reply.status, reply.body, headers);
-}

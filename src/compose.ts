@@ -8,7 +8,6 @@ import { createRedisKeyStore } from './adapters/redis-key-store.js';
 import { createSqliteCounters } from './adapters/sqlite-counters.js';
 import { createSqliteKeyStore, openDatabase } from './adapters/sqlite-key-store.js';
 import { createLimiter } from './accounts/limiter.js';
-import { createUsageOperations } from './operations/usage.js';
 import type { AppDeps } from './app.js';
 import { ConfigError, type Config } from './config.js';
 import { KeyDirectory } from './http/auth.js';
@@ -19,9 +18,7 @@ import cluster from 'node:cluster';
 import { createClusterCounters } from './adapters/cluster-counters.js';
 import type { Logger } from './http/logging.js';
 import { createMetrics } from './http/metrics.js';
-import { compileApi } from './http/request-validation.js';
 import { loadSpec, projectPath } from './http/spec.js';
-import type { HandlerMap } from './http/types.js';
 import { loadBankDirectory } from './adapters/bank-directory.js';
 import { createDatasetRegistry, loadDatasets, STATE_VALUE, warnStaleDatasets } from './adapters/datasets.js';
 import { loadBinTable } from './adapters/bin-table.js';
@@ -35,11 +32,13 @@ import { GeoDatabaseError, openGeoIp, UNAVAILABLE_GEOIP, type GeoIp } from './ad
 import { addressResolver, createTlsProber } from './adapters/tls-prober.js';
 import { createMtaStsFetcher } from './adapters/mta-sts-fetch.js';
 import { createEmailClassifier } from './domain/email.js';
-import { createBicOperations } from './operations/bic.js';
-import { createDnsEmailOperations } from './operations/dns-email.js';
-import { createIbanCardOperations } from './operations/iban-card.js';
-import { createPasswordOperations } from './operations/password.js';
-import { createTlsIpOperations } from './operations/tls-ip.js';
+import { createMailSecurity } from './adapters/mail-security.js';
+import { createAccountOperations } from './operations/account.js';
+import { createBankingOperations } from './operations/banking.js';
+import { createEmailOperations } from './operations/email.js';
+import { createNetworkOperations } from './operations/network.js';
+import { createSecurityOperations } from './operations/security.js';
+import type { Handlers } from './operations/types.js';
 
 /** The configured GeoIP databases, or the bundled GeoLite2 ones under DATA_DIR/geoip (newest City first). */
 async function geoPaths(config: Readonly<Config>): Promise<{ cityDb: string; asnDb: string }> {
@@ -71,8 +70,8 @@ export interface Composition {
 export interface ComposeOptions {
   /** Replace the limiter (tests of other behaviour use `unlimited`). */
   limiter?: Limiter;
-  /** Extra or replacement handlers (tests inject a throwing handler). */
-  handlers?: HandlerMap;
+  /** Replacement handlers (tests inject a throwing handler). */
+  handlers?: Partial<Record<keyof Handlers, (...args: any[]) => unknown>>;
   defaultMetrics?: boolean;
   /** Minimum time between two /metrics renders (default METRICS_RENDER_INTERVAL_MS); tests reading fresh counts use 0. */
   metricsRenderIntervalMs?: number;
@@ -80,7 +79,6 @@ export interface ComposeOptions {
 
 export async function compose(config: Readonly<Config>, logger: Logger, opts: ComposeOptions = {}): Promise<Composition> {
   const spec = await loadSpec();
-  const api = await compileApi(spec.document);
   const metrics = createMetrics({ defaults: opts.defaultMetrics, renderIntervalMs: opts.metricsRenderIntervalMs });
 
   let keyStore: KeyStore;
@@ -198,15 +196,21 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
       : logger.warn({ err: String(err) }, 'documentation page not compressed: /docs sends it uncompressed'),
   );
 
-  const handlers: HandlerMap = {
-    ...createBicOperations(),
-    ...(createIbanCardOperations({ bin, bicOf: banks.resolveBic }) as HandlerMap),
-    ...createDnsEmailOperations({ resolver, email, allowSpecialUse: config.allowPrivateTargets, fetchMtaStsPolicy }),
-    ...createTlsIpOperations({ tls, geo: () => geo, trustProxy: config.trustProxy }),
-    ...createUsageOperations({ limiter }),
-    ...createPasswordOperations({ estimator, ranges }),
-    ...opts.handlers,
-  };
+  // One handler per operationId of openapi.yaml, checked complete at compile time.
+  const handlers = {
+    ...createBankingOperations({ bicOf: banks.resolveBic }),
+    ...createNetworkOperations({
+      resolver,
+      mailSecurity: createMailSecurity(resolver, fetchMtaStsPolicy),
+      allowSpecialUse: config.allowPrivateTargets,
+      tls,
+      geo: () => geo,
+      trustProxy: config.trustProxy,
+    }),
+    ...createSecurityOperations({ estimator, ranges, bin }),
+    ...createEmailOperations({ resolver, email, allowSpecialUse: config.allowPrivateTargets }),
+    ...createAccountOperations({ limiter }),
+  } satisfies Handlers;
 
   let draining = false;
   const readiness = () => ({ keys: keys.loaded && keys.healthy, limits: limiter.healthy(), geoip: geo?.ready === true });
@@ -215,8 +219,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
     return { keys: Number(r.keys), limits: Number(r.limits), geoip: Number(r.geoip) };
   });
   const deps: AppDeps = {
-    api,
-    handlers,
+    handlers: { ...handlers, ...opts.handlers } as Handlers,
     keys,
     limiter,
     logger,

@@ -1,7 +1,7 @@
 // Response conformance to openapi.yaml, checked by our own Ajv (JSON Schema 2020-12, as OpenAPI 3.1 specifies).
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import type { ResponseCheck } from './dispatch.js';
+import type { ResponseCheck } from './api.js';
 
 const pointer = (...parts: string[]) => parts.map((p) => p.replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
 

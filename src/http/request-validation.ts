@@ -1,55 +1,6 @@
-// Request validation with openapi-backend's compiled Ajv validators; Ajv errors become ErrorInfo (never echoing values).
-import type { ErrorObject, ValidateFunction } from 'ajv';
-import addFormats from 'ajv-formats';
-import { OpenAPIBackend } from 'openapi-backend';
-import { ApiError, type FieldError } from './errors.js';
-import type { RouteOperation } from './route-table.js';
-
-export interface OperationValidators {
-  params: ValidateFunction;
-  body: ValidateFunction | null;
-}
-
-export interface CompiledApi {
-  operations: RouteOperation[];
-  validators: Map<string, OperationValidators>;
-}
-
-/**
- * Let openapi-backend dereference the document and compile each operation's validators once.
- * quick mode: its definition check uses the OpenAPI 3.0 meta-schema and would reject 3.1 (redocly lint checks it).
- */
-export async function compileApi(document: Record<string, any>): Promise<CompiledApi> {
-  const api = new OpenAPIBackend({
-    definition: structuredClone(document) as any,
-    quick: true,
-    validate: true,
-    // Errors carry their schema, so a refusal can use the contract's own wording (x-invalid-message, openapi.yaml).
-    ajvOpts: { verbose: true },
-    customizeAjv: (ajv: any) => {
-      addFormats.default(ajv as any);
-      return ajv;
-    },
-  });
-  await api.init();
-  const operations: RouteOperation[] = [];
-  const validators = new Map<string, OperationValidators>();
-  // The System tag's routes (/healthz, /metrics, /openapi.json...) are served by system-routes.ts, never dispatched as API operations.
-  for (const op of api.getOperations().filter((o) => !o.tags?.includes('System'))) {
-    const operationId = op.operationId!;
-    const compiled = api.validator.getRequestValidatorsForOperation(operationId) as ValidateFunction[];
-    const hasBody = Boolean(op.requestBody);
-    validators.set(operationId, { body: hasBody ? compiled[0] : null, params: compiled[hasBody ? 1 : 0] });
-    operations.push({
-      operationId,
-      method: op.method.toUpperCase(),
-      template: op.path,
-      hasBody,
-      queryParams: (op.parameters ?? []).filter((p: any) => p.in === 'query').map((p: any) => p.name),
-    });
-  }
-  return { operations, validators };
-}
+// Request validation failures (openapi-backend's Ajv errors) as ErrorInfo: MISSING_PARAMETER or INVALID_FORMAT, never values.
+import type { ErrorObject } from 'ajv';
+import { ApiError, type FieldError } from '../errors.js';
 
 const FIELD = /^\/(?:path|query|header|requestBody)\/?([^/]*)/;
 

@@ -391,10 +391,10 @@ describe('non-API routes', () => {
     expect(await yaml.text()).toMatch(/^openapi: 3\.1\.0/);
   });
 
-  it('answers /healthz and /readyz without a key (and, as documented, without X-Request-Id)', async () => {
+  it('answers /healthz and /readyz without a key, with an X-Request-Id like every answer', async () => {
     const health = await fetch(`${h.url}/healthz`);
     expect(health.status).toBe(200);
-    expect(health.headers.get('x-request-id')).toBeNull();
+    expect(health.headers.get('x-request-id')).toMatch(UUID);
     const ready = await fetch(`${h.url}/readyz`);
     expect(ready.status).toBe(200);
     expect((await ready.json()).checks.keys).toBe(true);

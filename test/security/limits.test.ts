@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
-import { BODY_LIMIT_BYTES } from '../../src/http/body.js';
+import { BODY_LIMIT_BYTES } from '../../src/http/json-body.js';
 import { createContractValidator } from '../../src/http/contract-validator.js';
 import { createHttpServer, DEFAULT_LIMITS, listen } from '../../src/server.js';
 import { startHarness, type Harness } from '../support/harness.js';

@@ -10,7 +10,7 @@ import { compose, type ComposeOptions, type Composition } from '../../src/compos
 import { loadConfig, type Config } from '../../src/config.js';
 import { createContractValidator, type ContractValidator } from '../../src/http/contract-validator.js';
 import { createLogger } from '../../src/http/logging.js';
-import { RouteTable } from '../../src/http/route-table.js';
+import { PrecompiledRouter } from '../../src/http/openapi-router.js';
 import { createHttpServer, listen } from '../../src/server.js';
 import { GEOIP_TEST_DIR } from '../fixtures/paths.js';
 
@@ -41,24 +41,25 @@ export { GEOIP_TEST_DIR };
 
 /** The contract check every harness response goes through: its operation's documented status and schema. */
 interface Routes {
-  table: RouteTable;
+  table: PrecompiledRouter;
   document: Record<string, any>;
 }
 
 export function assertHonoursContract(routes: Routes, method: string, path: string, res: TestResponse): void {
   contract ??= createContractValidator(routes.document);
   let problem: string | null;
-  const match = (() => {
+  const operationId = (() => {
     try {
-      return routes.table.match(method, new URL(path, 'http://x').pathname);
+      const m = method === 'HEAD' ? 'GET' : method;
+      return routes.table.matchOperation({ method: m, path: new URL(path, 'http://x').pathname, headers: {} }, true).operationId ?? null;
     } catch {
-      return { kind: 'not-found' as const };
+      return null;
     }
   })();
   if (!res.headers.get('content-type')?.startsWith('application/json')) {
     problem = `content-type is ${res.headers.get('content-type')}`;
-  } else if (match.kind === 'operation') {
-    problem = contract.check(match.op.operationId, res.status, res.body);
+  } else if (operationId) {
+    problem = contract.check(operationId, res.status, res.body);
   } else {
     problem = contract.checkError(res.body);
   }
@@ -93,7 +94,7 @@ export async function startHarness(env: Record<string, string> = {}, opts: Compo
   const server = createHttpServer(createApp(composition.deps));
   await listen(server, 0, '127.0.0.1');
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const routes = { table: new RouteTable(composition.deps.api.operations), document: composition.deps.spec.document };
+  const routes = { table: new PrecompiledRouter({ definition: composition.deps.spec.document as any }), document: composition.deps.spec.document };
 
   const createKey = async (name = 'test') => {
     const { record, key } = await composition.keyStore.create({ name });

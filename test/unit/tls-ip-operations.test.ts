@@ -4,15 +4,19 @@ import { createDnsResolver } from '../../src/adapters/dns-resolver.js';
 import { openGeoIp, type GeoIp } from '../../src/adapters/geoip-reader.js';
 import { addressResolver, createTlsProber } from '../../src/adapters/tls-prober.js';
 import { asApiError, type ApiError } from '../../src/http/errors.js';
-import type { ApiRequest } from '../../src/http/types.js';
-import { createTlsIpOperations, type TlsIpOperations } from '../../src/operations/tls-ip.js';
+import { createNetworkOperations, type NetworkDeps, type NetworkOperations as TlsIpOperations } from '../../src/operations/network.js';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
 import { DAY, createTestPki, startTlsServer, type RunningServer } from '../support/tls-fixtures.js';
 import { GEOIP_TEST_ASN_DB, GEOIP_TEST_CITY_DB } from '../fixtures/paths.js';
 
-function request(over: Partial<ApiRequest> = {}): ApiRequest {
-  return { params: {}, query: {}, body: undefined, headers: {}, ip: '127.0.0.1', requestId: 'req-1', path: '/api/v1/ip', ...over };
+/** openapi-backend's context as a handler gets it. */
+function request(over: { params?: Record<string, string>; headers?: Record<string, string | undefined>; ip?: string } = {}): any {
+  return { request: { params: over.params ?? {}, query: {}, requestBody: undefined, headers: over.headers ?? {}, ip: over.ip ?? '127.0.0.1' } };
 }
+
+/** The TLS and IP handlers (the DNS ones are tested in dns-email-operations.test.ts). */
+const createTlsIpOperations = (deps: Pick<NetworkDeps, 'tls' | 'geo' | 'trustProxy'>): TlsIpOperations =>
+  createNetworkOperations({ ...deps, resolver: null as never, mailSecurity: null as never });
 
 /** The ApiError a handler's throw answers as (fails the test when it returns instead, or faults). */
 async function failure(run: () => unknown): Promise<ApiError> {
@@ -93,8 +97,8 @@ describe('lookupIp (GET /api/v1/ip/{ip})', () => {
     expect(err).toMatchObject({ status: 400, code: 'INVALID_FORMAT', details: [{ field: 'ip', message: 'not an IPv4 or IPv6 address' }] });
   });
 
-  it('a missing ip → 400 MISSING_PARAMETER', async () => {
-    const err = await failure(() => ops(false).lookupIp(request({ params: {} })));
+  it('a blank ip → 400 MISSING_PARAMETER', async () => {
+    const err = await failure(() => ops(false).lookupIp(request({ params: { ip: ' ' } })));
     expect(err).toMatchObject({ status: 400, code: 'MISSING_PARAMETER' });
   });
 
@@ -183,8 +187,8 @@ describe('inspectTlsCertificate (GET /api/v1/ssl/{domain}) through the test DNS 
     expect(err).toMatchObject({ status: 400, code: 'INVALID_FORMAT', details: [{ field: 'domain' }] });
   });
 
-  it('a missing domain → 400 MISSING_PARAMETER', async () => {
-    const err = await failure(() => open.inspectTlsCertificate(request({ params: {} })));
+  it('a blank domain → 400 MISSING_PARAMETER', async () => {
+    const err = await failure(() => open.inspectTlsCertificate(request({ params: { domain: ' ' } })));
     expect(err).toMatchObject({ status: 400, code: 'MISSING_PARAMETER' });
   });
 });

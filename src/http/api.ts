@@ -1,0 +1,178 @@
+// The API middleware: openapi-backend's handleRequest with every status decision in one of its named hooks (openapi.yaml).
+import type { Context as KoaContext, Middleware } from 'koa';
+import addFormats from 'ajv-formats';
+import { OpenAPIBackend, type Context, type Request } from 'openapi-backend';
+import type { KeyDirectory } from './auth.js';
+import { ApiError } from '../errors.js';
+import { readJsonBody } from './json-body.js';
+import type { Limiter } from '../accounts/limits.js';
+import { PrecompiledRouter } from './openapi-router.js';
+import { validationError } from './request-validation.js';
+import type { ApiState } from './state.js';
+import type { Handlers, Reply } from '../operations/types.js';
+
+export interface ResponseCheck {
+  /** Returns a description of the mismatch, or null when the response honours the contract. */
+  check(operationId: string, status: number, body: unknown): string | null;
+}
+
+export interface ApiDeps {
+  document: Record<string, any>;
+  handlers: Handlers;
+  keys: Pick<KeyDirectory, 'authenticate'>;
+  limiter: Pick<Limiter, 'consume'>;
+  /** True once shutdown has begun: new requests get 503. */
+  draining: () => boolean;
+  /** VALIDATE_RESPONSES=true: check every response against openapi.yaml (off the hot path otherwise). */
+  responseCheck?: ResponseCheck;
+  /** Keep openapi-backend's stock router: only for the benchmark row that shows what the precompiled one gains. */
+  stockRouter?: boolean;
+}
+
+/** RFC 9110 §11.6.1: a 401 names how to authenticate; the API key is a header, named in openapi.yaml's ApiKey scheme. */
+export const WWW_AUTHENTICATE = 'ApiKey header="X-Api-Key"';
+
+/** The request handed to openapi-backend: Koa's parsed query is read only when the operation declares query parameters. */
+class KoaRequest implements Request {
+  body: unknown = undefined;
+  constructor(private readonly ctx: KoaContext) {}
+  get method(): string {
+    // HEAD is GET without a body (RFC 9110 §9.3.2): Koa leaves the body out.
+    return this.ctx.method === 'HEAD' ? 'GET' : this.ctx.method;
+  }
+  get path(): string {
+    return this.ctx.path;
+  }
+  get headers(): Request['headers'] {
+    return this.ctx.req.headers as Request['headers'];
+  }
+  get query(): Record<string, string | string[]> {
+    return this.ctx.query as Record<string, string | string[]>;
+  }
+  get ip(): string {
+    return this.ctx.req.socket.remoteAddress ?? '';
+  }
+}
+
+/** Operations marked `x-counted: false` in openapi.yaml are not counted against the key's limits (GET /api/v1/usage). */
+export function uncountedOperations(document: Record<string, any>): Set<string> {
+  const out = new Set<string>();
+  for (const item of Object.values<any>(document.paths ?? {})) {
+    for (const op of Object.values<any>(item)) if (op?.operationId && op['x-counted'] === false) out.add(op.operationId);
+  }
+  return out;
+}
+
+/**
+ * The document without the operations of the System tag (/healthz, /metrics, /openapi.json...): openapi.yaml describes
+ * them, but @koa/router serves them (system-routes.ts); they are never API operations.
+ */
+export function apiDocument(document: Record<string, any>): Record<string, any> {
+  const copy = structuredClone(document);
+  for (const [path, item] of Object.entries<any>(copy.paths ?? {})) {
+    for (const [method, op] of Object.entries<any>(item)) if (op?.tags?.includes('System')) delete item[method];
+    if (!Object.values<any>(item).some((op) => op?.operationId)) delete copy.paths[path];
+  }
+  return copy;
+}
+
+/**
+ * openapi-backend in quick mode: its definition check uses the OpenAPI 3.0 meta-schema and would reject 3.1 (redocly
+ * lint checks the document instead). Its Ajv is draft-07 without ajv-formats: the formats are added here.
+ */
+export function createApi(deps: ApiDeps): { middleware: Middleware; api: OpenAPIBackend } {
+  const api = new OpenAPIBackend({
+    definition: apiDocument(deps.document) as any,
+    quick: true,
+    strict: true,
+    // Errors carry their schema, so a refusal can use the contract's own wording (x-invalid-message, openapi.yaml).
+    ajvOpts: { verbose: true },
+    customizeAjv: (ajv) => {
+      addFormats.default(ajv as any);
+      return ajv;
+    },
+  });
+  // In quick mode init() runs to its end synchronously (nothing in it awaits): the app can be built without a promise.
+  void api.init().catch(() => undefined);
+  if (!api.initialized) throw new Error('openapi-backend could not load openapi.yaml');
+  const router = new PrecompiledRouter({ definition: api.definition });
+  if (!deps.stockRouter) {
+    api.router = router;
+    api.validator.router = router;
+  }
+  // Quick mode compiles a validator on an operation's first request (about a second each on a busy host): at start instead.
+  for (const op of api.getOperations()) api.validator.getRequestValidatorsForOperation(op.operationId!);
+  const uncounted = uncountedOperations(deps.document);
+  const state = (ctx: KoaContext) => ctx.state as ApiState;
+
+  api.registerSecurityHandler('ApiKey', async (c: Context, ctx: KoaContext) => {
+    state(ctx).phase = 'auth';
+    const key = await deps.keys.authenticate(c.request.headers['x-api-key']);
+    state(ctx).keyId = key.id;
+    return key;
+  });
+
+  api.register({
+    preRoutingHandler: () => {
+      if (deps.draining()) throw new ApiError(503, 'SERVICE_UNAVAILABLE', 'server is shutting down', { headers: { 'Retry-After': '5' } });
+    },
+    notFound: () => {
+      throw new ApiError(404, 'RESOURCE_NOT_FOUND', 'no endpoint at this path');
+    },
+    methodNotAllowed: (_c: Context, ctx: KoaContext) => {
+      throw new ApiError(405, 'METHOD_NOT_ALLOWED', `method ${ctx.method} is not allowed on this path`, {
+        headers: { Allow: router.allowedMethods(ctx.path).join(', ') },
+      });
+    },
+    postRoutingHandler: (c: Context, ctx: KoaContext) => {
+      if (!c.operation) return;
+      state(ctx).operationId = c.operation.operationId!;
+      state(ctx).route = c.operation.path;
+    },
+    /** Limits count after authentication and before validation: a malformed request of a known key counts. */
+    postSecurityHandler: async (c: Context, ctx: KoaContext) => {
+      if (!c.security?.authorized) return; // unauthorizedHandler answers
+      const operationId = c.operation.operationId!;
+      if (!uncounted.has(operationId)) {
+        state(ctx).phase = 'limits';
+        state(ctx).limitHeaders = (await deps.limiter.consume(c.security.ApiKey)).headers;
+      }
+      state(ctx).phase = 'request-validation';
+      if (!c.operation.requestBody) return;
+      const body = await readJsonBody(ctx);
+      // The validator parses the original request again; the handler reads the context's parsed copy.
+      state(ctx).request!.body = body;
+      c.request.requestBody = body;
+    },
+    unauthorizedHandler: (c: Context) => {
+      const err = (c.security?.ApiKey as { error?: unknown } | undefined)?.error;
+      if (err instanceof ApiError && err.status === 401) {
+        throw new ApiError(401, err.code, err.message, { details: err.details, headers: { ...err.headers, 'WWW-Authenticate': WWW_AUTHENTICATE } });
+      }
+      throw err ?? new ApiError(401, 'UNAUTHORIZED', 'the X-Api-Key header is missing', { headers: { 'WWW-Authenticate': WWW_AUTHENTICATE } });
+    },
+    validationFail: (c: Context) => {
+      throw validationError(c.validation.errors ?? []);
+    },
+    preOperationHandler: (_c: Context, ctx: KoaContext) => {
+      state(ctx).phase = 'handler';
+    },
+    postResponseHandler: (c: Context, ctx: KoaContext): Reply => {
+      const reply = c.response as Reply;
+      if (deps.responseCheck) {
+        state(ctx).phase = 'response-validation';
+        const problem = deps.responseCheck.check(c.operation.operationId!, reply.status, reply.body);
+        if (problem) throw new Error(`response does not honour the contract: ${problem}`);
+      }
+      return reply;
+    },
+    ...(deps.handlers as unknown as Record<string, (c: Context, ...rest: unknown[]) => unknown>),
+  });
+
+  const middleware: Middleware = async (ctx) => {
+    const request = new KoaRequest(ctx);
+    state(ctx).request = request;
+    state(ctx).reply = (await api.handleRequest(request, ctx)) as Reply;
+  };
+  return { middleware, api };
+}

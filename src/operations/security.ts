@@ -1,0 +1,40 @@
+// Security operations (openapi.yaml tag Security): password strength with a k-anonymity breach check, card numbers (ISO/IEC 7812).
+import type { BinTable } from '../adapters/bin-table.js';
+import type { StrengthEstimator } from '../adapters/password-pool.js';
+import type { RangeClient } from '../adapters/range-client.js';
+import { validateCard } from '../domain/card.js';
+import { breachCountFor, mergeBreach, sha1Parts } from '../domain/password.js';
+import { invalidFormat } from '../errors.js';
+import type { OperationHandler } from './types.js';
+
+export interface SecurityDeps {
+  estimator: StrengthEstimator;
+  ranges: RangeClient;
+  bin: BinTable;
+}
+
+/** Never carries the submitted value: card numbers are not echoed anywhere. */
+const CARD_RULE = 'must be a string of at most 64 characters containing digits';
+
+export function createSecurityOperations(deps: SecurityDeps): {
+  checkPasswordStrength: OperationHandler<'checkPasswordStrength'>;
+  validateCard: OperationHandler<'validateCard'>;
+} {
+  return {
+    /** The validator guarantees a non-empty string; the value is never echoed, logged or stored. */
+    async checkPasswordStrength({ request }) {
+      const { password } = request.requestBody;
+      const { prefix, suffix } = sha1Parts(password);
+      // Both run at once; if either fails the request fails (never a silent "not breached").
+      const [strength, range] = await Promise.all([deps.estimator.estimate(password), deps.ranges.range(prefix)]);
+      return { status: 200, body: mergeBreach(strength, breachCountFor(range, suffix)) };
+    },
+
+    /** The validator guarantees a string of at most 64 characters. */
+    validateCard({ request }) {
+      const result = validateCard(request.requestBody.cardNumber, deps.bin);
+      if (!result) throw invalidFormat('cardNumber', CARD_RULE);
+      return { status: 200, body: result };
+    },
+  };
+}

@@ -1,0 +1,106 @@
+// The precompiled router against openapi-backend's stock OpenAPIRouter over openapi.yaml: same operation, or same 404/405.
+import { OpenAPIBackend, OpenAPIRouter, type Request } from 'openapi-backend';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ApiError } from '../../src/errors.js';
+import { PrecompiledRouter } from '../../src/http/openapi-router.js';
+import { loadSpec } from '../../src/http/spec.js';
+
+let stock: OpenAPIRouter;
+let fast: PrecompiledRouter;
+
+beforeAll(async () => {
+  const api = new OpenAPIBackend({ definition: structuredClone((await loadSpec()).document) as any, quick: true, validate: false });
+  await api.init();
+  stock = new OpenAPIRouter({ definition: api.definition });
+  fast = new PrecompiledRouter({ definition: api.definition });
+});
+
+const req = (method: string, path: string, query: Record<string, string | string[]> = {}): Request => ({ method, path, headers: {}, query });
+
+function outcome(router: OpenAPIRouter, method: string, path: string): string {
+  try {
+    return router.matchOperation(req(method, path), true).operationId!;
+  } catch (err) {
+    return (err as Error).message.slice(0, 3);
+  }
+}
+
+const PATHS = [
+  '/api/v1/iban/DE89370400440532013000',
+  '/api/v1/iban/DE89%203704%200044%200532%2013%2000',
+  '/api/v1/bic/DEUTDEFF',
+  '/api/v1/bic/DEUTDEFF/',
+  '/api/v1/bic/DEU%2FTDEFF',
+  '/api/v1/bic/',
+  '/api/v1/bic',
+  '/api/v1/dns/example.com',
+  '/api/v1/dns/b%C3%BCcher.de',
+  '/api/v1/ssl/example.com',
+  '/api/v1/ssl/example.com/extra',
+  '/api/v1/ip/81.2.69.142',
+  '/api/v1/ip/2001%3Adb8%3A%3A1',
+  '/api/v1/ip',
+  '/api/v1/ip/',
+  '/api/v1/email',
+  '/api/v1/usage',
+  '/api/v1/password/strength',
+  '/api/v1/creditcard/validate',
+  '/api/v1/creditcard/4111111111111111',
+  '/api/v1/nothing-here',
+  '/api/v1',
+  '/api',
+  '/',
+  '/healthz',
+  '/API/V1/BIC/DEUTDEFF',
+  '/api/v1/bic/.',
+  '/api/v1/bic/a.b(c)*',
+];
+const METHODS = ['get', 'post', 'put', 'delete', 'patch', 'options'];
+
+describe('precompiled router', () => {
+  it.each(PATHS.flatMap((p) => METHODS.map((m) => [m, p] as const)))('%s %s: same operation or the same 404/405', (method, path) => {
+    expect(outcome(fast, method, path)).toBe(outcome(stock, method, path));
+  });
+
+  it.each(PATHS)('GET %s: the same decoded path parameters', (path) => {
+    const a = req('get', path);
+    const b = req('get', path);
+    let expected: unknown;
+    try {
+      expected = stock.parseRequest(b, stock.matchOperation(b, true)).params;
+    } catch {
+      return; // no route: compared above
+    }
+    expect(fast.parseRequest(a, fast.matchOperation(a, true)).params).toEqual(expected);
+  });
+
+  it('ignores only one trailing slash, as openapi.yaml says (the stock router strips them all)', () => {
+    expect(outcome(stock, 'get', '/api/v1/bic/DEUTDEFF//')).toBe('validateBic');
+    expect(outcome(fast, 'get', '/api/v1/bic/DEUTDEFF//')).toBe('404');
+  });
+
+  it('answers broken percent-encoding in a path value with 400 INVALID_FORMAT (the stock router throws a URIError)', () => {
+    const r = req('get', '/api/v1/bic/%E0%A4%A');
+    expect(() => fast.parseRequest(r, fast.matchOperation(r, true))).toThrow(ApiError);
+    expect(() => stock.parseRequest(r, stock.matchOperation(r, true))).toThrow(URIError);
+  });
+
+  it('keeps only the declared query parameters and refuses a repeated one', () => {
+    const r = req('get', '/api/v1/dns/example.com', { type: 'MX', other: 'x' });
+    expect(fast.parseRequest(r, fast.matchOperation(r, true)).query).toEqual({ type: 'MX' });
+    const repeated = req('get', '/api/v1/email', { address: ['a@b.de', 'c@d.de'] });
+    expect(() => fast.parseRequest(repeated, fast.matchOperation(repeated, true))).toThrow(/must be given once/);
+  });
+
+  it('lists the methods of a path for Allow, HEAD beside GET', () => {
+    expect(fast.allowedMethods('/api/v1/bic/DEUTDEFF')).toEqual(['GET', 'HEAD']);
+    expect(fast.allowedMethods('/api/v1/password/strength')).toEqual(['POST']);
+    expect(fast.allowedMethods('/nowhere')).toEqual([]);
+  });
+
+  it('parses a request once per operation: the validator gets the same parameters without matching again', () => {
+    const r = req('get', '/api/v1/ip/81.2.69.142');
+    const op = fast.matchOperation(r, true);
+    expect(fast.parseRequest(r, op).params).toBe(fast.parseRequest(r, op).params);
+  });
+});
