@@ -11,7 +11,7 @@ import { createLimiter } from './http/rate-limiter.js';
 import { createUsageOperations } from './operations/usage.js';
 import type { AppDeps } from './app.js';
 import { ConfigError, type Config } from './config.js';
-import { KeyDirectory } from './http/auth.js';
+import { KeyDirectory } from './accounts/key-directory.js';
 import type { DocsPage } from './http/system-routes.js';
 import { createContractValidator } from './http/contract-validator.js';
 import { unlimited, type Limiter } from './http/limits.js';
@@ -96,6 +96,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
   const keys = new KeyDirectory({ store: keyStore, onError: (err) => logger.warn({ err: String(err) }, 'key store unreachable') });
   await keys.refresh();
   keys.start();
+  metrics.addCache('api_keys', () => keys.stats());
 
   const limiter =
     opts.limiter ??

@@ -1,7 +1,7 @@
 // Request dispatch: route -> auth -> limits -> body -> validation -> handler -> one write step (openapi-backend's hook order).
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { KeyDirectory } from './auth.js';
+import type { KeyDirectory } from '../accounts/key-directory.js';
 import { readJsonBody } from './body.js';
 import { ApiError, asApiError, errorReply, type ErrorPhase } from './errors.js';
 import type { Limiter } from './limits.js';
@@ -87,7 +87,7 @@ export function createDispatch(deps: DispatchDeps) {
       route = op.template;
 
       phase = 'auth';
-      const key = keys.authenticate(req.headers['x-api-key']);
+      const key = await keys.authenticate(req.headers['x-api-key']);
       keyId = key.id;
 
       phase = 'limits';
