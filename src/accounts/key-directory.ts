@@ -115,7 +115,7 @@ export class KeyDirectory {
     this.timer = null;
   }
 
-  /** Cache counters for /metrics: answers from a cache, store lookups, entries held. */
+  /** Cache counters for /metrics: answers without a store lookup of their own, store lookups, entries held. */
   stats(): { hits: number; misses: number; size: number } {
     return { ...this.counts, size: this.known.size + this.unknown.size };
   }
@@ -135,7 +135,6 @@ export class KeyDirectory {
         this.counts.hits++;
         throw forbidden();
       }
-      this.counts.misses++;
       record = (await this.lookup(hash)) ?? undefined;
       if (record === undefined) throw forbidden();
     } else {
@@ -149,7 +148,11 @@ export class KeyDirectory {
   /** One store lookup per hash at a time; its answer is cached unless the feed named the key meanwhile. */
   private lookup(hash: string): Promise<KeyRecord | null> {
     const inFlight = this.pending.get(hash);
-    if (inFlight) return inFlight.promise;
+    if (inFlight) {
+      this.counts.hits++; // answered by another request's lookup
+      return inFlight.promise;
+    }
+    this.counts.misses++;
     const entry: Lookup = { promise: Promise.resolve(null), stale: false };
     const settle = () => {
       if (this.pending.get(hash) === entry) this.pending.delete(hash);
