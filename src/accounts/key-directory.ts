@@ -40,11 +40,12 @@ export class KeyDirectory {
   private readonly known: LRUCache<string, KeyRecord>;
   private readonly unknown: LRUCache<string, true>;
   /**
-   * Presented keys the store holds -> their hash, so a repeat caller skips the SHA-256 (a measured 2-3% of a
-   * request). A pure memo (a key's hash never changes, so no change can make it wrong); only keys found in the
-   * store enter it, so an attacker cannot fill it; bounded.
+   * Presented key -> its hash, so a repeat caller skips the SHA-256 (a measured 2-3% of a request). A pure memo
+   * (a key's hash never changes, so no change can make it wrong), bounded; keys the store holds and keys it does
+   * not are memoised apart, so a flood of unknown keys cannot push the known ones out.
    */
   private readonly recent: LRUCache<string, string>;
+  private readonly recentUnknown: LRUCache<string, string>;
   private readonly pending = new Map<string, Lookup>();
   private cursor: string | null = null;
   private timer: NodeJS.Timeout | null = null;
@@ -59,6 +60,7 @@ export class KeyDirectory {
     this.known = new LRUCache({ max: opts.maxKnown ?? 50_000 });
     this.unknown = new LRUCache({ max: opts.maxUnknown ?? 10_000 });
     this.recent = new LRUCache({ max: opts.maxKnown ?? 50_000 });
+    this.recentUnknown = new LRUCache({ max: opts.maxUnknown ?? 10_000 });
   }
 
   /** Read the change feed now (the timer does it every refreshMs). */
@@ -127,20 +129,24 @@ export class KeyDirectory {
       throw new ApiError(401, 'UNAUTHORIZED', 'the X-Api-Key header is missing');
     }
     if (presented.length > MAX_KEY_LENGTH) throw forbidden();
-    const memo = this.recent.get(presented);
+    const memo = this.recent.get(presented) ?? this.recentUnknown.get(presented);
     const hash = memo ?? hashKey(presented);
     let record = this.known.get(hash);
     if (record === undefined) {
       if (this.unknown.get(hash) !== undefined) {
         this.counts.hits++;
+        if (memo === undefined) this.recentUnknown.set(presented, hash);
         throw forbidden();
       }
       record = (await this.lookup(hash)) ?? undefined;
-      if (record === undefined) throw forbidden();
+      if (record === undefined) {
+        this.recentUnknown.set(presented, hash);
+        throw forbidden();
+      }
     } else {
       this.counts.hits++;
     }
-    if (memo === undefined) this.recent.set(presented, hash);
+    if (!this.recent.has(presented)) this.recent.set(presented, hash);
     if (record.status !== 'active') throw forbidden();
     return record;
   }
