@@ -123,6 +123,16 @@ async function load(pool: Pool, seconds: number, keyOf: () => string): Promise<{
   return { n: times.length, statuses, max: round(times.at(-1) ?? NaN), p99: round(times[Math.floor(times.length * 0.99)]), mean: round(times.reduce((a, b) => a + b, 0) / times.length, 2) };
 }
 
+/**
+ * The server's largest event-loop delay since the previous call, ms: prom-client's nodejs_eventloop_lag_max_seconds
+ * (monitorEventLoopDelay, 10 ms resolution, reset at every scrape). It excludes the load generator's own delays.
+ */
+async function eventLoopMaxMs(pool: Pool): Promise<number> {
+  const res = await pool.request({ method: 'GET', path: '/metrics' });
+  const text = await res.body.text();
+  return round(Number(/^nodejs_eventloop_lag_max_seconds (\S+)/m.exec(text)?.[1] ?? NaN) * 1000);
+}
+
 /** The built CLI against the same DATA_DIR. */
 const cli = (dataDir: string, ...args: string[]) => run(process.execPath, [join(ROOT, 'dist/src/cli/keys.js'), ...args], { env: { PATH: process.env.PATH, DATA_DIR: dataDir } });
 
@@ -207,7 +217,9 @@ async function main(): Promise<void> {
   const { dir, key, victim } = full;
 
   // The same load without CLI changes first: on a shared machine its maximum latency is the floor to compare with.
+  await eventLoopMaxMs(pool);
   const reference = await load(pool, LOAD_S, () => key);
+  const referenceLoopMs = await eventLoopMaxMs(pool);
   // Steady load; meanwhile 5 creates and 1 revoke through the CLI, one after the other.
   const steady = load(pool, LOAD_S, () => key);
   await new Promise((r) => setTimeout(r, 2000));
@@ -220,6 +232,7 @@ async function main(): Promise<void> {
   await cli(dir, 'revoke', victim.id);
   const revokedRefusedMs = await until(pool, victim.key, 403);
   const during = await steady;
+  const duringLoopMs = await eventLoopMaxMs(pool);
 
   // Cost per request: server CPU seconds over the requests answered; the three kinds alternate in rounds (the
   // machine's load drifts), and each reports its median round.
@@ -260,8 +273,8 @@ async function main(): Promise<void> {
     keys: KEYS,
     startup: { ...startup, rssDeltaMbMedians: round(startup.seeded.rssMbMedian - startup.empty.rssMbMedian) },
     directoryAlone: directory,
-    sameLoadWithoutChanges: { requests: reference.n, statuses: reference.statuses, maxLatencyMs: reference.max, p99Ms: reference.p99 },
-    duringCliChanges: { loadS: LOAD_S, requests: during.n, statuses: during.statuses, maxLatencyMs: during.max, p99Ms: during.p99, newKeyUsableMs, revokedRefusedMs },
+    sameLoadWithoutChanges: { requests: reference.n, statuses: reference.statuses, maxLatencyMs: reference.max, p99Ms: reference.p99, eventLoopDelayMaxMs: referenceLoopMs },
+    duringCliChanges: { loadS: LOAD_S, requests: during.n, statuses: during.statuses, maxLatencyMs: during.max, p99Ms: during.p99, eventLoopDelayMaxMs: duringLoopMs, newKeyUsableMs, revokedRefusedMs },
     cost,
     rssAfterAllMb: rssAfter,
     targets: { firstAnswerS: '< 3', rssDeltaMb: '<= 100', maxLatencyMs: '< 100', newKeyUsableMs: '< 1000', revokedRefusedMs: '< 1000' },
