@@ -1052,7 +1052,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorInfo"];
             };
         };
-        /** @description The server is shutting down or a data set is still loading. */
+        /** @description The server is shutting down, a data set is still loading, or the key store cannot be reached to check the key. */
         ServiceUnavailable: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -10,7 +10,7 @@ import { createSqliteKeyStore, openDatabase } from './adapters/sqlite-key-store.
 import { createLimiter } from './accounts/limiter.js';
 import type { AppDeps } from './app.js';
 import { ConfigError, type Config } from './config.js';
-import { KeyDirectory } from './http/auth.js';
+import { KeyDirectory } from './accounts/key-directory.js';
 import { loadDocsPage, type DocsPage } from './adapters/docs-page.js';
 import { createContractValidator } from './http/contract-validator.js';
 import { unlimited, type Limiter } from './accounts/limits.js';
@@ -101,6 +101,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
   const keys = new KeyDirectory({ store: keyStore, onError: (err) => logger.warn({ err: String(err) }, 'key store unreachable') });
   await keys.refresh();
   keys.start();
+  metrics.addCache('api_keys', () => keys.stats());
 
   const limiter =
     opts.limiter ??

@@ -17,7 +17,7 @@ import { availableParallelism } from 'node:os';
 async function ensureFirstKey(config: Readonly<Config>): Promise<void> {
   const store = await openKeyStore(config);
   try {
-    if ((await store.list()).length > 0) return;
+    if (!(await store.isEmpty())) return;
     const { record, key } = await store.create({ name: 'default' });
     const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
     // precision: on stderr, the terminal's stream; stdout is the JSON log stream (collected, shipped, kept).

@@ -22,19 +22,38 @@ export interface NewKey extends Partial<KeyLimits> {
   name: string;
 }
 
+/**
+ * What changed in the store since a cursor (the change feed, docs/keys.md). `hashes` are the key hashes
+ * whose records changed (created, status, limits), oldest first. `reset` means the changes since the
+ * cursor cannot be listed (too many, pruned, a store that started afresh, a writer that does not record
+ * them): a cache must forget everything it holds. The first call (cursor null) always resets.
+ */
+export interface KeyChanges {
+  cursor: string;
+  hashes: string[];
+  reset: boolean;
+}
+
 export interface KeyStore {
   create(input: NewKey): Promise<{ record: KeyRecord; key: string }>;
+  /** All of them or none (one transaction); in the order given. */
+  createMany(inputs: readonly NewKey[]): Promise<Array<{ record: KeyRecord; key: string }>>;
+  /** Every key: for the CLI only, never the request path. */
   list(): Promise<KeyRecord[]>;
   get(id: string): Promise<KeyRecord | null>;
+  /** The key whose SHA-256 is `hash`: one indexed lookup (SQLite) or one round trip (Redis). */
+  findByHash(hash: string): Promise<KeyRecord | null>;
+  /** True when the store holds no key at all (start-up creates the first one). */
+  isEmpty(): Promise<boolean>;
   setStatus(id: string, status: KeyStatus): Promise<boolean>;
   updateLimits(id: string, limits: Partial<KeyLimits>): Promise<boolean>;
-  /**
-   * A token that changes whenever any key changes (here or in another process),
-   * so a cache can reload only when needed.
-   */
-  version(): Promise<string>;
+  /** The change feed: key hashes changed after `cursor` (here or in another process). */
+  changes(cursor: string | null): Promise<KeyChanges>;
   close(): Promise<void>;
 }
+
+/** At most this many hashes per changes() answer: beyond it a cache is cheaper to clear than to walk. */
+export const MAX_LISTED_CHANGES = 1000;
 
 /** SHA-256 of the key, hex: the only form in which a key is stored or compared. */
 export function hashKey(key: string): string {

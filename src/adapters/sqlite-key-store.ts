@@ -1,10 +1,12 @@
-// Embedded key store on SQLite (WAL) under DATA_DIR; the CLI and every local server share the file.
+// Embedded key store on SQLite (WAL) under DATA_DIR, with its change feed; the CLI and every local server share the file.
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { ConfigError } from '../config.js';
 import { ensureDirectorySync, ensurePrivateFileSync } from './startup-files.js';
 import {
+  MAX_LISTED_CHANGES,
   newKeyRecord,
+  type KeyChanges,
   type KeyLimits,
   type KeyRecord,
   type KeyStatus,
@@ -52,39 +54,89 @@ export function openDatabase(dataDir: string): Database.Database {
   return db;
 }
 
+/**
+ * The change feed (docs/keys.md): triggers write one (seq, key hash) row per changed key in the
+ * transaction that changes it, whichever program writes (this store, an older CLI, a manual edit).
+ * `api_keys_version` is the previous version's change counter, still moved for its servers during an upgrade.
+ * Every statement is idempotent: opening a DATA_DIR of an earlier version adds what it lacks.
+ */
+const SCHEMA = `
+  CREATE TABLE IF NOT EXISTS api_keys (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    key_hash TEXT NOT NULL UNIQUE,
+    status TEXT NOT NULL CHECK (status IN ('active', 'inactive', 'revoked')),
+    per_minute INTEGER,
+    per_day INTEGER,
+    per_month INTEGER,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+  );
+  CREATE TABLE IF NOT EXISTS api_keys_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL);
+  INSERT OR IGNORE INTO api_keys_version (id, version) VALUES (1, 0);
+  CREATE TABLE IF NOT EXISTS api_key_changes (seq INTEGER PRIMARY KEY AUTOINCREMENT, key_hash TEXT NOT NULL);
+  CREATE TRIGGER IF NOT EXISTS api_keys_feed_insert AFTER INSERT ON api_keys BEGIN
+    INSERT INTO api_key_changes (key_hash) VALUES (NEW.key_hash);
+  END;
+  CREATE TRIGGER IF NOT EXISTS api_keys_feed_update AFTER UPDATE ON api_keys BEGIN
+    INSERT INTO api_key_changes (key_hash) VALUES (NEW.key_hash);
+    INSERT INTO api_key_changes (key_hash) SELECT OLD.key_hash WHERE OLD.key_hash <> NEW.key_hash;
+  END;
+  CREATE TRIGGER IF NOT EXISTS api_keys_feed_delete AFTER DELETE ON api_keys BEGIN
+    INSERT INTO api_key_changes (key_hash) VALUES (OLD.key_hash);
+  END;
+`;
+
+/** Feed rows kept: a reader further behind than this (or than MAX_LISTED_CHANGES) clears its cache instead. */
+const FEED_RETAINED = 10_000;
+
 export function createSqliteKeyStore(db: Database.Database): KeyStore {
-  db.exec(`
-    CREATE TABLE IF NOT EXISTS api_keys (
-      id TEXT PRIMARY KEY,
-      name TEXT NOT NULL,
-      key_hash TEXT NOT NULL UNIQUE,
-      status TEXT NOT NULL CHECK (status IN ('active', 'inactive', 'revoked')),
-      per_minute INTEGER,
-      per_day INTEGER,
-      per_month INTEGER,
-      created_at TEXT NOT NULL,
-      updated_at TEXT NOT NULL
-    );
-    CREATE TABLE IF NOT EXISTS api_keys_version (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL);
-    INSERT OR IGNORE INTO api_keys_version (id, version) VALUES (1, 0);
-  `);
+  // IMMEDIATE: two processes opening an old DATA_DIR at once migrate it one after the other.
+  db.transaction(() => db.exec(SCHEMA)).immediate();
   const insert = db.prepare(
     `INSERT INTO api_keys (id, name, key_hash, status, per_minute, per_day, per_month, created_at, updated_at)
      VALUES (@id, @name, @hash, 'active', @perMinute, @perDay, @perMonth, @now, @now)`,
   );
   const bump = db.prepare('UPDATE api_keys_version SET version = version + 1 WHERE id = 1');
+  const feedHead = db.prepare(
+    `SELECT (SELECT MIN(seq) FROM api_key_changes) AS lo,
+            (SELECT seq FROM sqlite_sequence WHERE name = 'api_key_changes') AS hi`,
+  );
+  const feedSince = db.prepare('SELECT key_hash FROM api_key_changes WHERE seq > ? AND seq <= ? ORDER BY seq').pluck();
+  const prune = db.prepare('DELETE FROM api_key_changes WHERE seq <= ?');
   const selectAll = db.prepare('SELECT * FROM api_keys ORDER BY created_at, id');
   const selectOne = db.prepare('SELECT * FROM api_keys WHERE id = ?');
+  const selectByHash = db.prepare('SELECT * FROM api_keys WHERE key_hash = ?');
+  const selectAny = db.prepare('SELECT EXISTS (SELECT 1 FROM api_keys)').pluck();
   const setStatus = db.prepare('UPDATE api_keys SET status = ?, updated_at = ? WHERE id = ?');
-  const selectVersion = db.prepare('SELECT version FROM api_keys_version WHERE id = 1');
+  const head = () => feedHead.get() as { lo: number | null; hi: number | null };
   const changed = <A extends unknown[]>(fn: (...a: A) => boolean) =>
     db.transaction((...a: A) => {
       const ok = fn(...a);
-      if (ok) bump.run();
+      if (ok) {
+        bump.run();
+        const hi = head().hi ?? 0;
+        if (hi > FEED_RETAINED) prune.run(hi - FEED_RETAINED);
+      }
       return ok;
     });
 
-  const doCreate = changed((rec: KeyRecord) => insert.run({ ...rec, now: rec.createdAt }).changes === 1);
+  // One read transaction: the head and the rows after the cursor come from the same snapshot.
+  const readChanges = db.transaction((cursor: string | null): KeyChanges => {
+    const { lo, hi: max } = head();
+    const hi = max ?? 0;
+    const from = cursor === null ? NaN : Number(cursor);
+    const reset: KeyChanges = { cursor: String(hi), hashes: [], reset: true };
+    // Unreadable, ahead of the file (a database replaced under us), too far behind, or behind pruned rows.
+    if (!Number.isSafeInteger(from) || from > hi || hi - from > MAX_LISTED_CHANGES) return reset;
+    if (from === hi) return { cursor: String(hi), hashes: [], reset: false };
+    if (lo === null || from < lo - 1) return reset;
+    return { cursor: String(hi), hashes: feedSince.all(from, hi) as string[], reset: false };
+  });
+  const doCreate = changed((recs: KeyRecord[]) => {
+    for (const rec of recs) insert.run({ ...rec, now: rec.createdAt });
+    return recs.length > 0;
+  });
   const doStatus = changed((id: string, status: KeyStatus) => {
     const row = selectOne.get(id) as Row | undefined;
     // A revoked key stays revoked: revocation is final.
@@ -106,9 +158,14 @@ export function createSqliteKeyStore(db: Database.Database): KeyStore {
 
   return {
     async create(input: NewKey) {
-      const { record, key } = newKeyRecord(input);
-      doCreate(record);
-      return { record, key };
+      const created = newKeyRecord(input);
+      doCreate([created.record]);
+      return created;
+    },
+    async createMany(inputs) {
+      const created = inputs.map(newKeyRecord);
+      doCreate(created.map((c) => c.record));
+      return created;
     },
     async list() {
       return (selectAll.all() as Row[]).map(toRecord);
@@ -117,14 +174,21 @@ export function createSqliteKeyStore(db: Database.Database): KeyStore {
       const row = selectOne.get(id) as Row | undefined;
       return row ? toRecord(row) : null;
     },
+    async findByHash(hash) {
+      const row = selectByHash.get(hash) as Row | undefined;
+      return row ? toRecord(row) : null;
+    },
+    async isEmpty() {
+      return selectAny.get() === 0;
+    },
     async setStatus(id, status) {
       return doStatus(id, status);
     },
     async updateLimits(id, limits) {
       return doLimits(id, limits);
     },
-    async version() {
-      return String((selectVersion.get() as { version: number }).version);
+    async changes(cursor) {
+      return readChanges(cursor);
     },
     async close() {
       if (db.open) db.close();

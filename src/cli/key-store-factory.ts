@@ -5,7 +5,10 @@ import { createSqliteKeyStore, openDatabase } from '../adapters/sqlite-key-store
 import type { Config } from '../config.js';
 
 /** With REDIS_URL, waits until Redis answers (throws after readyTimeoutMs, default 5 s). */
-export async function openKeyStore(config: Pick<Config, 'dataDir' | 'redisUrl'>, opts: { readyTimeoutMs?: number } = {}): Promise<KeyStore> {
-  if (config.redisUrl) return openRedisKeyStore({ url: config.redisUrl, readyTimeoutMs: opts.readyTimeoutMs });
+export async function openKeyStore(
+  config: Pick<Config, 'dataDir' | 'redisUrl'>,
+  opts: { readyTimeoutMs?: number; commandTimeoutMs?: number } = {},
+): Promise<KeyStore> {
+  if (config.redisUrl) return openRedisKeyStore({ url: config.redisUrl, ...opts });
   return createSqliteKeyStore(openDatabase(config.dataDir));
 }

@@ -1,11 +1,14 @@
-// Keys CLI (OPERATIONS.md): create, list, revoke, deactivate, activate, update — against the server's own store.
+// Keys CLI (docs/keys.md): create, import, list, revoke, deactivate, activate, update — against the server's own store.
+import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
+import { parseKeyLines } from '../accounts/key-import.js';
 import type { KeyRecord, KeyStore } from '../adapters/key-store.js';
 import { ConfigError, loadConfig, MAX_LIMITS, type Config } from '../config.js';
 import { openKeyStore } from './key-store-factory.js';
 
 const USAGE = `usage: npm run keys -- <command> [options]
   create --name NAME [--per-minute N] [--per-day N] [--per-month N] [--json]
+  import FILE [--json]      JSON lines: {"name": "...", "perMinute": N, "perDay": N, "perMonth": N} (limits optional)
   list [--json]
   update ID [--per-minute N] [--per-day N] [--per-month N]
   revoke ID | deactivate ID | activate ID
@@ -63,6 +66,30 @@ export async function runKeys(argv: string[], store: KeyStore, config: Pick<Conf
       out(values.json ? JSON.stringify({ ...publicView(record), key }) : key);
       return 0;
     }
+    case 'import': {
+      // positionals[1] is the FILE here, not an ID.
+      if (!id) throw new UsageError('import needs a FILE of JSON lines');
+      if (values.name !== undefined || Object.values(limits).some((v) => v !== undefined)) {
+        throw new UsageError('import takes each name and its limits from FILE');
+      }
+      const text = await readFile(id, 'utf8').catch((err: NodeJS.ErrnoException) => {
+        throw new Error(`${id}: ${err.code === 'ENOENT' ? 'no such file' : err.message}`);
+      });
+      let inputs;
+      try {
+        inputs = parseKeyLines(text);
+      } catch (err) {
+        throw new Error(`${id}: ${(err as Error).message}; nothing imported`);
+      }
+      if (inputs.length === 0) throw new Error(`${id}: no key to import (one JSON object per line)`);
+      // One transaction: every key or none. Each key is printed once, here, in the file's order.
+      const created = await store.createMany(inputs);
+      for (let i = 0; i < created.length; i += 10_000) {
+        const lines = created.slice(i, i + 10_000).map(({ record, key }) => (values.json ? JSON.stringify({ ...publicView(record), key }) : key));
+        out(lines.join('\n'));
+      }
+      return 0;
+    }
     case 'list': {
       const keys = (await store.list()).map(publicView);
       if (values.json) return out(JSON.stringify(keys)), 0;
@@ -112,7 +139,8 @@ async function main(): Promise<void> {
   }
   let store: KeyStore;
   try {
-    store = await openKeyStore(config);
+    // A bulk import is one Redis script: give it longer than a request's command timeout.
+    store = await openKeyStore(config, { commandTimeoutMs: 120_000 });
   } catch (err) {
     const why = err instanceof ConfigError ? err.message : `${config.redisUrl ? 'REDIS_URL' : 'DATA_DIR'}: ${(err as Error).message}`;
     process.stderr.write(`keys: cannot open the key store: ${why}\n`);

@@ -2,7 +2,7 @@
 import type { Context as KoaContext, Middleware } from 'koa';
 import addFormats from 'ajv-formats';
 import { OpenAPIBackend, type Context, type Request } from 'openapi-backend';
-import type { KeyDirectory } from './auth.js';
+import type { KeyDirectory } from '../accounts/key-directory.js';
 import { ApiError } from '../errors.js';
 import { readJsonBody } from './json-body.js';
 import type { Limiter } from '../accounts/limits.js';

@@ -1,6 +1,6 @@
 // The keys CLI, run as a real process against the store a running server uses.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -145,6 +145,73 @@ describe('npm run keys', { timeout: 60_000 }, () => {
     expect(code).toBe(1);
     expect(stdout).toBe('');
     expect(stderr.trim().split('\n')).toEqual([expect.stringMatching(/^keys: cannot open the key store: DATA_DIR: \/dev\/null\/store: a part of the path is not a directory$/)]);
+  });
+
+  describe('import FILE', () => {
+    const file = (name: string, lines: string[]) => {
+      const path = join(dataDir, name);
+      writeFileSync(path, lines.join('\n'));
+      return path;
+    };
+    const listed = async () => JSON.parse((await keys('list', '--json')).stdout) as Array<{ name: string; perMinute: number | null; perDay: number | null; perMonth: number | null }>;
+
+    it('creates every key of the JSON lines, prints each key once in order, and the server accepts them within a second', async () => {
+      const path = file('people.jsonl', [
+        '{"name": "imp-one"}',
+        '',
+        '{"name": "imp-two", "perMinute": 5, "perDay": 100, "perMonth": 1000}',
+        '{"name": "imp-three", "perDay": null}\r',
+      ]);
+      const res = await keys('import', path);
+      expect([res.code, res.stderr]).toEqual([0, '']);
+      const printed = res.stdout.trim().split('\n');
+      expect(printed).toHaveLength(3);
+      for (const key of printed) expect(key).toMatch(/^vls_[A-Za-z0-9_-]{32}$/);
+      expect(new Set(printed).size).toBe(3);
+      for (const key of printed) expect(await statusWithin(key, 200)).toBe(200);
+      const byName = new Map((await listed()).map((k) => [k.name, k]));
+      expect(byName.get('imp-two')).toMatchObject({ perMinute: 5, perDay: 100, perMonth: 1000 });
+      expect(byName.get('imp-three')).toMatchObject({ perMinute: null, perDay: null, perMonth: null });
+      expect(byName.has('imp-one')).toBe(true);
+    });
+
+    it('with --json prints one JSON object per created key (id, name, limits, key) and lists never show the keys', async () => {
+      const res = await keys('import', file('json.jsonl', ['{"name": "imp-json-a", "perDay": 7}', '{"name": "imp-json-b"}']), '--json');
+      expect(res.code).toBe(0);
+      const rows = res.stdout.trim().split('\n').map((l) => JSON.parse(l));
+      expect(rows).toEqual([
+        expect.objectContaining({ name: 'imp-json-a', perDay: 7, status: 'active', id: expect.stringMatching(/^key_/), key: expect.stringMatching(/^vls_/) }),
+        expect.objectContaining({ name: 'imp-json-b', perDay: null, key: expect.stringMatching(/^vls_/) }),
+      ]);
+      const list = (await keys('list', '--json')).stdout;
+      for (const row of rows) expect(list).not.toContain(row.key);
+    });
+
+    it.each([
+      [['{"name": "bad-a"}', '{"name": "bad-b"}', '{"name": "bad-c", "perDay": 0}'], /line 3: perDay must be a whole number from 1 to 1e12/],
+      [['{"name": "bad-d"}', '{"name": "bad-e",}'], /line 2: not valid JSON/],
+      [['{"name": "bad-f"}', '', '["bad-g"]'], /line 3: must be a JSON object/],
+      [['{"name": ""}'], /line 1: name must be a non-empty string/],
+      [['{"name": "bad-h", "perminute": 5}'], /line 1: unknown field "perminute"/],
+      [['{"name": "bad-i", "perMinute": 1000000001}'], /line 1: perMinute must be a whole number from 1 to 1e9/],
+    ])('a bad line (%j) is named with its number and nothing is created', async (lines, message) => {
+      const before = (await listed()).length;
+      const res = await keys('import', file('bad.jsonl', lines));
+      expect(res.code).toBe(1);
+      expect(res.stdout).toBe('');
+      expect(res.stderr).toMatch(message);
+      expect(res.stderr).toMatch(/nothing imported/);
+      const after = await listed();
+      expect(after.length).toBe(before);
+      expect(after.some((k) => k.name.startsWith('bad-'))).toBe(false);
+    });
+
+    it('refuses a missing FILE argument (usage, exit 2), an absent file and an empty one (exit 1)', async () => {
+      expect(await keys('import')).toMatchObject({ code: 2, stderr: expect.stringMatching(/import needs a FILE/) });
+      expect(await keys('import', join(dataDir, 'absent.jsonl'))).toMatchObject({ code: 1, stderr: expect.stringMatching(/absent\.jsonl: no such file/) });
+      expect(await keys('import', file('empty.jsonl', ['', '  ']))).toMatchObject({ code: 1, stderr: expect.stringMatching(/no key to import/) });
+      expect(await keys('import', file('named.jsonl', ['{"name": "x"}']), '--per-day', '5')).toMatchObject({ code: 2 });
+    });
   });
 
   it('exits 1 for an unknown id', async () => {

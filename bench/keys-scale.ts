@@ -1,0 +1,291 @@
+// Keys at scale (docs/adr/0012-keys-on-demand.md): 1,000,000 keys in the embedded store; start-up, memory, CLI changes under load, unknown-key cost.
+//
+//   npm run build && node --import tsx bench/keys-scale.ts [--keys 1000000] [--load-s 20]
+//
+// Not part of `make test`. Seeds the keys through the store's own createMany (one transaction), then starts
+// the built server (dist/) on an empty store and on the seeded one and reports, as JSON on stdout:
+// - start to the first authenticated answer, and RSS after a short load, for each store;
+// - during a steady load on the seeded store, 5 `keys create` and 1 `keys revoke` through the built CLI: the
+//   maximum request latency (beside that of the same load without changes, the floor on a shared machine), how
+//   long after each CLI exit the new key answered 200 / the revoked one 403;
+// - server CPU per request for a known key, one unknown key repeated, and a fresh unknown key per request.
+import { spawn, type ChildProcess, execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { randomBytes } from 'node:crypto';
+import { Pool } from 'undici';
+import { KeyDirectory } from '../src/accounts/key-directory.js';
+import { createSqliteKeyStore, openDatabase } from '../src/adapters/sqlite-key-store.js';
+import { freePort, track } from './children.js';
+import { cpuSeconds, ROOT } from './processes.js';
+import { geoDatabases } from './service-env.js';
+
+const arg = (name: string, dflt: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : dflt;
+};
+const KEYS = arg('keys', 1_000_000);
+const LOAD_S = arg('load-s', 20);
+const CONNECTIONS = 8;
+const COST_ROUNDS = 5;
+const STARTUP_ROUNDS = 3;
+const HIGH = '1000000000';
+const PATH = '/api/v1/bic/DEUTDEFF';
+const run = promisify(execFile);
+const log = (s: string) => process.stderr.write(`${s}\n`);
+const round = (n: number, d = 1) => Math.round(n * 10 ** d) / 10 ** d;
+
+if (!existsSync(join(ROOT, 'dist/src/main.js'))) throw new Error('build first: npm run build');
+
+/** A store under a fresh DATA_DIR holding `n` keys besides the bench's own (created last, high limits). */
+async function seed(n: number): Promise<{ dir: string; key: string; victim: { id: string; key: string } }> {
+  const dir = mkdtempSync(join(tmpdir(), 'vls-keys-scale-'));
+  const db = openDatabase(dir);
+  // The seed only: a larger page cache for a million random index inserts (the server keeps SQLite's default).
+  db.pragma('cache_size = -262144');
+  const store = createSqliteKeyStore(db);
+  const t0 = performance.now();
+  // One transaction for all of them, through the store's own code.
+  if (n > 0) await store.createMany(Array.from({ length: n }, (_, i) => ({ name: `customer-${i}` })));
+  if (n > 0) log(`seeded ${n} keys in ${round((performance.now() - t0) / 1000)} s`);
+  const limits = { perMinute: Number(HIGH), perDay: Number(HIGH), perMonth: Number(HIGH) };
+  const { key } = await store.create({ name: 'bench', ...limits });
+  const victim = await store.create({ name: 'to-revoke', ...limits });
+  await store.close();
+  return { dir, key, victim: { id: victim.record.id, key: victim.key } };
+}
+
+function env(dataDir: string, port: number): NodeJS.ProcessEnv {
+  const geo = geoDatabases();
+  return {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    DATA_DIR: dataDir,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    GEOIP_CITY_DB: geo.city,
+    GEOIP_ASN_DB: geo.asn,
+    RATE_LIMIT_PER_MINUTE: HIGH,
+    QUOTA_PER_DAY: HIGH,
+    QUOTA_PER_MONTH: HIGH,
+    LOG_LEVEL: 'warn',
+    WORKERS: '1',
+  };
+}
+
+const rssMb = (pid: number) => Number(/^VmRSS:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+
+/** Spawn the built server; resolve when `key` first gets a 200 (the time from spawn is the start-up figure). */
+async function start(dataDir: string, key: string): Promise<{ child: ChildProcess; pool: Pool; firstAnswerS: number }> {
+  const port = await freePort();
+  const t0 = performance.now();
+  const child = track(spawn(process.execPath, [join(ROOT, 'dist/src/main.js')], { cwd: ROOT, env: env(dataDir, port), stdio: ['ignore', 'ignore', 'inherit'] }));
+  const pool = new Pool(`http://127.0.0.1:${port}`, { connections: CONNECTIONS });
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`server exited ${child.exitCode}`);
+    const status = await status200(pool, key).catch(() => 0);
+    if (status === 200) return { child, pool, firstAnswerS: (performance.now() - t0) / 1000 };
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+async function status200(pool: Pool, key: string): Promise<number> {
+  const res = await pool.request({ method: 'GET', path: PATH, headers: { 'x-api-key': key } });
+  await res.body.dump();
+  return res.statusCode;
+}
+
+async function stop(s: { child: ChildProcess; pool: Pool }): Promise<void> {
+  await s.pool.close();
+  const exited = new Promise((r) => s.child.once('exit', r));
+  s.child.kill('SIGTERM');
+  await exited;
+}
+
+/** CONNECTIONS closed loops for `seconds`, each request with `keyOf()`; latencies in ms. */
+async function load(pool: Pool, seconds: number, keyOf: () => string): Promise<{ n: number; statuses: Record<number, number>; max: number; p99: number; mean: number }> {
+  const times: number[] = [];
+  const statuses: Record<number, number> = {};
+  const end = performance.now() + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async () => {
+      while (performance.now() < end) {
+        const t = performance.now();
+        const status = await status200(pool, keyOf());
+        times.push(performance.now() - t);
+        statuses[status] = (statuses[status] ?? 0) + 1;
+      }
+    }),
+  );
+  times.sort((a, b) => a - b);
+  return { n: times.length, statuses, max: round(times.at(-1) ?? NaN), p99: round(times[Math.floor(times.length * 0.99)]), mean: round(times.reduce((a, b) => a + b, 0) / times.length, 2) };
+}
+
+/**
+ * The server's largest event-loop delay since the previous call, ms: prom-client's nodejs_eventloop_lag_max_seconds
+ * (monitorEventLoopDelay, 10 ms resolution, reset at every scrape). It excludes the load generator's own delays.
+ */
+async function eventLoopMaxMs(pool: Pool): Promise<number> {
+  const res = await pool.request({ method: 'GET', path: '/metrics' });
+  const text = await res.body.text();
+  return round(Number(/^nodejs_eventloop_lag_max_seconds (\S+)/m.exec(text)?.[1] ?? NaN) * 1000);
+}
+
+/** The built CLI against the same DATA_DIR. */
+const cli = (dataDir: string, ...args: string[]) => run(process.execPath, [join(ROOT, 'dist/src/cli/keys.js'), ...args], { env: { PATH: process.env.PATH, DATA_DIR: dataDir } });
+
+/** Milliseconds from now until `key` answers `want` (polled every 5 ms, beside the load). */
+async function until(pool: Pool, key: string, want: number): Promise<number> {
+  const t0 = performance.now();
+  while ((await status200(pool, key)) !== want) {
+    if (performance.now() - t0 > 10_000) return Infinity;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  return round(performance.now() - t0);
+}
+
+/**
+ * The key directory alone, in this process, on the seeded store: open to first answer; then the cost of one
+ * authenticate() per kind of key (the SQLite lookups are the only synchronous store work on the request path).
+ */
+async function directoryAlone(dataDir: string, key: string) {
+  const t0 = performance.now();
+  const store = createSqliteKeyStore(openDatabase(dataDir));
+  const dir = new KeyDirectory({ store });
+  await dir.refresh();
+  await dir.authenticate(key);
+  const firstAnswerMs = round(performance.now() - t0, 2);
+  const perCall = async (n: number, keyOf: (i: number) => string) => {
+    let slowest = 0;
+    const t = performance.now();
+    for (let i = 0; i < n; i++) {
+      const c = performance.now();
+      await dir.authenticate(keyOf(i)).catch(() => undefined);
+      slowest = Math.max(slowest, performance.now() - c);
+    }
+    return { meanUs: round(((performance.now() - t) / n) * 1000, 1), maxUs: round(slowest * 1000, 0) };
+  };
+  const unknown = `vls_${randomBytes(24).toString('base64url')}`;
+  const fresh = Array.from({ length: 20_000 }, () => `vls_${randomBytes(24).toString('base64url')}`);
+  const result = {
+    firstAnswerMs,
+    knownKeyCached: await perCall(20_000, () => key),
+    unknownKeyRepeated: await perCall(20_000, () => unknown),
+    freshUnknownKeyEach: await perCall(fresh.length, (i) => fresh[i]),
+    cacheEntriesAfter: dir.stats().size,
+  };
+  await store.close();
+  return result;
+}
+
+/** Start on `dir`, first answer, RSS after 3 s of load. */
+async function startupAndRss(dir: string, key: string) {
+  const server = await start(dir, key);
+  await load(server.pool, 3, () => key);
+  return { server, result: { firstAnswerS: round(server.firstAnswerS, 2), rssMb: round(rssMb(server.child.pid!)) } };
+}
+
+async function main(): Promise<void> {
+  const empty = await seed(0);
+  const full = await seed(KEYS);
+  const directory = await directoryAlone(full.dir, full.key);
+  log(`directory alone: ${JSON.stringify(directory)}`);
+
+  // Start-up and memory, empty and seeded store alternately (the machine's load drifts): medians of the rounds.
+  const startups: Record<'empty' | 'seeded', Array<{ firstAnswerS: number; rssMb: number }>> = { empty: [], seeded: [] };
+  for (let r = 0; r < STARTUP_ROUNDS; r++) {
+    for (const [name, s] of [['empty', empty], ['seeded', full]] as const) {
+      const { server, result } = await startupAndRss(s.dir, s.key);
+      await stop(server);
+      startups[name].push(result);
+      log(`${name}: ${JSON.stringify(result)}`);
+    }
+  }
+  rmSync(empty.dir, { recursive: true, force: true });
+  const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const summary = (name: 'empty' | 'seeded') => ({
+    firstAnswerSMedian: med(startups[name].map((x) => x.firstAnswerS)),
+    rssMbMedian: med(startups[name].map((x) => x.rssMb)),
+    rounds: startups[name],
+  });
+  const startup = { empty: summary('empty'), seeded: summary('seeded') };
+
+  const { server } = await startupAndRss(full.dir, full.key);
+  const { pool, child } = server;
+  const { dir, key, victim } = full;
+
+  // The same load without CLI changes first: on a shared machine its maximum latency is the floor to compare with.
+  await eventLoopMaxMs(pool);
+  const reference = await load(pool, LOAD_S, () => key);
+  const referenceLoopMs = await eventLoopMaxMs(pool);
+  // Steady load; meanwhile 5 creates and 1 revoke through the CLI, one after the other.
+  const steady = load(pool, LOAD_S, () => key);
+  await new Promise((r) => setTimeout(r, 2000));
+  if ((await status200(pool, victim.key)) !== 200) throw new Error('the key to revoke does not answer 200');
+  const newKeyUsableMs: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const { stdout } = await cli(dir, 'create', '--name', `during-load-${i}`, '--json');
+    newKeyUsableMs.push(await until(pool, (JSON.parse(stdout) as { key: string }).key, 200));
+  }
+  await cli(dir, 'revoke', victim.id);
+  const revokedRefusedMs = await until(pool, victim.key, 403);
+  const during = await steady;
+  const duringLoopMs = await eventLoopMaxMs(pool);
+
+  // Cost per request: server CPU seconds over the requests answered; the three kinds alternate in rounds (the
+  // machine's load drifts), and each reports its median round.
+  const unknownKey = `vls_${randomBytes(24).toString('base64url')}`;
+  const kinds = [
+    ['known key', () => key],
+    ['one unknown key, repeated', () => unknownKey],
+    ['a fresh unknown key per request', () => `vls_${randomBytes(24).toString('base64url')}`],
+  ] as const;
+  const rounds: Record<string, Array<{ cpuUs: number; rps: number; meanMs: number; statuses: Record<number, number> }>> = {};
+  for (let round_ = 0; round_ < COST_ROUNDS; round_++) {
+    for (const [name, keyOf] of kinds) {
+      const c0 = cpuSeconds(child.pid!);
+      const r = await load(pool, 2, keyOf);
+      (rounds[name] ??= []).push({ cpuUs: ((cpuSeconds(child.pid!) - c0) / r.n) * 1e6, rps: r.n / 2, meanMs: r.mean, statuses: r.statuses });
+    }
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const cost = Object.fromEntries(
+    Object.entries(rounds).map(([name, rs]) => [
+      name,
+      {
+        serverCpuUsPerRequestMedian: round(median(rs.map((r) => r.cpuUs)), 0),
+        serverCpuUsPerRequestRounds: rs.map((r) => round(r.cpuUs, 0)),
+        rpsMedian: round(median(rs.map((r) => r.rps)), 0),
+        statuses: rs.reduce<Record<number, number>>((acc, r) => {
+          for (const [k, v] of Object.entries(r.statuses)) acc[Number(k)] = (acc[Number(k)] ?? 0) + v;
+          return acc;
+        }, {}),
+      },
+    ]),
+  );
+  const rssAfter = round(rssMb(child.pid!));
+  await stop(server);
+  rmSync(dir, { recursive: true, force: true });
+
+  const report = {
+    keys: KEYS,
+    startup: { ...startup, rssDeltaMbMedians: round(startup.seeded.rssMbMedian - startup.empty.rssMbMedian) },
+    directoryAlone: directory,
+    sameLoadWithoutChanges: { requests: reference.n, statuses: reference.statuses, maxLatencyMs: reference.max, p99Ms: reference.p99, eventLoopDelayMaxMs: referenceLoopMs },
+    duringCliChanges: { loadS: LOAD_S, requests: during.n, statuses: during.statuses, maxLatencyMs: during.max, p99Ms: during.p99, eventLoopDelayMaxMs: duringLoopMs, newKeyUsableMs, revokedRefusedMs },
+    cost,
+    rssAfterAllMb: rssAfter,
+    targets: { firstAnswerS: '< 3', rssDeltaMb: '<= 100', maxLatencyMs: '< 100', newKeyUsableMs: '< 1000', revokedRefusedMs: '< 1000' },
+  };
+  process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    log(`keys-scale: ${err instanceof Error ? err.stack : String(err)}`);
+    process.exit(1);
+  },
+);
