@@ -2,7 +2,7 @@
 import type { DnsResolver } from '../adapters/dns-resolver.js';
 import { maskEchoedEmail, parseEmailAddress, type EmailClassifier } from '../domain/email.js';
 import { specialUseReason } from '../domain/special-use-names.js';
-import { missingParameter } from '../errors.js';
+import { invalidFormat, missingParameter } from '../errors.js';
 import type { OperationHandler } from './types.js';
 
 export interface EmailDeps {
@@ -20,6 +20,7 @@ export function createEmailOperations(deps: EmailDeps): { validateEmail: Operati
     async validateEmail({ request }) {
       const address = request.query.address;
       if (address === undefined) throw missingParameter('address');
+      if (address === '') throw invalidFormat('address', 'must not be empty');
       const parsed = parseEmailAddress(address);
       let mxRecord = false;
       let aRecord = false;

@@ -310,9 +310,14 @@ describe('validateEmail', () => {
     expect(await validate('jane@münchen.test')).toMatchObject({ domain: 'xn--mnchen-3ya.test', aRecord: true });
   });
 
-  it.each([undefined, ''])('answers 400 MISSING_PARAMETER for address %j', async (address) => {
-    const err = await failure(validate(address));
+  it('answers 400 MISSING_PARAMETER for an absent address', async () => {
+    const err = await failure(validate(undefined));
     expect(err).toMatchObject({ status: 400, code: 'MISSING_PARAMETER', message: 'parameter address is required' });
+  });
+
+  it('answers 400 INVALID_FORMAT for an empty address: given, not absent (openapi.yaml minLength)', async () => {
+    const err = await failure(validate(''));
+    expect(err).toMatchObject({ status: 400, code: 'INVALID_FORMAT', details: [{ field: 'address' }] });
   });
 
   it('answers 502 when the DNS server never answers', async () => {

@@ -97,9 +97,9 @@ describe('lookupIp (GET /api/v1/ip/{ip})', () => {
     expect(err).toMatchObject({ status: 400, code: 'INVALID_FORMAT', details: [{ field: 'ip', message: 'not an IPv4 or IPv6 address' }] });
   });
 
-  it('a blank ip → 400 MISSING_PARAMETER', async () => {
+  it('a blank ip → 400 INVALID_FORMAT: given, not absent (issue #29)', async () => {
     const err = await failure(() => ops(false).lookupIp(request({ params: { ip: ' ' } })));
-    expect(err).toMatchObject({ status: 400, code: 'MISSING_PARAMETER' });
+    expect(err).toMatchObject({ status: 400, code: 'INVALID_FORMAT' });
   });
 
   it('databases not open yet → 503 with Retry-After', async () => {
@@ -187,8 +187,8 @@ describe('inspectTlsCertificate (GET /api/v1/ssl/{domain}) through the test DNS 
     expect(err).toMatchObject({ status: 400, code: 'INVALID_FORMAT', details: [{ field: 'domain' }] });
   });
 
-  it('a blank domain → 400 MISSING_PARAMETER', async () => {
+  it('a blank domain → 400 INVALID_FORMAT: given, not absent (issue #29)', async () => {
     const err = await failure(() => open.inspectTlsCertificate(request({ params: { domain: ' ' } })));
-    expect(err).toMatchObject({ status: 400, code: 'MISSING_PARAMETER' });
+    expect(err).toMatchObject({ status: 400, code: 'INVALID_FORMAT' });
   });
 });
