@@ -1,4 +1,4 @@
-// The requests the bench sends per endpoint (INTERFACE.md section 4), and a sanity check of each 200 body.
+// The requests the bench sends per endpoint (openapi.yaml paths), and a sanity check of each 200 body.
 import { BENCH_DOMAIN } from './fixtures.js';
 
 export interface Endpoint {

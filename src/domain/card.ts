@@ -138,7 +138,7 @@ export function leadingNumber(digits: string, n: number): number {
   return value;
 }
 
-/** Brand by prefix (INTERFACE.md 2.6). */
+/** Brand by prefix (openapi.yaml CardValidationResult.cardBrand). */
 export function cardBrand(digits: string): CardBrand {
   const first = leadingNumber(digits, 1);
   if (first < 0) return 'Unknown';

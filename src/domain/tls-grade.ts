@@ -53,7 +53,7 @@ export function protocolRank(protocol: string | null): number {
  * Weaknesses of a cipher suite as negotiated with a protocol, as human-readable reasons; empty when
  * strong. Weak = no forward secrecy (static RSA/DH/ECDH, PSK without (EC)DHE, anonymous), 3DES, RC4,
  * DES, export or NULL ciphers, or a bulk key under 128 bits. CBC is not weak by itself: below TLS 1.2 every
- * suite but RC4 is CBC, and INTERFACE.md grades an older protocol B, not C (the protocol rule says so).
+ * suite but RC4 is CBC, and the contract's grade scale (openapi.yaml TlsResult.grade) grades an older protocol B, not C (the protocol rule says so).
  */
 export function cipherWeaknesses(cipherSuite: string, protocol: string | null): string[] {
   const s = cipherSuite.toUpperCase();

@@ -60,7 +60,7 @@ describe('public test numbers', () => {
   });
 });
 
-describe('brand prefixes (INTERFACE.md 2.6)', () => {
+describe('brand prefixes (openapi.yaml cardBrand)', () => {
   it.each([
     ['4', 16, 'Visa'],
     ['4', 13, 'Visa'],

@@ -1,4 +1,4 @@
-// The error model (INTERFACE.md section 7): ApiError and adapter failures to status, code and ErrorInfo body.
+// The error model (openapi.yaml ErrorInfo and its error-code table): ApiError and adapter failures to status, code and ErrorInfo body.
 import { describe, expect, it } from 'vitest';
 import { InvalidTarget, NoSuchDomain, Overloaded, RefusedTarget, UpstreamFailure } from '../../src/adapters/failures.js';
 import { ApiError, asApiError, errorReply } from '../../src/http/errors.js';

@@ -1,4 +1,4 @@
-// TLS grading (INTERFACE.md grade scale): validity, expiry, protocol, cipher suite, key and signature.
+// TLS grading (docs/tls-grading.md; openapi.yaml's grade scale): validity, expiry, protocol, cipher suite, key and signature.
 import { describe, expect, it } from 'vitest';
 import { cipherWeaknesses, gradeTls, hasForwardSecrecy, isAead, isStrongAead, RULES, signatureAlgorithmName, type GradeInput } from '../../src/domain/tls-grade.js';
 
