@@ -84,6 +84,24 @@ describe('POST /api/v1/iban/bulk', () => {
   });
 });
 
+describe('the body limit of a bulk operation fits BULK_MAX_ITEMS maximal items', () => {
+  it('takes a body over the single operations\' 16 KiB when its items are within their schema', async () => {
+    const items = Array.from({ length: MAX }, (_, i) => `${'é'.repeat(310)}${i}@a.test`.slice(0, 320));
+    const body = JSON.stringify({ items });
+    expect(Buffer.byteLength(body)).toBeGreaterThan(16 * 1024);
+    const res = await post('/api/v1/email/bulk', items);
+    expect(res.status).toBe(200);
+    expect(res.body.results.every((r: any) => r.status === 200 && r.result.validFormat === false)).toBe(true);
+  });
+
+  it('answers 413 beyond it, naming the limit: per item 4 bytes a character of the longest input, quotes and comma, plus 1 KiB', async () => {
+    const limit = MAX * (4 * 320 + 3) + 1024;
+    const res = await post('/api/v1/email/bulk', Array(MAX).fill('x'.repeat(1400)));
+    expect(res.status).toBe(413);
+    expect(res.body.message).toBe(`request body is larger than ${limit} bytes`);
+  });
+});
+
 describe('POST /api/v1/bic/bulk', () => {
   it('answers in order with what GET /api/v1/bic/{bic} answers', async () => {
     const items = ['DEUTDEFF', '!!', 'DEUTZZFF500', 'deut de ff 500'];

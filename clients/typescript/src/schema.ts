@@ -324,7 +324,7 @@ export interface paths {
         put?: never;
         /**
          * Validate up to 1,000 IBANs in one request
-         * @description Bulk form of `validateIban`: `items` holds 1 to `BULK_MAX_ITEMS` (default 1,000) strings, each checked exactly
+         * @description Bulk form of `validateIban`: `items` holds 1 to `BULK_MAX_ITEMS` (1,000 unless the server is configured lower) strings, each checked exactly
          *     as the `Iban` path parameter of `validateIban` (1-64 letters, digits, spaces or dashes) is; `results` answers them in the same order, one element per item: `status: 200` with the
          *     result `validateIban` would give, or `status: 400` with the `code`, `message` and `details` its 400 would carry
          *     (a card number in them masked to its last four digits, as everywhere).
@@ -332,8 +332,8 @@ export interface paths {
          *     Every item counts as one request against the key's per-minute limit and daily and monthly quotas (a request
          *     of N items counts N), all or nothing, before any item is checked: when N does not fit, the whole request is
          *     refused with the usual 429 of the refusing window, and its message and `details` say how many items would fit
-         *     now. More items than `BULK_MAX_ITEMS` (or none) is a 400 `INVALID_FORMAT` naming the limit, counted as one
-         *     request. The body may be up to 259 bytes per allowed item plus 1 KiB (260024 bytes with the default),
+         *     now. More items than `BULK_MAX_ITEMS` is a 400 `INVALID_FORMAT` naming the limit, and an empty list a 400
+         *     `INVALID_FORMAT` too, each counted as one request. The body may be up to 259 bytes per allowed item plus 1 KiB (260024 bytes with the default),
          *     enough for as many items of the longest valid input, each character taking up to 4 bytes in UTF-8.
          */
         post: operations["validateIbans"];
@@ -354,7 +354,7 @@ export interface paths {
         put?: never;
         /**
          * Validate up to 1,000 BICs in one request
-         * @description Bulk form of `validateBic`: `items` holds 1 to `BULK_MAX_ITEMS` (default 1,000) strings, each checked exactly
+         * @description Bulk form of `validateBic`: `items` holds 1 to `BULK_MAX_ITEMS` (1,000 unless the server is configured lower) strings, each checked exactly
          *     as the `Bic` path parameter of `validateBic` (1-64 letters, digits, spaces or dashes) is; `results` answers them in the same order, one element per item: `status: 200` with the
          *     result `validateBic` would give, or `status: 400` with the `code`, `message` and `details` its 400 would carry
          *     (a card number in them masked to its last four digits, as everywhere).
@@ -362,8 +362,8 @@ export interface paths {
          *     Every item counts as one request against the key's per-minute limit and daily and monthly quotas (a request
          *     of N items counts N), all or nothing, before any item is checked: when N does not fit, the whole request is
          *     refused with the usual 429 of the refusing window, and its message and `details` say how many items would fit
-         *     now. More items than `BULK_MAX_ITEMS` (or none) is a 400 `INVALID_FORMAT` naming the limit, counted as one
-         *     request. The body may be up to 259 bytes per allowed item plus 1 KiB (260024 bytes with the default),
+         *     now. More items than `BULK_MAX_ITEMS` is a 400 `INVALID_FORMAT` naming the limit, and an empty list a 400
+         *     `INVALID_FORMAT` too, each counted as one request. The body may be up to 259 bytes per allowed item plus 1 KiB (260024 bytes with the default),
          *     enough for as many items of the longest valid input, each character taking up to 4 bytes in UTF-8.
          */
         post: operations["validateBics"];
@@ -384,7 +384,7 @@ export interface paths {
         put?: never;
         /**
          * Validate up to 1,000 email addresses in one request
-         * @description Bulk form of `validateEmail`: `items` holds 1 to `BULK_MAX_ITEMS` (default 1,000) strings, each checked exactly
+         * @description Bulk form of `validateEmail`: `items` holds 1 to `BULK_MAX_ITEMS` (1,000 unless the server is configured lower) strings, each checked exactly
          *     as the `address` query parameter of `validateEmail` (1-320 characters) is; `results` answers them in the same order, one element per item: `status: 200` with the
          *     result `validateEmail` would give, or `status: 400` with the `code`, `message` and `details` its 400 would carry
          *     (a card number in them masked to its last four digits, as everywhere).
@@ -395,8 +395,8 @@ export interface paths {
          *     Every item counts as one request against the key's per-minute limit and daily and monthly quotas (a request
          *     of N items counts N), all or nothing, before any item is checked: when N does not fit, the whole request is
          *     refused with the usual 429 of the refusing window, and its message and `details` say how many items would fit
-         *     now. More items than `BULK_MAX_ITEMS` (or none) is a 400 `INVALID_FORMAT` naming the limit, counted as one
-         *     request. The body may be up to 1283 bytes per allowed item plus 1 KiB (1284024 bytes with the default),
+         *     now. More items than `BULK_MAX_ITEMS` is a 400 `INVALID_FORMAT` naming the limit, and an empty list a 400
+         *     `INVALID_FORMAT` too, each counted as one request. The body may be up to 1283 bytes per allowed item plus 1 KiB (1284024 bytes with the default),
          *     enough for as many items of the longest valid input, each character taking up to 4 bytes in UTF-8.
          */
         post: operations["validateEmails"];
@@ -636,9 +636,9 @@ export interface components {
             /** @description What is wrong with it. Never holds a submitted password or a whole card number (a run of digits that passes Luhn is masked to its last four); a short non-secret value such as a record type or host name may be quoted (at most 40 characters) to say which one is wrong. */
             message: string;
         };
-        /** @description The inputs of a bulk operation, 1 to `BULK_MAX_ITEMS` (default 1,000) of them. */
+        /** @description The inputs of a bulk operation, 1 to `BULK_MAX_ITEMS` (1,000 unless the server is configured lower) of them. */
         BulkRequest: {
-            /** @description Each item is one input of the single operation, checked by its schema: an item that schema refuses gets a `status: 400` element in the results, not a refusal of the whole request. */
+            /** @description At most `BULK_MAX_ITEMS` (1,000 unless the server lowers it): more is 400 `INVALID_FORMAT` naming the limit. Each item is one input of the single operation, checked by its schema: an item that schema refuses gets a `status: 400` element in the results, not a refusal of the whole request. */
             items: string[];
         };
         /** @description An item the single operation would refuse, with the error it would answer. */
