@@ -147,7 +147,6 @@ export function createLimiter(opts: LimiterOptions): Limiter {
   const used = async (key: string): Promise<number> => (await calendar.get(key))?.consumedPoints ?? 0;
 
   async function count(key: KeyRecord, points: number): Promise<LimitOutcome> {
-    if (!Number.isSafeInteger(points) || points < 1) throw new RangeError(`points must be a positive integer, not ${points}`);
     const now = clock();
     const p = prepare(key, now);
     const { limits } = p;
@@ -180,7 +179,10 @@ export function createLimiter(opts: LimiterOptions): Limiter {
   };
 
   return {
-    consume: (key, points = 1) => count(key, points).catch(unavailable),
+    consume: (key, points = 1) =>
+      Number.isSafeInteger(points) && points >= 1
+        ? count(key, points).catch(unavailable)
+        : Promise.reject(new RangeError(`points must be a positive integer, not ${points}`)),
 
     async peek(key: KeyRecord) {
       const now = clock();
