@@ -173,6 +173,23 @@ describe('POST /api/v1/email/bulk', () => {
   });
 });
 
+describe('POST /api/v1/email/bulk when the DNS servers fail', () => {
+  it('answers the items of a failing domain with the 502 the single operation gives, the others with their verdicts', async () => {
+    dns.setMode('servfail');
+    try {
+      const res = await post('/api/v1/email/bulk', ['a@down.test', 'not-an-address', 'b@DOWN.test']);
+      expect(res.status).toBe(200);
+      const one = await single(`/api/v1/email?address=${encodeURIComponent('c@down2.test')}`);
+      expect(one).toMatchObject({ status: 502, error: { code: 'UPSTREAM_UNAVAILABLE' } });
+      expect(res.body.results[0]).toEqual(one);
+      expect(res.body.results[1]).toMatchObject({ status: 200, result: { validFormat: false } });
+      expect(res.body.results[2]).toEqual(one);
+    } finally {
+      dns.setMode('normal');
+    }
+  });
+});
+
 describe('privacy: a card number sent as an item', () => {
   const CARD = '4012888888881881';
   const printed = '4012 8888 8888 1881';
