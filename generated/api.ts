@@ -313,6 +313,99 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/iban/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Validate up to 1,000 IBANs in one request
+         * @description Bulk form of `validateIban`: `items` holds 1 to `BULK_MAX_ITEMS` (1,000 unless the server is configured lower) strings, each checked exactly
+         *     as the `Iban` path parameter of `validateIban` (1-64 letters, digits, spaces or dashes) is; `results` answers them in the same order, one element per item: `status: 200` with the
+         *     result `validateIban` would give, or `status: 400` with the `code`, `message` and `details` its 400 would carry
+         *     (a card number in them masked to its last four digits, as everywhere).
+         *
+         *     Every item counts as one request against the key's per-minute limit and daily and monthly quotas (a request
+         *     of N items counts N), all or nothing, before any item is checked: when N does not fit, the whole request is
+         *     refused with the usual 429 of the refusing window, and its message and `details` say how many items would fit
+         *     now. More items than `BULK_MAX_ITEMS` is a 400 `INVALID_FORMAT` naming the limit, and an empty list a 400
+         *     `INVALID_FORMAT` too, each counted as one request. The body may be up to 259 bytes per allowed item plus 1 KiB (260024 bytes with the default),
+         *     enough for as many items of the longest valid input, each character taking up to 4 bytes in UTF-8.
+         */
+        post: operations["validateIbans"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/bic/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Validate up to 1,000 BICs in one request
+         * @description Bulk form of `validateBic`: `items` holds 1 to `BULK_MAX_ITEMS` (1,000 unless the server is configured lower) strings, each checked exactly
+         *     as the `Bic` path parameter of `validateBic` (1-64 letters, digits, spaces or dashes) is; `results` answers them in the same order, one element per item: `status: 200` with the
+         *     result `validateBic` would give, or `status: 400` with the `code`, `message` and `details` its 400 would carry
+         *     (a card number in them masked to its last four digits, as everywhere).
+         *
+         *     Every item counts as one request against the key's per-minute limit and daily and monthly quotas (a request
+         *     of N items counts N), all or nothing, before any item is checked: when N does not fit, the whole request is
+         *     refused with the usual 429 of the refusing window, and its message and `details` say how many items would fit
+         *     now. More items than `BULK_MAX_ITEMS` is a 400 `INVALID_FORMAT` naming the limit, and an empty list a 400
+         *     `INVALID_FORMAT` too, each counted as one request. The body may be up to 259 bytes per allowed item plus 1 KiB (260024 bytes with the default),
+         *     enough for as many items of the longest valid input, each character taking up to 4 bytes in UTF-8.
+         */
+        post: operations["validateBics"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/email/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Validate up to 1,000 email addresses in one request
+         * @description Bulk form of `validateEmail`: `items` holds 1 to `BULK_MAX_ITEMS` (1,000 unless the server is configured lower) strings, each checked exactly
+         *     as the `address` query parameter of `validateEmail` (1-320 characters) is; `results` answers them in the same order, one element per item: `status: 200` with the
+         *     result `validateEmail` would give, or `status: 400` with the `code`, `message` and `details` its 400 would carry
+         *     (a card number in them masked to its last four digits, as everywhere).
+         *     Each distinct domain is looked up once per request (its MX, A and AAAA questions shared by every address at
+         *     it), with at most 16 addresses in progress at a time. A DNS failure for one domain answers that domain's
+         *     items with `status: 502` and `UPSTREAM_UNAVAILABLE`; the other items still get their verdicts.
+         *
+         *     Every item counts as one request against the key's per-minute limit and daily and monthly quotas (a request
+         *     of N items counts N), all or nothing, before any item is checked: when N does not fit, the whole request is
+         *     refused with the usual 429 of the refusing window, and its message and `details` say how many items would fit
+         *     now. More items than `BULK_MAX_ITEMS` is a 400 `INVALID_FORMAT` naming the limit, and an empty list a 400
+         *     `INVALID_FORMAT` too, each counted as one request. The body may be up to 1283 bytes per allowed item plus 1 KiB (1284024 bytes with the default),
+         *     enough for as many items of the longest valid input, each character taking up to 4 bytes in UTF-8.
+         */
+        post: operations["validateEmails"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/usage": {
         parameters: {
             query?: never;
@@ -542,6 +635,49 @@ export interface components {
             field: string;
             /** @description What is wrong with it. Never holds a submitted password or a whole card number (a run of digits that passes Luhn is masked to its last four); a short non-secret value such as a record type or host name may be quoted (at most 40 characters) to say which one is wrong. */
             message: string;
+        };
+        /** @description The inputs of a bulk operation, 1 to `BULK_MAX_ITEMS` (1,000 unless the server is configured lower) of them. */
+        BulkRequest: {
+            /** @description At most `BULK_MAX_ITEMS` (1,000 unless the server lowers it): more is 400 `INVALID_FORMAT` naming the limit. Each item is one input of the single operation, checked by its schema: an item that schema refuses gets a `status: 400` element in the results, not a refusal of the whole request. */
+            items: string[];
+        };
+        /** @description An item the single operation would refuse, with the error it would answer. */
+        BulkItemError: {
+            /**
+             * @description The status the single operation would answer (502 only for email, a DNS failure).
+             * @enum {integer}
+             */
+            status: 400 | 502;
+            error: {
+                code: components["schemas"]["ErrorInfo"]["code"];
+                /** @description As in ErrorInfo; a card number is masked to its last four digits. */
+                message: string;
+                details: components["schemas"]["FieldError"][];
+            };
+        };
+        IbanBulkResponse: {
+            /** @description One element per item, in the order of `items`. */
+            results: ({
+                /** @constant */
+                status: 200;
+                result: components["schemas"]["IbanResult"];
+            } | components["schemas"]["BulkItemError"])[];
+        };
+        BicBulkResponse: {
+            /** @description One element per item, in the order of `items`. */
+            results: ({
+                /** @constant */
+                status: 200;
+                result: components["schemas"]["BicResult"];
+            } | components["schemas"]["BulkItemError"])[];
+        };
+        EmailBulkResponse: {
+            /** @description One element per item, in the order of `items`. */
+            results: ({
+                /** @constant */
+                status: 200;
+                result: components["schemas"]["EmailValidationResult"];
+            } | components["schemas"]["BulkItemError"])[];
         };
         IbanResult: {
             /** @description The normalised IBAN (upper-case, no spaces or dashes). When the input is not a valid IBAN and holds a card number (12-19 digits passing Luhn), that number is masked to its last four digits (`*` for the others) here and in every field taken from it, as card numbers are everywhere in this service. */
@@ -1016,6 +1152,16 @@ export interface components {
                 "application/json": components["schemas"]["ErrorInfo"];
             };
         };
+        /** @description The JSON body of a bulk operation is over its limit: per allowed item (`BULK_MAX_ITEMS`) 259 bytes for IBANs and BICs, 1283 bytes for email addresses, plus 1 KiB. */
+        BulkPayloadTooLarge: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorInfo"];
+            };
+        };
         /** @description A rate limit or quota is exhausted. */
         TooManyRequests: {
             headers: {
@@ -1456,6 +1602,120 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             502: components["responses"]["BadGateway"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    validateIbans: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BulkRequest"];
+            };
+        };
+        responses: {
+            /** @description One result per item, in the order of `items`. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Quota-Daily-Remaining": components["headers"]["X-Quota-Daily-Remaining"];
+                    "X-Quota-Monthly-Remaining": components["headers"]["X-Quota-Monthly-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IbanBulkResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["BulkPayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    validateBics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BulkRequest"];
+            };
+        };
+        responses: {
+            /** @description One result per item, in the order of `items`. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Quota-Daily-Remaining": components["headers"]["X-Quota-Daily-Remaining"];
+                    "X-Quota-Monthly-Remaining": components["headers"]["X-Quota-Monthly-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BicBulkResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["BulkPayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    validateEmails: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BulkRequest"];
+            };
+        };
+        responses: {
+            /** @description One result per item, in the order of `items`. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Quota-Daily-Remaining": components["headers"]["X-Quota-Daily-Remaining"];
+                    "X-Quota-Monthly-Remaining": components["headers"]["X-Quota-Monthly-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmailBulkResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["BulkPayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

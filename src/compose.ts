@@ -36,6 +36,7 @@ import { createMailSecurity } from './adapters/mail-security.js';
 import { createAccountOperations } from './operations/account.js';
 import { createBankingOperations } from './operations/banking.js';
 import { createEmailOperations } from './operations/email.js';
+import { createBulkOperations } from './operations/bulk.js';
 import { createNetworkOperations } from './operations/network.js';
 import { createSecurityOperations } from './operations/security.js';
 import type { Handlers } from './operations/types.js';
@@ -211,6 +212,12 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
     ...createSecurityOperations({ estimator, ranges, bin }),
     ...createEmailOperations({ resolver, email, allowSpecialUse: config.allowPrivateTargets }),
     ...createAccountOperations({ limiter }),
+    ...createBulkOperations({
+      document: spec.document,
+      maxItems: config.bulkMaxItems,
+      banking: { bicOf: banks.resolveBic },
+      email: { resolver, email, allowSpecialUse: config.allowPrivateTargets },
+    }),
   } satisfies Handlers;
 
   let draining = false;
@@ -226,6 +233,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
     logger,
     metrics,
     draining: () => draining,
+    bulkMaxItems: config.bulkMaxItems,
     responseCheck: config.validateResponses ? createContractValidator(spec.document) : undefined,
     spec,
     docsPage: () => docsPage,

@@ -16,6 +16,7 @@ export interface Config {
   rateLimitPerMinute: number;
   quotaPerDay: number;
   quotaPerMonth: number;
+  bulkMaxItems: number;
   dnsServers: HostPort[] | null;
   dnsTimeoutMs: number;
   tlsInspectPort: number;
@@ -138,6 +139,7 @@ function settings(cpus: number): Setting<keyof Config>[] {
     s('rateLimitPerMinute', 'RATE_LIMIT_PER_MINUTE', 60, int(1, MAX_LIMITS.perMinute), 'per-key per-minute limit default'),
     s('quotaPerDay', 'QUOTA_PER_DAY', 5000, int(1, MAX_LIMITS.perDay), 'per-key daily quota default (UTC day)'),
     s('quotaPerMonth', 'QUOTA_PER_MONTH', 100000, int(1, MAX_LIMITS.perMonth), 'per-key monthly quota default (UTC month)'),
+    s('bulkMaxItems', 'BULK_MAX_ITEMS', 1000, int(1, 1000), 'most items in one bulk request, 1-1000 (POST /api/v1/iban/bulk, bic/bulk, email/bulk); each counts as one request'),
     s('dnsServers', 'DNS_SERVERS', null, parseHostPorts, 'comma-separated host[:port] / [ipv6]:port list (names looked up once at boot); default: the system resolvers'),
     s('dnsTimeoutMs', 'DNS_TIMEOUT_MS', 3000, int(1, 60000), 'per-query DNS timeout'),
     s('tlsInspectPort', 'TLS_INSPECT_PORT', 443, int(1, 65535), 'port certificate inspection connects to'),

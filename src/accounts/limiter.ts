@@ -68,8 +68,27 @@ interface Prepared {
   monthKey: string;
 }
 
-/** The 429 of the refusing window, Retry-After at its end. */
-function refusal(p: Prepared, c: Counts, window: Window, now: number): ApiError {
+/** How many units would fit now in every window (the counts before the refused request). */
+const unitsThatFit = (l: LimitValues, c: Counts): number =>
+  Math.min(remaining(l.perMinute, c.minute), remaining(l.perDay, c.day), remaining(l.perMonth, c.month));
+
+/**
+ * The 429 of the refusing window, Retry-After at its end. A request of several units (a bulk request, openapi.yaml
+ * `x-counted: items`) also says how many items would fit now.
+ */
+function refusal(p: Prepared, c: Counts, window: Window, now: number, points: number): ApiError {
+  const err = windowRefusal(p, c, window, now);
+  if (points === 1) return err;
+  const fit = unitsThatFit(p.limits, c);
+  const detail = `${points} items need ${points} requests of the limits; ${fit} would fit now`;
+  return new ApiError(429, err.code, `${err.message}; ${fit} of the ${points} items would fit now`, {
+    retryAfter: err.retryAfter,
+    headers: err.headers,
+    details: [{ field: 'items', message: detail }],
+  });
+}
+
+function windowRefusal(p: Prepared, c: Counts, window: Window, now: number): ApiError {
   const retryAfter =
     window === 'minute' ? Math.max(1, minuteResetS(c)) : secondsUntil(window === 'day' ? p.day.endsAt : p.month.endsAt, now, 1);
   const opts = { retryAfter, headers: { ...headersOf(p.limits, c), 'Retry-After': String(retryAfter) } };
@@ -127,7 +146,7 @@ export function createLimiter(opts: LimiterOptions): Limiter {
   const lifetime = (w: UtcWindow, now: number): CountOptions => ({ customDuration: secondsUntil(w.endsAt, now, 1) + CALENDAR_GRACE_SECONDS });
   const used = async (key: string): Promise<number> => (await calendar.get(key))?.consumedPoints ?? 0;
 
-  async function count(key: KeyRecord): Promise<LimitOutcome> {
+  async function count(key: KeyRecord, points: number): Promise<LimitOutcome> {
     const now = clock();
     const p = prepare(key, now);
     const { limits } = p;
@@ -135,17 +154,22 @@ export function createLimiter(opts: LimiterOptions): Limiter {
     const dayLife = lifetime(p.day, now);
     // One round trip to a shared store: the three counts go out together.
     const [m, d, mi] = await Promise.all([
-      calendar.consume(p.monthKey, 1, monthLife),
-      calendar.consume(p.dayKey, 1, dayLife),
-      minute.consume(p.minuteKey),
+      calendar.consume(p.monthKey, points, monthLife),
+      calendar.consume(p.dayKey, points, dayLife),
+      minute.consume(p.minuteKey, points),
     ]);
     const c = { minute: mi.consumedPoints, minuteResetMs: mi.msBeforeNext, day: d.consumedPoints, month: m.consumedPoints };
     // The exhausted window that resets last names the refusal.
     const refused: Window | null =
       c.month > limits.perMonth ? 'month' : c.day > limits.perDay ? 'day' : c.minute > limits.perMinute ? 'minute' : null;
     if (refused === null) return { headers: headersOf(limits, c) };
-    await Promise.all([calendar.reward(p.monthKey, 1, monthLife), calendar.reward(p.dayKey, 1, dayLife), minute.reward(p.minuteKey)]);
-    throw refusal(p, { minute: c.minute - 1, minuteResetMs: c.minuteResetMs, day: c.day - 1, month: c.month - 1 }, refused, now);
+    await Promise.all([
+      calendar.reward(p.monthKey, points, monthLife),
+      calendar.reward(p.dayKey, points, dayLife),
+      minute.reward(p.minuteKey, points),
+    ]);
+    const before = { minute: c.minute - points, minuteResetMs: c.minuteResetMs, day: c.day - points, month: c.month - points };
+    throw refusal(p, before, refused, now, points);
   }
 
   /** A store that failed without an insurance limiter (a cluster worker whose primary did not answer): 503. */
@@ -155,7 +179,10 @@ export function createLimiter(opts: LimiterOptions): Limiter {
   };
 
   return {
-    consume: (key) => count(key).catch(unavailable),
+    consume: (key, points = 1) =>
+      Number.isSafeInteger(points) && points >= 1
+        ? count(key, points).catch(unavailable)
+        : Promise.reject(new RangeError(`points must be a positive integer, not ${points}`)),
 
     async peek(key: KeyRecord) {
       const now = clock();

@@ -12,8 +12,10 @@ export interface Limiter {
    * Count one request for the key in the minute, day and month windows. Throws ApiError 429
    * (RATE_LIMIT_EXCEEDED, DAILY_QUOTA_EXCEEDED or QUOTA_EXCEEDED, with Retry-After) when a window is exhausted,
    * naming the exhausted window that resets last; a refused request consumes none of the windows.
+   * `points` (default 1) counts that many requests at once, all or nothing (a bulk request of N items counts N,
+   * rate-limiter-flexible's consume(key, points)); its refusal says how many would fit now.
    */
-  consume(key: KeyRecord): Promise<LimitOutcome>;
+  consume(key: KeyRecord, points?: number): Promise<LimitOutcome>;
   /** The key's usage and limit headers, counting nothing (GET /api/v1/usage). */
   peek(key: KeyRecord): Promise<LimitOutcome & { usage: UsageSnapshot }>;
   /** Whether the counters' store is reachable; false while degraded to in-memory limits. */

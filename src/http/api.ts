@@ -10,6 +10,7 @@ import { PrecompiledRouter } from './openapi-router.js';
 import { validationError } from './request-validation.js';
 import type { ApiState } from './state.js';
 import type { Handlers, Reply } from '../operations/types.js';
+import { bulkSpecs, overItemLimit, unitsOf } from '../operations/bulk-items.js';
 
 export interface ResponseCheck {
   /** Returns a description of the mismatch, or null when the response honours the contract. */
@@ -21,6 +22,8 @@ export interface ApiDeps {
   handlers: Handlers;
   keys: Pick<KeyDirectory, 'authenticate'>;
   limiter: Pick<Limiter, 'consume'>;
+  /** BULK_MAX_ITEMS: most items in one bulk request (openapi.yaml `x-counted: items`); default 1000. */
+  bulkMaxItems?: number;
   /** True once shutdown has begun: new requests get 503. */
   draining: () => boolean;
   /** VALIDATE_RESPONSES=true: check every response against openapi.yaml (off the hot path otherwise). */
@@ -103,6 +106,8 @@ export function createApi(deps: ApiDeps): { middleware: Middleware; api: OpenAPI
   // Quick mode compiles a validator on an operation's first request (about a second each on a busy host): at start instead.
   for (const op of api.getOperations()) api.validator.getRequestValidatorsForOperation(op.operationId!);
   const uncounted = uncountedOperations(deps.document);
+  const bulkMax = deps.bulkMaxItems ?? 1000;
+  const bulk = bulkSpecs(deps.document, bulkMax);
   const state = (ctx: KoaContext) => ctx.state as ApiState;
 
   api.registerSecurityHandler('ApiKey', async (c: Context, ctx: KoaContext) => {
@@ -133,13 +138,25 @@ export function createApi(deps: ApiDeps): { middleware: Middleware; api: OpenAPI
     postSecurityHandler: async (c: Context, ctx: KoaContext) => {
       if (!c.security?.authorized) return; // unauthorizedHandler answers
       const operationId = c.operation.operationId!;
+      // A bulk request counts one unit per item (openapi.yaml `x-counted: items`): its body is read first; one that
+      // cannot be read or is over BULK_MAX_ITEMS counts one, like any refused request.
+      const many = bulk.get(operationId);
+      let read: { body: unknown } | { error: unknown } | undefined;
+      if (many) {
+        state(ctx).phase = 'request-validation';
+        read = await readJsonBody(ctx, many.bodyLimit).then((body) => ({ body }), (error: unknown) => ({ error }));
+      }
       if (!uncounted.has(operationId)) {
         state(ctx).phase = 'limits';
-        state(ctx).limitHeaders = (await deps.limiter.consume(c.security.ApiKey)).headers;
+        const units = read && 'body' in read ? unitsOf(read.body, bulkMax) : 1;
+        state(ctx).limitHeaders = (await deps.limiter.consume(c.security.ApiKey, units)).headers;
       }
       state(ctx).phase = 'request-validation';
       if (!c.operation.requestBody) return;
-      const body = await readJsonBody(ctx);
+      if (read && 'error' in read) throw read.error;
+      const body = read ? read.body : await readJsonBody(ctx);
+      const over = read ? overItemLimit(body, bulkMax) : null;
+      if (over) throw over;
       // The validator parses the original request again; the handler reads the context's parsed copy.
       state(ctx).request!.body = body;
       c.request.requestBody = body;

@@ -15,9 +15,9 @@ const REPLACEMENT = '\uFFFD';
 const CODINGS: ReadonlyMap<string, string> = new Map([['identity', 'identity'], ['gzip', 'gzip'], ['x-gzip', 'gzip'], ['deflate', 'deflate'], ['br', 'br']]);
 
 /** koa-body's refusals (raw-body's 413, zlib's stream errors, JSON errors) as the ErrorInfo answers of openapi.yaml. */
-function refusal(err: Error, ctx: Context): never {
+function refusal(err: Error, ctx: Context, limit: number): never {
   const status = (err as { status?: number }).status;
-  if (status === 413) throw tooLarge();
+  if (status === 413) throw tooLarge(limit);
   const coding = ctx.get('content-encoding') || 'identity';
   // zlib's stream errors (Z_DATA_ERROR, Z_BUF_ERROR...) carry a numeric errno; JSON and read errors do not.
   if (coding !== 'identity' && typeof (err as { errno?: unknown }).errno === 'number') {
@@ -28,20 +28,23 @@ function refusal(err: Error, ctx: Context): never {
   throw badBody('request body is not valid JSON', 'is not valid JSON');
 }
 
-const parse = koaBody({
+const parser = (limit: number) => koaBody({
   json: true,
   urlencoded: false,
   text: false,
   multipart: false,
   jsonStrict: true,
-  jsonLimit: BODY_LIMIT_BYTES,
+  jsonLimit: limit,
   // Any application/*+json type (JSON_TYPE has already admitted the request).
   jsonTypes: ['application/json', '+json'],
   parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'] as never,
   // The decoded text beside the parsed value: to see whether decoding replaced invalid bytes (dropped right after).
   includeUnparsed: true,
-  onError: refusal,
+  onError: (err, ctx) => refusal(err, ctx, limit),
 });
+
+/** One parser per limit: BODY_LIMIT_BYTES, and the bulk operations' larger one (openapi.yaml, Bulk validation). */
+const parsers = new Map<number, ReturnType<typeof parser>>();
 
 /** The declared Content-Length as a number (Node has checked its digits); NaN when absent. Never cut to 32 bits. */
 export function declaredLength(ctx: Context): number {
@@ -49,11 +52,14 @@ export function declaredLength(ctx: Context): number {
   return value === undefined || value === '' ? NaN : Number(value);
 }
 
-/** Parse the request body as JSON; throws ApiError 400 (not JSON, not UTF-8, bad coding) or 413 (too large). */
-export async function readJsonBody(ctx: Context): Promise<unknown> {
+/**
+ * Parse the request body as JSON; throws ApiError 400 (not JSON, not UTF-8, bad coding) or 413 (over `limit` bytes,
+ * BODY_LIMIT_BYTES unless the operation allows more).
+ */
+export async function readJsonBody(ctx: Context, limit = BODY_LIMIT_BYTES): Promise<unknown> {
   const headers = ctx.req.headers;
   const length = declaredLength(ctx);
-  if (length > BODY_LIMIT_BYTES) throw tooLarge();
+  if (length > limit) throw tooLarge(limit);
   // An empty body is an empty object: the validator then names the missing field.
   if (!length && !headers['transfer-encoding']) return {};
   const type = headers['content-type'] ?? '';
@@ -68,6 +74,8 @@ export async function readJsonBody(ctx: Context): Promise<unknown> {
     if (!known) throw badBody('request body has an unsupported Content-Encoding', 'Content-Encoding must be gzip, deflate, br or identity');
     headers['content-encoding'] = known;
   }
+  let parse = parsers.get(limit);
+  if (parse === undefined) parsers.set(limit, (parse = parser(limit)));
   await parse(ctx, async () => {});
   const request = ctx.request as typeof ctx.request & { body?: unknown; rawBody?: string };
   // A Latin-1 password decoded with replacements would be checked as another password: refuse rather than guess.
@@ -86,8 +94,8 @@ function notUtf8(detail: string): ApiError {
 }
 
 /** 413: the rest of the body is not read (RFC 9110 §15.5.14); the pipeline closes the connection after answering. */
-function tooLarge(): ApiError {
-  return new ApiError(413, 'VALIDATION_ERROR', `request body is larger than ${BODY_LIMIT_BYTES} bytes`, {
-    details: [{ field: 'body', message: `must be at most ${BODY_LIMIT_BYTES} bytes` }],
+function tooLarge(limit: number): ApiError {
+  return new ApiError(413, 'VALIDATION_ERROR', `request body is larger than ${limit} bytes`, {
+    details: [{ field: 'body', message: `must be at most ${limit} bytes` }],
   });
 }

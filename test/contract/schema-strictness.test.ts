@@ -193,6 +193,23 @@ const INPUTS: Input[] = [
     ),
     send: (h, v) => post(h, '/api/v1/creditcard/validate', v),
   },
+  ...(
+    [
+      ['validateIbans', '/api/v1/iban/bulk', 'DE89 3704 0044 0532 0130 00'],
+      ['validateBics', '/api/v1/bic/bulk', 'DEUTDEFF500'],
+      ['validateEmails', '/api/v1/email/bulk', 'info@example.com'],
+    ] as const
+  ).map(([operationId, url, valid]): Input => ({
+    operationId,
+    input: 'body',
+    // Item lists near the edges (none, one, several, more than BULK_MAX_ITEMS), and bodies of any other shape.
+    candidates: fc.oneof(
+      { weight: 4, arbitrary: fc.array(near(fc.constant(valid)), { minLength: 0, maxLength: 4 }).map((items) => ({ items })) },
+      { weight: 1, arbitrary: fc.constantFrom({ items: Array(1000).fill(valid) }, { items: Array(1001).fill(valid) }, { items: [valid], more: 1 }, { items: valid }) },
+      { weight: 1, arbitrary: fc.oneof(fc.jsonValue(), fc.record({ items: fc.jsonValue() })) },
+    ),
+    send: (h, v) => post(h, url, v),
+  })),
   {
     operationId: 'checkPasswordStrength',
     input: 'body',

@@ -160,6 +160,14 @@ describe('traffic with secrets', () => {
       }
       expect(await send(get('validateEmail', `/api/v1/email?address=${digits(c)}`), { label: 'card as an address' })).toBe(200);
     }
+    // Card numbers as items of the bulk operations: masked in every result and per-item error, as in the single ones.
+    const bulk: Array<[string, string]> = [['validateIbans', '/api/v1/iban/bulk'], ['validateBics', '/api/v1/bic/bulk'], ['validateEmails', '/api/v1/email/bulk']];
+    for (const c of CARDS.slice(0, 4)) {
+      const items = [c, digits(c), ...OTHER_SEPARATORS.map((sep) => grouped(digits(c), sep)), `${digits(c)}@mail.test`, `${c}!`];
+      for (const [operationId, p] of bulk) {
+        expect(await send(post(operationId, p, JSON.stringify({ items })), { label: 'card numbers as bulk items' }), p).toBe(200);
+      }
+    }
     expect(await send(validRequests()[1], { key: WRONG_KEY, label: 'wrong key' })).toBe(403);
   });
 

@@ -76,6 +76,33 @@ async function consumeTimes(limiter: CountingLimiter, key: KeyRecord, n: number)
   for (let i = 0; i < n; i++) await limiter.consume(key);
 }
 
+describe('consume(key, points): a bulk request of N items counts N, all or nothing', () => {
+  it('counts the points in every window', async () => {
+    const { limiter } = embedded({ perMinute: 10, perDay: 20, perMonth: 30 });
+    const { headers } = await limiter.consume(keyRecord(), 4);
+    expect(headers).toMatchObject({ 'RateLimit-Remaining': '6', 'X-Quota-Daily-Remaining': '16', 'X-Quota-Monthly-Remaining': '26' });
+  });
+
+  it('refuses points that do not fit whole, says how many fit, and counts none of them', async () => {
+    const { limiter } = embedded({ perMinute: 100, perDay: 10, perMonth: 1000 });
+    const key = keyRecord();
+    await limiter.consume(key, 3);
+    const err = await refusal(limiter.consume(key, 8));
+    expect(err.code).toBe('DAILY_QUOTA_EXCEEDED');
+    expect(err.message).toContain('7 of the 8 items would fit now');
+    expect(err.details).toEqual([{ field: 'items', message: '8 items need 8 requests of the limits; 7 would fit now' }]);
+    expect(err.headers['X-Quota-Daily-Remaining']).toBe('7');
+    // Exactly what was said to fit still passes, and then nothing.
+    expect((await limiter.consume(key, 7)).headers['X-Quota-Daily-Remaining']).toBe('0');
+    expect((await refusal(limiter.consume(key))).message).not.toContain('items');
+  });
+
+  it('takes only a positive whole number of points', async () => {
+    const { limiter } = embedded();
+    for (const points of [0, -1, 1.5, Number.NaN]) await expect(limiter.consume(keyRecord(), points)).rejects.toThrow(RangeError);
+  });
+});
+
 describe('429 refusals', () => {
   it.each([
     {

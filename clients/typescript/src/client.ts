@@ -17,6 +17,12 @@ export type EmailValidationResult = Schemas['EmailValidationResult'];
 export type UsageResult = Schemas['UsageResult'];
 export type UsageWindow = Schemas['UsageWindow'];
 export type ErrorInfo = Schemas['ErrorInfo'];
+/** An item of a bulk request that the single operation would refuse: its status and error (code, message, details). */
+export type BulkItemError = Schemas['BulkItemError'];
+/** One element of a bulk answer, in the order of the items sent: the single operation's result, or its error. */
+export type IbanBulkItem = Schemas['IbanBulkResponse']['results'][number];
+export type BicBulkItem = Schemas['BicBulkResponse']['results'][number];
+export type EmailBulkItem = Schemas['EmailBulkResponse']['results'][number];
 export type FieldError = Schemas['FieldError'];
 /** A code of the API's error model, or one of the client's own for an answer that is not ErrorInfo. */
 export type ErrorCode = ErrorInfo['code'] | 'UNEXPECTED_RESPONSE';
@@ -184,6 +190,24 @@ export class ValidationClient {
   /** GET /api/v1/email?address=: format, MX/A records, role, disposable and free-provider flags. */
   async validateEmail(address: string): Promise<EmailValidationResult> {
     return unwrap(await this.raw.GET('/api/v1/email', { params: { query: { address } } }));
+  }
+
+  /**
+   * POST /api/v1/iban/bulk: up to BULK_MAX_ITEMS (default 1,000) IBANs in one request, each counted as one request
+   * against the key's limits; one element per item, in order (`status: 200` with the result, or the item's error).
+   */
+  async validateIbans(ibans: readonly string[]): Promise<IbanBulkItem[]> {
+    return unwrap(await this.raw.POST('/api/v1/iban/bulk', { body: { items: [...ibans] } })).results;
+  }
+
+  /** POST /api/v1/bic/bulk: up to BULK_MAX_ITEMS BICs in one request, answered in order like validateIbans. */
+  async validateBics(bics: readonly string[]): Promise<BicBulkItem[]> {
+    return unwrap(await this.raw.POST('/api/v1/bic/bulk', { body: { items: [...bics] } })).results;
+  }
+
+  /** POST /api/v1/email/bulk: up to BULK_MAX_ITEMS addresses, each distinct domain looked up once, answered in order. */
+  async validateEmails(addresses: readonly string[]): Promise<EmailBulkItem[]> {
+    return unwrap(await this.raw.POST('/api/v1/email/bulk', { body: { items: [...addresses] } })).results;
   }
 
   /** GET /api/v1/usage: the calling key's limits, usage and reset times per window; not counted itself. */

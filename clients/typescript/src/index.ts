@@ -1,16 +1,20 @@
 // Public entry of the Validation and Lookup API client: the client class, its error class and the result types.
 export { ApiError, ValidationClient, toApiError } from './client.js';
 export type {
+  BicBulkItem,
   BicResult,
+  BulkItemError,
   CardValidationResult,
   ClientOptions,
   DnsRecord,
   DnsRecordType,
   DnsResult,
+  EmailBulkItem,
   EmailValidationResult,
   ErrorCode,
   ErrorInfo,
   FieldError,
+  IbanBulkItem,
   IbanResult,
   IpGeolocationResult,
   PasswordStrengthResult,

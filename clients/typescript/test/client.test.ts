@@ -140,6 +140,30 @@ describe('ValidationClient: one typed method per operation', () => {
     expect(r).toMatchObject({ email: 'info@mail.test', user: 'info', domain: 'mail.test', validFormat: true, mxRecord: true, roleAddress: true });
   });
 
+  it('validateIbans, validateBics and validateEmails answer each item in order, errors per item', async () => {
+    const ibans = await client.validateIbans(['DE89 3704 0044 0532 0130 00', 'DE89/3704']);
+    expect(ibans).toHaveLength(2);
+    expect(ibans[0]).toMatchObject({ status: 200, result: { valid: true, bic: 'COBADEFFXXX' } });
+    expect(ibans[1]).toMatchObject({ status: 400, error: { code: 'INVALID_FORMAT', details: [{ field: 'iban' }] } });
+    const bics = await client.validateBics(['!!', 'DEUTDEFF']);
+    expect(bics.map((b) => b.status)).toEqual([400, 200]);
+    const second = bics[1];
+    if (second.status !== 200) throw new Error('expected a result');
+    expect(second.result.bic).toBe('DEUTDEFFXXX');
+    const emails = await client.validateEmails(['info@mail.test', '']);
+    expect(emails[0]).toMatchObject({ status: 200, result: { mxRecord: true, roleAddress: true } });
+    expect(emails[1]).toMatchObject({ status: 400, error: { code: 'INVALID_FORMAT' } });
+  });
+
+  it('a bulk call that does not fit the key\'s limits rejects whole with the 429 saying how many items fit', async () => {
+    const { key } = await limitedKey({ perMinute: 3 });
+    const c = new ValidationClient({ baseUrl: h.url, apiKey: key });
+    const err = await rejection(c.validateBics(['DEUTDEFF', 'DEUTDEFF', 'DEUTDEFF', 'DEUTDEFF']));
+    expect(err).toMatchObject({ status: 429, code: 'RATE_LIMIT_EXCEEDED', details: [{ field: 'items' }] });
+    expect(err.message).toContain('3 of the 4 items would fit now');
+    expect(await c.validateBics(['DEUTDEFF', 'DEUTDEFF', 'DEUTDEFF'])).toHaveLength(3);
+  });
+
   it('getUsage returns the key\'s windows without counting itself', async () => {
     const { key } = await limitedKey({ perMinute: 5 });
     const c = new ValidationClient({ baseUrl: h.url, apiKey: key });

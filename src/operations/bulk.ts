@@ -1,0 +1,137 @@
+// Bulk validation (openapi.yaml validateIbans, validateBics, validateEmails): items answered in input order, each
+// with the single operation's result or the error it would answer.
+import type { DnsAnswer, DnsResolver } from '../adapters/dns-resolver.js';
+import { ApiError, asApiError, errorInfo } from '../errors.js';
+import { createBankingOperations, type BankingDeps } from './banking.js';
+import { bulkSpecs, itemChecker } from './bulk-items.js';
+import { createEmailOperations, type EmailDeps } from './email.js';
+import type { OperationContext, OperationHandler, OperationId, Reply, SuccessBody } from './types.js';
+
+export interface BulkDeps {
+  document: Record<string, any>;
+  /** BULK_MAX_ITEMS (the pipeline refuses more before a handler runs). */
+  maxItems: number;
+  banking: BankingDeps;
+  email: EmailDeps;
+}
+
+/** Addresses in progress at once in one email bulk request. */
+export const EMAIL_CONCURRENCY = 16;
+
+type Single = 'validateIban' | 'validateBic' | 'validateEmail';
+interface BulkOf {
+  validateIban: 'validateIbans';
+  validateBic: 'validateBics';
+  validateEmail: 'validateEmails';
+}
+/** One element of a bulk answer's `results`, as generated from openapi.yaml. */
+type Element<S extends Single> = SuccessBody<BulkOf[S]> extends { results: Array<infer E> } ? E : never;
+
+/** The part of the ErrorInfo the single operation would answer: code, message and details, card numbers masked. */
+function failure(e: ApiError): { status: 400 | 502; error: { code: ApiError['code']; message: string; details: { field: string; message: string }[] } } {
+  const info = errorInfo(e, '', null);
+  return { status: e.status as 400 | 502, error: { code: info.code, message: info.message, details: info.details } };
+}
+
+/** An item's failure as its element; a fault (anything but an ApiError of 400 or 502) fails the whole request. */
+function caught(err: unknown): ReturnType<typeof failure> {
+  const e = asApiError(err);
+  if (e === null || (e.status !== 400 && e.status !== 502)) throw err;
+  return failure(e);
+}
+
+/** Run fn over items with at most `limit` in progress, results in input order. */
+async function mapBounded<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}
+
+/** One request's resolver: each (normalised name, type) asked once, every address at that domain sharing the answer. */
+function onceEach(resolver: DnsResolver): DnsResolver {
+  const asked = new Map<string, Promise<DnsAnswer>>();
+  return {
+    ...resolver,
+    query(name, type) {
+      const key = `${type} ${name.toLowerCase().replace(/\.$/, '')}`;
+      let answer = asked.get(key);
+      if (answer === undefined) asked.set(key, (answer = resolver.query(name, type)));
+      return answer;
+    },
+    stats: () => resolver.stats(),
+    remainingMs: (name, type) => resolver.remainingMs(name, type),
+  };
+}
+
+export function createBulkOperations(deps: BulkDeps): {
+  validateIbans: OperationHandler<'validateIbans'>;
+  validateBics: OperationHandler<'validateBics'>;
+  validateEmails: OperationHandler<'validateEmails'>;
+} {
+  const specs = bulkSpecs(deps.document, deps.maxItems);
+  const checkers = new Map([...specs.values()].map((s) => [s.single, itemChecker(s)]));
+  const checkerOf = (single: Single) => {
+    const check = checkers.get(single);
+    if (!check) throw new Error(`openapi.yaml has no bulk operation of ${single}`);
+    return check;
+  };
+  const banking = createBankingOperations(deps.banking);
+  const ibanCheck = checkerOf('validateIban');
+  const bicCheck = checkerOf('validateBic');
+  const emailCheck = checkerOf('validateEmail');
+
+  /** One item through the single operation's check and handler; a fault (not an ApiError of 400/502) fails the request. */
+  function settle<S extends Single>(check: (item: string) => ApiError | null, item: string, run: () => Reply): Element<S> {
+    const refused = check(item);
+    if (refused) return failure(refused) as Element<S>;
+    try {
+      return { status: 200, result: run().body } as Element<S>;
+    } catch (err) {
+      return caught(err) as Element<S>;
+    }
+  }
+  /** The same for a handler that awaits (email: DNS). */
+  async function answer<S extends Single>(check: (item: string) => ApiError | null, item: string, run: () => Promise<Reply>): Promise<Element<S>> {
+    const refused = check(item);
+    if (refused) return failure(refused) as Element<S>;
+    try {
+      return { status: 200, result: (await run()).body } as Element<S>;
+    } catch (err) {
+      return caught(err) as Element<S>;
+    }
+  }
+  const context = <Op extends OperationId>(request: Partial<OperationContext<Op>['request']>): OperationContext<Op> =>
+    ({ request: { params: {}, query: {}, requestBody: undefined, headers: {}, ip: '', ...request } }) as OperationContext<Op>;
+
+  return {
+    // The banking handlers are synchronous: no promise per item (bench/ 'iban-bulk' row).
+    validateIbans({ request }) {
+      const results = request.requestBody.items.map((iban) =>
+        settle<'validateIban'>(ibanCheck, iban, () => banking.validateIban(context<'validateIban'>({ params: { iban } })) as Reply),
+      );
+      return { status: 200, body: { results } };
+    },
+
+    validateBics({ request }) {
+      const results = request.requestBody.items.map((bic) =>
+        settle<'validateBic'>(bicCheck, bic, () => banking.validateBic(context<'validateBic'>({ params: { bic } })) as Reply),
+      );
+      return { status: 200, body: { results } };
+    },
+
+    async validateEmails({ request }) {
+      const { validateEmail } = createEmailOperations({ ...deps.email, resolver: onceEach(deps.email.resolver) });
+      const results = await mapBounded(request.requestBody.items, EMAIL_CONCURRENCY, (address) =>
+        answer<'validateEmail'>(emailCheck, address, async () => validateEmail(context<'validateEmail'>({ query: { address } }))),
+      );
+      return { status: 200, body: { results } };
+    },
+  };
+}
