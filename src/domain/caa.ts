@@ -1,23 +1,11 @@
 // CAA analysis (RFC 8659): the relevant record set, found by climbing from the name to its parents, and the issuers it allows.
+import type { components } from '../../generated/api.js';
 
 /** CAA values of one name in presentation form (`flags tag "value"`); [] when none. May reject on upstream failure. */
 export type CaaLookup = (name: string) => Promise<string[]>;
 
-export interface CaaResult {
-  /** A relevant CAA record set exists at the name or one of its parents. */
-  present: boolean;
-  /** The name whose CAA records apply; empty when none was found. */
-  recordName: string;
-  /** Issuer domains of the `issue` properties; empty with `present` means no CA may issue. */
-  issuers: string[];
-  /** Issuers allowed for wildcard certificates: `issuewild` when present, else the `issue` issuers (RFC 8659 §4.3). */
-  wildcardIssuers: string[];
-  /** `iodef` URLs where CAs report refused requests. */
-  iodef: string[];
-  /** The relevant records as served. */
-  records: string[];
-  warnings: string[];
-}
+/** The contract's CaaResult (openapi.yaml is the source of truth for its fields and their meaning). */
+export type CaaResult = components['schemas']['CaaResult'];
 
 interface CaaProperty {
   critical: boolean;
