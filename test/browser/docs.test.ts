@@ -44,13 +44,27 @@ function deref(node: any): any {
   return node;
 }
 
+/** The shallowest string of 3+ characters in an example, breadth-first (a bulk answer nests its results). */
+function firstString(value: unknown): string | undefined {
+  let level: unknown[] = [value];
+  while (level.length > 0) {
+    const next: unknown[] = [];
+    for (const v of level) {
+      if (typeof v === 'string' && v.length >= 3) return v;
+      if (v && typeof v === 'object') next.push(...Object.values(v));
+    }
+    level = next;
+  }
+  return undefined;
+}
+
 const operations: DocumentedOperation[] = Object.entries(spec.paths as Record<string, any>).flatMap(([path, item]) =>
   Object.entries(item as Record<string, any>)
     .filter(([method]) => ['get', 'post', 'put', 'patch', 'delete'].includes(method))
     .map(([method, op]) => {
       const examples = deref(op.responses['200'])?.content?.['application/json']?.examples ?? {};
       const first = Object.values(examples)[0] as { value?: Record<string, unknown> } | undefined;
-      const text = Object.values(first?.value ?? {}).find((v): v is string => typeof v === 'string' && v.length >= 3);
+      const text = firstString(first?.value);
       return {
         operationId: op.operationId,
         method: method.toUpperCase(),
