@@ -90,13 +90,14 @@ test: $(STAMP) check-generated lint docs
 	$(NPX) vitest run
 
 ## test-fast: the fast loop (seconds; no build, lint or drift check first): domain, operations and in-process HTTP
-## tests. Every test/unit file except those that start child processes (keys-cli, startup-files, config), Redis
-## (redis), the zxcvbn worker pool (password) or many real TLS handshakes (tls-prober); plus the contract tests of
-## test/contract that run the app in this process without the pool (bic, iban-card, foundation, dns-email, tls-ip).
+## tests. Every test/unit file except those that start child processes (keys-cli, startup-files, config,
+## key-directory), Redis (redis, key-directory-redis), zxcvbn (password, password-l33t) or many real TLS handshakes
+## (tls-prober); plus the contract tests of test/contract that run the app in this process without the pool (bic,
+## iban-card, foundation, dns-email; tls-ip makes four handshakes per inspection since the protocol probes).
 ## Files share their worker processes (--isolate=false: half the CPU time) on every core; `make test` isolates each.
-TEST_FAST_SLOW := keys-cli startup-files config redis password tls-prober
+TEST_FAST_SLOW := keys-cli startup-files config key-directory redis key-directory-redis password password-l33t tls-prober
 TEST_FAST := $(filter-out $(TEST_FAST_SLOW:%=test/unit/%.test.ts),$(wildcard test/unit/*.test.ts)) \
-	$(addprefix test/contract/,$(addsuffix .test.ts,bic iban-card foundation dns-email tls-ip))
+	$(addprefix test/contract/,$(addsuffix .test.ts,bic iban-card foundation dns-email))
 test-fast: $(STAMP)
 	$(NPX) vitest run --isolate=false --maxWorkers=100% $(TEST_FAST)
 
