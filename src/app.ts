@@ -30,13 +30,12 @@ const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
  * the request over before the parser has read the body that came in the same packet: one turn of the event loop
  * lets it finish; a body still incomplete after that is not waited for.
  */
-async function bodyUnread(ctx: Context): Promise<boolean> {
+function bodyUnread(ctx: Context): boolean | Promise<boolean> {
   const req = ctx.req;
   if (req.complete) return false;
   const declared = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length']) > 0;
   if (!declared) return false;
-  await nextTurn();
-  return !req.complete;
+  return nextTurn().then(() => !req.complete);
 }
 
 export function createApp(deps: AppDeps): Koa {
@@ -70,7 +69,9 @@ export function createApp(deps: AppDeps): Koa {
       reply = errorReply(err, ctx.path, requestId);
       if (asApiError(err) === null) logger.error({ requestId, operationId: state.operationId, phase: state.phase, err: describe(err) }, 'unexpected error');
     }
-    const close = await bodyUnread(ctx);
+    const unread = bodyUnread(ctx);
+    // Answered at once in the usual case (the body was read, or there was none): no extra turn for every request.
+    const close = typeof unread === 'boolean' ? unread : await unread;
     if (!reply) {
       // A system route answered through Koa's own respond().
       if (!ctx.response.get('x-request-id')) ctx.set('x-request-id', requestId);

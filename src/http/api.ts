@@ -1,12 +1,13 @@
 // The API middleware: openapi-backend's handleRequest with every status decision in one of its named hooks (openapi.yaml).
 import type { Context as KoaContext, Middleware } from 'koa';
 import addFormats from 'ajv-formats';
-import { OpenAPIBackend, type Context, type Request } from 'openapi-backend';
+import { OpenAPIBackend, type AjvCustomizer, type Context, type Request } from 'openapi-backend';
 import type { KeyDirectory } from '../accounts/key-directory.js';
 import { ApiError } from '../errors.js';
 import { readJsonBody } from './json-body.js';
 import type { Limiter } from '../accounts/limits.js';
 import { PrecompiledRouter } from './openapi-router.js';
+import { RequestValidator } from './request-validator.js';
 import { validationError } from './request-validation.js';
 import type { ApiState } from './state.js';
 import type { Handlers, Reply } from '../operations/types.js';
@@ -84,24 +85,23 @@ export function apiDocument(document: Record<string, any>): Record<string, any> 
  * lint checks the document instead). Its Ajv is draft-07 without ajv-formats: the formats are added here.
  */
 export function createApi(deps: ApiDeps): { middleware: Middleware; api: OpenAPIBackend } {
-  const api = new OpenAPIBackend({
-    definition: apiDocument(deps.document) as any,
-    quick: true,
-    strict: true,
+  const validation = {
     // Errors carry their schema, so a refusal can use the contract's own wording (x-invalid-message, openapi.yaml).
     ajvOpts: { verbose: true },
-    customizeAjv: (ajv) => {
+    customizeAjv: ((ajv) => {
       addFormats.default(ajv as any);
       return ajv;
-    },
-  });
+    }) as AjvCustomizer,
+  };
+  const api = new OpenAPIBackend({ definition: apiDocument(deps.document) as any, quick: true, strict: true, ...validation });
   // In quick mode init() runs to its end synchronously (nothing in it awaits): the app can be built without a promise.
   void api.init().catch(() => undefined);
   if (!api.initialized) throw new Error('openapi-backend could not load openapi.yaml');
   const router = new PrecompiledRouter({ definition: api.definition });
   if (!deps.stockRouter) {
     api.router = router;
-    api.validator.router = router;
+    // Quick mode builds its validator lazily (nothing compiled yet): ours takes its place, with the same options.
+    api.validator = new RequestValidator({ definition: api.definition, router, lazyCompileValidators: true, ...validation });
   }
   // Quick mode compiles a validator on an operation's first request (about a second each on a busy host): at start instead.
   for (const op of api.getOperations()) api.validator.getRequestValidatorsForOperation(op.operationId!);

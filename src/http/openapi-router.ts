@@ -129,7 +129,7 @@ export class PrecompiledRouter extends OpenAPIRouter {
         headers: req.headers,
         cookies: {},
         params,
-        query: declaredQuery(req.query, this.queryNames.get(operation)!),
+        query: declaredQuery(req, this.queryNames.get(known.operation)!),
         requestBody: req.body,
         body: req.body,
         ip: (req as { ip?: string }).ip,
@@ -163,10 +163,15 @@ function decodePathValue(name: string, raw: string): string {
   }
 }
 
-/** Only the declared query parameters (Koa's parsed query); a repeated one is malformed rather than silently picked. */
-function declaredQuery(query: Request['query'], names: string[]): Record<string, string> {
+/**
+ * Only the declared query parameters (Koa's parsed query); a repeated one is malformed rather than silently picked.
+ * The query is not read (nor parsed by Koa) for an operation that declares none.
+ */
+function declaredQuery(req: Request, names: string[]): Record<string, string> {
   const out: Record<string, string> = {};
-  if (!names.length || query === undefined) return out;
+  if (!names.length) return out;
+  const query = req.query;
+  if (query === undefined) return out;
   const search = typeof query === 'string' ? new URLSearchParams(query) : null;
   for (const name of names) {
     const value = search ? fromSearch(search, name) : (query as Record<string, string | string[]>)[name];
