@@ -104,10 +104,11 @@ export function evaluateTargets(
     if (a.how !== 'rows' && b.how !== 'rows') return { v: div(a.v, b.v), how: 'each alternated with Koa' };
     return { v: div(get(id)?.rps, bic?.rps), how: 'rows' };
   };
+  // Issue #26 set the floor for the designed stack (Koa + openapi-backend on every request) at 0.4x, replacing #8's 0.5x.
   for (const id of ['bic', 'iban', 'card', 'ip']) {
     const k = vsKoa(id);
-    add(8, `${id} req/s vs bare Koa (${k.how})`, '>= 0.5x', k.v, (v) => v >= 0.5, x);
-    add(8, `${id} p99 at 32 connections`, '< 15 ms', get(id)?.p99 ?? null, (v) => v < 15, ms);
+    add(26, `${id} req/s vs bare Koa (${k.how})`, '>= 0.4x', k.v, (v) => v >= 0.4, x);
+    add(26, `${id} p99 at 32 connections`, '< 15 ms', get(id)?.p99 ?? null, (v) => v < 15, ms);
   }
   for (const id of ['iban', 'card']) {
     const b = vsBic(id);
@@ -127,8 +128,9 @@ export function evaluateTargets(
   });
   const rowPair = (id: string): number | null => (get(id) ? pair(id) : null);
   const offRatio = rowPair('bic-limits-off');
-  add(7, 'BIC limits on (embedded) vs limits off, alternated', '>= 0.85x', offRatio ? 1 / offRatio : null, (v) => v >= 0.85, x);
-  add(7, 'BIC limits on (Redis) vs limits off, alternated', '>= 0.7x', rowPair('bic-redis'), (v) => v >= 0.7, x);
+  // Issue #27 (limits counted by rate-limiter-flexible) keeps #7's 0.85x embedded and sets 0.5x with Redis.
+  add(27, 'BIC limits on (embedded) vs limits off, alternated', '>= 0.85x', offRatio ? 1 / offRatio : null, (v) => v >= 0.85, x);
+  add(27, 'BIC limits on (Redis) vs limits off, alternated', '>= 0.5x', rowPair('bic-redis'), (v) => v >= 0.5, x);
   // The cores two workers used, and the cores 1.6x would take at their CPU per request: on a small host that also runs
   // the load generator and Redis, when the second figure nears the number of cores only a cheaper request can meet it.
   // The ceiling: the host's cores over the CPU one response costs the workers and the load generator together, as a
