@@ -4,10 +4,10 @@ import dgram from 'node:dgram';
 import net from 'node:net';
 import dnsPacket from 'dns-packet';
 import type { Answer, DecodedPacket, Packet } from 'dns-packet';
+import { RECORD_TYPES, type RecordType } from '../domain/dns-query.js';
 import { canonicalIpv6 } from '../domain/ip-ranges.js';
 
-export type RecordType = 'A' | 'AAAA' | 'MX' | 'TXT' | 'CNAME' | 'NS' | 'SOA' | 'CAA';
-export const RECORD_TYPES: readonly RecordType[] = ['A', 'AAAA', 'MX', 'TXT', 'CNAME', 'NS', 'SOA', 'CAA'];
+export { RECORD_TYPES, type RecordType };
 
 export interface DnsRecord {
   type: RecordType;

@@ -1,10 +1,12 @@
 // What a DNS lookup asks for (RFC 1035 §2.3.1 names, RFC 5890 A-labels): the record types and the normalised name.
-import type { RecordType } from '../adapters/dns-resolver.js';
-import { RECORD_TYPES } from '../adapters/dns-resolver.js';
 import { invalidFormat, missingParameter } from '../errors.js';
 import { DNS_NAME, parseName } from './host-name.js';
 
 export const MAX_DNS_NAME = 253;
+
+/** The record types the service looks up (openapi.yaml, lookupDns `type`); the resolver asks for exactly these. */
+export type RecordType = 'A' | 'AAAA' | 'MX' | 'TXT' | 'CNAME' | 'NS' | 'SOA' | 'CAA';
+export const RECORD_TYPES: readonly RecordType[] = ['A', 'AAAA', 'MX', 'TXT', 'CNAME', 'NS', 'SOA', 'CAA'];
 
 const show = (v: string): string => (v.length > 40 ? `${v.slice(0, 40)}...` : v);
 

@@ -57,15 +57,8 @@ export function createSystemRoutes(deps: SystemRoutesDeps): Router {
   });
   router.get('/docs', (ctx) => {
     const page = deps.docsPage();
-    if (page === null) {
-      // A failure like any other: ErrorInfo (the page does not appear by waiting, so no Retry-After).
-      const requestId = randomUUID();
-      const reply = errorReply(new ApiError(503, 'SERVICE_UNAVAILABLE', 'documentation page not built: run `make docs`'), ctx.path, requestId);
-      ctx.status = reply.status;
-      ctx.set('X-Request-Id', requestId);
-      ctx.body = reply.body;
-      return;
-    }
+    // A failure like any other, written by the app's error middleware (the page does not appear by waiting: no Retry-After).
+    if (page === null) throw new ApiError(503, 'SERVICE_UNAVAILABLE', 'documentation page not built: run `make docs`');
     const { coding, body } = pickEncoding(page, ctx.get('Accept-Encoding') || undefined);
     ctx.type = 'text/html; charset=utf-8';
     // The page is self-contained: nothing may load from elsewhere (Redoc would fetch a logo from its CDN).
