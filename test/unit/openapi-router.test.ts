@@ -104,3 +104,23 @@ describe('precompiled router', () => {
     expect(fast.parseRequest(r, op).params).toBe(fast.parseRequest(r, op).params);
   });
 });
+
+describe('precompiled router, templates with a parameter before the last segment (no prefix lookup)', () => {
+  const op = (operationId: string) => ({ operationId, responses: { '200': { description: 'ok' } } });
+  const definition = {
+    openapi: '3.1.0',
+    info: { title: 't', version: '1' },
+    paths: {
+      '/a/{x}': { get: op('getA') },
+      '/a/{x}/b': { get: op('getAB'), post: op('postAB') },
+      '/a/c/b': { put: op('putACB') },
+      '/d/{y}/{z}': { get: op('getD') },
+    },
+  } as any;
+  const small = { stock: new OpenAPIRouter({ definition }), fast: new PrecompiledRouter({ definition }) };
+  const paths = ['/a/1', '/a/1/b', '/a/c/b', '/a/c', '/a', '/a/1/b/2', '/d/1/2', '/d/1', '/d/1/2/', '/x'];
+
+  it.each(paths.flatMap((p) => ['get', 'post', 'put'].map((m) => [m, p] as const)))('%s %s: same operation or the same 404/405', (method, path) => {
+    expect(outcome(small.fast, method, path)).toBe(outcome(small.stock, method, path));
+  });
+});
