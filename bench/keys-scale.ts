@@ -1,6 +1,9 @@
 // Keys at scale (docs/adr/0012-keys-on-demand.md): 1,000,000 keys in the embedded store; start-up, memory, CLI changes under load, unknown-key cost.
 //
-//   npm run build && node --import tsx bench/keys-scale.ts [--keys 1000000] [--load-s 20]
+//   npm run build && node --import tsx bench/keys-scale.ts [--keys 1000000] [--load-s 20] [--seeded-dir DIR]
+//
+// --seeded-dir DIR keeps the seeded store between runs (seeding takes minutes): the first run seeds into DIR, later
+// runs with the same --keys copy DIR's database into a fresh directory (the bench changes keys, never DIR).
 //
 // Not part of `make test`. Seeds the keys through the store's own createMany (one transaction), then starts
 // the built server (dist/) on an empty store and on the seeded one and reports, as JSON on stdout:
@@ -10,7 +13,7 @@
 //   long after each CLI exit the new key answered 200 / the revoked one 403;
 // - server CPU per request for a known key, one unknown key repeated, and a fresh unknown key per request.
 import { spawn, type ChildProcess, execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -28,6 +31,10 @@ const arg = (name: string, dflt: number) => {
 };
 const KEYS = arg('keys', 1_000_000);
 const LOAD_S = arg('load-s', 20);
+const SEEDED_DIR = (() => {
+  const i = process.argv.indexOf('--seeded-dir');
+  return i > 0 ? process.argv[i + 1] : null;
+})();
 const CONNECTIONS = 8;
 const COST_ROUNDS = 5;
 const STARTUP_ROUNDS = 3;
@@ -39,8 +46,29 @@ const round = (n: number, d = 1) => Math.round(n * 10 ** d) / 10 ** d;
 
 if (!existsSync(join(ROOT, 'dist/src/main.js'))) throw new Error('build first: npm run build');
 
+type Seeded = { dir: string; key: string; victim: { id: string; key: string } };
+
+/** The store of `n` keys: a copy of SEEDED_DIR's when it holds one of `n` keys, else seeded (and kept there when set). */
+async function seeded(n: number): Promise<Seeded> {
+  if (SEEDED_DIR === null) return seed(n);
+  const manifest = join(SEEDED_DIR, 'seed.json');
+  const kept = existsSync(manifest) ? (JSON.parse(readFileSync(manifest, 'utf8')) as Omit<Seeded, 'dir'> & { keys: number }) : null;
+  if (kept?.keys !== n) {
+    const fresh = await seed(n);
+    mkdirSync(SEEDED_DIR, { recursive: true });
+    copyFileSync(join(fresh.dir, 'service.db'), join(SEEDED_DIR, 'service.db'));
+    writeFileSync(manifest, JSON.stringify({ keys: n, key: fresh.key, victim: fresh.victim }));
+    log(`kept the seeded store in ${SEEDED_DIR}`);
+    return fresh;
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'vls-keys-scale-'));
+  copyFileSync(join(SEEDED_DIR, 'service.db'), join(dir, 'service.db'));
+  log(`copied the seeded store of ${n} keys from ${SEEDED_DIR}`);
+  return { dir, key: kept.key, victim: kept.victim };
+}
+
 /** A store under a fresh DATA_DIR holding `n` keys besides the bench's own (created last, high limits). */
-async function seed(n: number): Promise<{ dir: string; key: string; victim: { id: string; key: string } }> {
+async function seed(n: number): Promise<Seeded> {
   const dir = mkdtempSync(join(tmpdir(), 'vls-keys-scale-'));
   const db = openDatabase(dir);
   // The seed only: a larger page cache for a million random index inserts (the server keeps SQLite's default).
@@ -53,6 +81,7 @@ async function seed(n: number): Promise<{ dir: string; key: string; victim: { id
   const limits = { perMinute: Number(HIGH), perDay: Number(HIGH), perMonth: Number(HIGH) };
   const { key } = await store.create({ name: 'bench', ...limits });
   const victim = await store.create({ name: 'to-revoke', ...limits });
+  // Closing checkpoints the WAL into service.db: the file alone is then the whole store (copied by --seeded-dir).
   await store.close();
   return { dir, key, victim: { id: victim.record.id, key: victim.key } };
 }
@@ -189,7 +218,7 @@ async function startupAndRss(dir: string, key: string) {
 
 async function main(): Promise<void> {
   const empty = await seed(0);
-  const full = await seed(KEYS);
+  const full = await seeded(KEYS);
   const directory = await directoryAlone(full.dir, full.key);
   log(`directory alone: ${JSON.stringify(directory)}`);
 
