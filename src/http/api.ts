@@ -89,7 +89,10 @@ export function createApi(deps: ApiDeps): { middleware: Middleware; api: OpenAPI
     quick: true,
     strict: true,
     // Errors carry their schema, so a refusal can use the contract's own wording (x-invalid-message, openapi.yaml).
-    ajvOpts: { verbose: true },
+    // validateSchema: false: openapi-backend makes one Ajv per validator, and each would compile the meta-schema
+    // again to check the schema (~10 ms each, 0.3-0.8 s of the start-up); test/unit/request-validators.test.ts
+    // checks every schema it compiles against the meta-schema instead.
+    ajvOpts: { verbose: true, validateSchema: false },
     customizeAjv: (ajv) => {
       addFormats.default(ajv as any);
       return ajv;
