@@ -63,6 +63,8 @@ export interface Composition {
   geoLoading: Promise<void>;
   keyStore: KeyStore;
   keys: KeyDirectory;
+  /** The server listens: start the work deferred past the start-up (the /docs encodings). */
+  listening(): void;
   /** Set when shutdown begins. */
   beginDrain(): void;
   close(): Promise<void>;
@@ -190,9 +192,12 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
   if (config.geoipCityDb !== null || config.geoipAsnDb !== null) await opening;
   const geoLoading = opening.catch(() => undefined);
 
-  // The 2.6 MB Redoc page, read once in the background and served from memory with its encodings.
+  // The 2.6 MB Redoc page, read once in the background and served from memory with its encodings. These are made
+  // once the server listens, or at the first /docs request if that comes sooner: not during the start-up.
   let docsPage: DocsPage | null = null;
-  loadDocsPage(projectPath('dist/docs/index.html'), (page) => (docsPage = page)).catch((err: unknown) =>
+  let compressDocs!: () => void;
+  const compressWhen = new Promise<void>((resolve) => (compressDocs = resolve));
+  loadDocsPage(projectPath('dist/docs/index.html'), (page) => (docsPage = page), { compressWhen }).catch((err: unknown) =>
     docsPage === null
       ? logger.warn('documentation page not built (make docs): /docs answers 503')
       : logger.warn({ err: String(err) }, 'documentation page not compressed: /docs sends it uncompressed'),
@@ -236,7 +241,10 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
     bulkMaxItems: config.bulkMaxItems,
     responseCheck: config.validateResponses ? createContractValidator(spec.document) : undefined,
     spec,
-    docsPage: () => docsPage,
+    docsPage: () => {
+      compressDocs();
+      return docsPage;
+    },
     readiness,
     datasets: () => datasets.statuses(),
   };
@@ -245,6 +253,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
     geoLoading,
     keyStore,
     keys,
+    listening: () => compressDocs(),
     beginDrain: () => {
       draining = true;
     },
