@@ -79,7 +79,7 @@ async function serve(config: Readonly<Config>): Promise<void> {
   const { port } = server.address() as AddressInfo;
   const metricsPort = metricsServer ? (metricsServer.address() as AddressInfo).port : null;
   logger.info({ port, metricsPort, host: config.host, pid: process.pid }, 'listening');
-  // Background work the API does not need (the /docs encodings) starts a second after the first requests can come.
+  // What the start-up deferred (the TLS trust store) is built a second after the first requests can come.
   setTimeout(() => composition.listening(), 1000).unref();
   if (cluster.isPrimary) {
     // The "listening on" line comes last: it says the server is ready.

@@ -24,9 +24,9 @@ const BROTLI_QUALITY = 5;
 
 export interface DocsPageOptions {
   /**
-   * Compression waits for this (default: starts at once). The service passes "listening or the first /docs
-   * request, whichever comes first": the ~0.3 s of CPU of both encodings then stays out of the start-up, which
-   * on a shared two-core host it would slow (docs/adr/0012-keys-on-demand.md).
+   * Compression waits for this (default: starts at once). The service passes "the first /docs request": made at
+   * start, both encodings cost 0.2-0.4 s of CPU and left +15-17 MB RSS of compressor working memory in every
+   * process, whether or not it ever served /docs (docs/adr/0012-keys-on-demand.md).
    */
   compressWhen?: Promise<void>;
 }

@@ -180,7 +180,7 @@ describe('GET /docs encodings are made after the start-up', () => {
   });
 
   // The composition's own page (dist/docs/index.html, built by make docs, which make test runs first): its encodings
-  // are made once the server listens (main.ts) or at the first /docs request, and are then served.
+  // are made at the first /docs request (not at start: compose.ts), and are then served.
   it.skipIf(!existsSync(projectPath('dist/docs/index.html')))("the service's page gets gzip and br once /docs is asked for", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'vls-docs-compose-'));
     const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', GEOIP_CITY_DB: join(GEOIP_TEST_DIR, 'GeoIP2-City-Test.mmdb'), GEOIP_ASN_DB: join(GEOIP_TEST_DIR, 'GeoLite2-ASN-Test.mmdb') }, 2);
