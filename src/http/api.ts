@@ -90,8 +90,8 @@ export function createApi(deps: ApiDeps): { middleware: Middleware; api: OpenAPI
     strict: true,
     // Errors carry their schema, so a refusal can use the contract's own wording (x-invalid-message, openapi.yaml).
     // validateSchema: false: openapi-backend makes one Ajv per validator, and each would compile the meta-schema
-    // again to check the schema (~10 ms each, 0.3-0.8 s of the start-up); test/unit/request-validators.test.ts
-    // checks every schema it compiles against the meta-schema instead.
+    // again to check the schema (37 ms per validator cold, 2.7 ms without the check; createApp 280-500 -> 86-115 ms,
+    // docs/adr/0012-keys-on-demand.md); test/unit/request-validators.test.ts makes that check instead.
     ajvOpts: { verbose: true, validateSchema: false },
     customizeAjv: (ajv) => {
       addFormats.default(ajv as any);
