@@ -1,16 +1,20 @@
 // Keys at scale (docs/adr/0012-keys-on-demand.md): 1,000,000 keys in the embedded store; start-up, memory, CLI changes under load, unknown-key cost.
 //
-//   npm run build && node --import tsx bench/keys-scale.ts [--keys 1000000] [--load-s 20]
+//   npm run build && node --import tsx bench/keys-scale.ts [--keys 1000000] [--load-s 20] [--seeded-dir DIR]
+//
+// --seeded-dir DIR keeps the seeded store between runs (seeding takes minutes): the first run seeds into DIR, later
+// runs with the same --keys copy DIR's database into a fresh directory (the bench changes keys, never DIR).
 //
 // Not part of `make test`. Seeds the keys through the store's own createMany (one transaction), then starts
 // the built server (dist/) on an empty store and on the seeded one and reports, as JSON on stdout:
-// - start to the first authenticated answer, and RSS after a short load, for each store;
+// - start to the first authenticated answer (wall time, and the server's CPU time until then), and RSS after a short
+//   load, for each store;
 // - during a steady load on the seeded store, 5 `keys create` and 1 `keys revoke` through the built CLI: the
 //   maximum request latency (beside that of the same load without changes, the floor on a shared machine), how
 //   long after each CLI exit the new key answered 200 / the revoked one 403;
 // - server CPU per request for a known key, one unknown key repeated, and a fresh unknown key per request.
 import { spawn, type ChildProcess, execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -28,9 +32,13 @@ const arg = (name: string, dflt: number) => {
 };
 const KEYS = arg('keys', 1_000_000);
 const LOAD_S = arg('load-s', 20);
+const SEEDED_DIR = (() => {
+  const i = process.argv.indexOf('--seeded-dir');
+  return i > 0 ? process.argv[i + 1] : null;
+})();
 const CONNECTIONS = 8;
 const COST_ROUNDS = 5;
-const STARTUP_ROUNDS = 3;
+const STARTUP_ROUNDS = 5;
 const HIGH = '1000000000';
 const PATH = '/api/v1/bic/DEUTDEFF';
 const run = promisify(execFile);
@@ -39,8 +47,29 @@ const round = (n: number, d = 1) => Math.round(n * 10 ** d) / 10 ** d;
 
 if (!existsSync(join(ROOT, 'dist/src/main.js'))) throw new Error('build first: npm run build');
 
+type Seeded = { dir: string; key: string; victim: { id: string; key: string } };
+
+/** The store of `n` keys: a copy of SEEDED_DIR's when it holds one of `n` keys, else seeded (and kept there when set). */
+async function seeded(n: number): Promise<Seeded> {
+  if (SEEDED_DIR === null) return seed(n);
+  const manifest = join(SEEDED_DIR, 'seed.json');
+  const kept = existsSync(manifest) ? (JSON.parse(readFileSync(manifest, 'utf8')) as Omit<Seeded, 'dir'> & { keys: number }) : null;
+  if (kept?.keys !== n) {
+    const fresh = await seed(n);
+    mkdirSync(SEEDED_DIR, { recursive: true });
+    copyFileSync(join(fresh.dir, 'service.db'), join(SEEDED_DIR, 'service.db'));
+    writeFileSync(manifest, JSON.stringify({ keys: n, key: fresh.key, victim: fresh.victim }));
+    log(`kept the seeded store in ${SEEDED_DIR}`);
+    return fresh;
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'vls-keys-scale-'));
+  copyFileSync(join(SEEDED_DIR, 'service.db'), join(dir, 'service.db'));
+  log(`copied the seeded store of ${n} keys from ${SEEDED_DIR}`);
+  return { dir, key: kept.key, victim: kept.victim };
+}
+
 /** A store under a fresh DATA_DIR holding `n` keys besides the bench's own (created last, high limits). */
-async function seed(n: number): Promise<{ dir: string; key: string; victim: { id: string; key: string } }> {
+async function seed(n: number): Promise<Seeded> {
   const dir = mkdtempSync(join(tmpdir(), 'vls-keys-scale-'));
   const db = openDatabase(dir);
   // The seed only: a larger page cache for a million random index inserts (the server keeps SQLite's default).
@@ -53,6 +82,7 @@ async function seed(n: number): Promise<{ dir: string; key: string; victim: { id
   const limits = { perMinute: Number(HIGH), perDay: Number(HIGH), perMonth: Number(HIGH) };
   const { key } = await store.create({ name: 'bench', ...limits });
   const victim = await store.create({ name: 'to-revoke', ...limits });
+  // Closing checkpoints the WAL into service.db: the file alone is then the whole store (copied by --seeded-dir).
   await store.close();
   return { dir, key, victim: { id: victim.record.id, key: victim.key } };
 }
@@ -78,7 +108,7 @@ function env(dataDir: string, port: number): NodeJS.ProcessEnv {
 const rssMb = (pid: number) => Number(/^VmRSS:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
 
 /** Spawn the built server; resolve when `key` first gets a 200 (the time from spawn is the start-up figure). */
-async function start(dataDir: string, key: string): Promise<{ child: ChildProcess; pool: Pool; firstAnswerS: number }> {
+async function start(dataDir: string, key: string): Promise<{ child: ChildProcess; pool: Pool; firstAnswerS: number; cpuS: number }> {
   const port = await freePort();
   const t0 = performance.now();
   const child = track(spawn(process.execPath, [join(ROOT, 'dist/src/main.js')], { cwd: ROOT, env: env(dataDir, port), stdio: ['ignore', 'ignore', 'inherit'] }));
@@ -86,7 +116,8 @@ async function start(dataDir: string, key: string): Promise<{ child: ChildProces
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server exited ${child.exitCode}`);
     const status = await status200(pool, key).catch(() => 0);
-    if (status === 200) return { child, pool, firstAnswerS: (performance.now() - t0) / 1000 };
+    // The server's CPU time until then too: a loaded shared host stretches the wall time far more than the CPU time.
+    if (status === 200) return { child, pool, firstAnswerS: (performance.now() - t0) / 1000, cpuS: cpuSeconds(child.pid!) };
     await new Promise((r) => setTimeout(r, 10));
   }
 }
@@ -184,17 +215,17 @@ async function directoryAlone(dataDir: string, key: string) {
 async function startupAndRss(dir: string, key: string) {
   const server = await start(dir, key);
   await load(server.pool, 3, () => key);
-  return { server, result: { firstAnswerS: round(server.firstAnswerS, 2), rssMb: round(rssMb(server.child.pid!)) } };
+  return { server, result: { firstAnswerS: round(server.firstAnswerS, 2), cpuS: round(server.cpuS, 2), rssMb: round(rssMb(server.child.pid!)) } };
 }
 
 async function main(): Promise<void> {
   const empty = await seed(0);
-  const full = await seed(KEYS);
+  const full = await seeded(KEYS);
   const directory = await directoryAlone(full.dir, full.key);
   log(`directory alone: ${JSON.stringify(directory)}`);
 
   // Start-up and memory, empty and seeded store alternately (the machine's load drifts): medians of the rounds.
-  const startups: Record<'empty' | 'seeded', Array<{ firstAnswerS: number; rssMb: number }>> = { empty: [], seeded: [] };
+  const startups: Record<'empty' | 'seeded', Array<{ firstAnswerS: number; cpuS: number; rssMb: number }>> = { empty: [], seeded: [] };
   for (let r = 0; r < STARTUP_ROUNDS; r++) {
     for (const [name, s] of [['empty', empty], ['seeded', full]] as const) {
       const { server, result } = await startupAndRss(s.dir, s.key);
@@ -207,6 +238,7 @@ async function main(): Promise<void> {
   const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const summary = (name: 'empty' | 'seeded') => ({
     firstAnswerSMedian: med(startups[name].map((x) => x.firstAnswerS)),
+    cpuSAtFirstAnswerMedian: med(startups[name].map((x) => x.cpuS)),
     rssMbMedian: med(startups[name].map((x) => x.rssMb)),
     rounds: startups[name],
   });

@@ -79,6 +79,8 @@ async function serve(config: Readonly<Config>): Promise<void> {
   const { port } = server.address() as AddressInfo;
   const metricsPort = metricsServer ? (metricsServer.address() as AddressInfo).port : null;
   logger.info({ port, metricsPort, host: config.host, pid: process.pid }, 'listening');
+  // What the start-up deferred (the TLS trust store) is built a second after the first requests can come.
+  setTimeout(() => composition.listening(), 1000).unref();
   if (cluster.isPrimary) {
     // The "listening on" line comes last: it says the server is ready.
     if (metricsPort !== null) process.stdout.write(`metrics on http://${config.host}:${metricsPort}/metrics\n`);

@@ -30,18 +30,40 @@ interface Level {
 const MAX_PREFIX = 15;
 const PREPAID_TRUE = new Set(['true', 'y', 'yes', '1']);
 
-/** Parse CSV text (RFC 4180: quoted fields, doubled quotes, CRLF or LF, newlines inside quotes) into rows. */
+/**
+ * Parse CSV text (RFC 4180: quoted fields, doubled quotes, CRLF or LF, newlines inside quotes) into rows. A line
+ * without a quote or a lone CR is split on commas at once (the common case: a third of the start-up's cost when
+ * every character went through the loop); any other row goes through the character loop.
+ */
 export function parseCsv(text: string): string[][] {
   const rows: string[][] = [];
-  let row: string[] = [];
+  const n = text.length;
+  let i = text.charCodeAt(0) === 0xfeff ? 1 : 0;
+  let nextQuote = text.indexOf('"', i);
+  let nextCr = text.indexOf('\r', i);
+  while (i < n) {
+    let nl = text.indexOf('\n', i);
+    if (nl < 0) nl = n;
+    if (nextQuote >= 0 && nextQuote < i) nextQuote = text.indexOf('"', i);
+    if (nextCr >= 0 && nextCr < i) nextCr = text.indexOf('\r', i);
+    const end = nl > i && text.charCodeAt(nl - 1) === 13 ? nl - 1 : nl;
+    if ((nextQuote < 0 || nextQuote >= nl) && (nextCr < 0 || nextCr >= end)) {
+      const row = text.slice(i, end).split(',');
+      if (row.length > 1 || row[0] !== '') rows.push(row);
+      i = nl + 1;
+    } else i = parseRow(text, i, rows);
+  }
+  return rows;
+}
+
+/** One row from `i` through the character loop (its quotes may span lines); returns where the next row starts. */
+function parseRow(text: string, i: number, rows: string[][]): number {
+  const row: string[] = [];
   let field = '';
   let quoted = false;
-  let i = text.charCodeAt(0) === 0xfeff ? 1 : 0;
   const endRow = (): void => {
     row.push(field);
-    field = '';
     if (row.length > 1 || row[0] !== '') rows.push(row);
-    row = [];
   };
   for (; i < text.length; i++) {
     const ch = text[i];
@@ -56,14 +78,16 @@ export function parseCsv(text: string): string[][] {
     else if (ch === ',') {
       row.push(field);
       field = '';
-    } else if (ch === '\n') endRow();
-    else if (ch === '\r') {
-      if (text[i + 1] === '\n') i++;
+    } else if (ch === '\n') {
       endRow();
+      return i + 1;
+    } else if (ch === '\r') {
+      endRow();
+      return text[i + 1] === '\n' ? i + 2 : i + 1;
     } else field += ch;
   }
   if (field !== '' || row.length > 0) endRow();
-  return rows;
+  return text.length;
 }
 
 function entryFrom(get: (col: string) => string): BinEntry {

@@ -18,17 +18,21 @@ export interface DocsPage {
 
 /**
  * Brotli quality 5: measured on the 2.6 MB page, 644 KB in a fifth of quality 11's time (562 KB, ~30x slower),
- * against gzip's 721 KB. Each process compresses at start, in libuv's thread pool (never on the event loop).
+ * against gzip's 721 KB. Each process compresses in libuv's thread pool (never on the event loop).
  */
 const BROTLI_QUALITY = 5;
 
-/**
- * Read the page and publish it, then publish it again with both encodings once they are made (off the event
- * loop). Rejects when the page cannot be read; a failed compression leaves the identity page published.
- */
-export async function loadDocsPage(path: string, publish: (page: DocsPage) => void): Promise<void> {
-  const identity = await readFile(path);
-  publish({ identity, gzip: null, br: null });
+export interface DocsPageOptions {
+  /**
+   * Compression waits for this (default: starts at once). The service passes "the first /docs request": made at
+   * start, both encodings cost 0.2-0.4 s of CPU and left +15-17 MB RSS of compressor working memory in every
+   * process, whether or not it ever served /docs (docs/adr/0012-keys-on-demand.md).
+   */
+  compressWhen?: Promise<void>;
+}
+
+/** Both encodings of `identity`, made in the thread pool. */
+export async function compressDocsPage(identity: Buffer): Promise<DocsPage> {
   const [gz, br] = await Promise.all([
     gzipAsync(identity, { level: constants.Z_BEST_COMPRESSION }),
     brotliAsync(identity, {
@@ -39,5 +43,17 @@ export async function loadDocsPage(path: string, publish: (page: DocsPage) => vo
       },
     }),
   ]);
-  publish({ identity, gzip: gz, br });
+  return { identity, gzip: gz, br };
+}
+
+/**
+ * Read the page and publish it, then publish it again with both encodings once they are made (off the event
+ * loop, once `compressWhen` settles). Rejects when the page cannot be read; a failed compression leaves the
+ * identity page published.
+ */
+export async function loadDocsPage(path: string, publish: (page: DocsPage) => void, opts: DocsPageOptions = {}): Promise<void> {
+  const identity = await readFile(path);
+  publish({ identity, gzip: null, br: null });
+  await opts.compressWhen;
+  publish(await compressDocsPage(identity));
 }

@@ -1,5 +1,5 @@
 // GET /docs under pipelined floods: no file handle outlives its request (the page is served from memory).
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -8,6 +8,11 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDocsPage, type DocsPage } from '../../src/adapters/docs-page.js';
+import { compose } from '../../src/compose.js';
+import { loadConfig } from '../../src/config.js';
+import { createLogger } from '../../src/http/logging.js';
+import { projectPath } from '../../src/http/spec.js';
+import { GEOIP_TEST_DIR } from '../fixtures/paths.js';
 import { createApp } from '../../src/app.js';
 import { createHttpServer, listen } from '../../src/server.js';
 import { startHarness, type Harness } from '../support/harness.js';
@@ -154,6 +159,53 @@ describe('GET /docs from memory', () => {
     } finally {
       s.closeAllConnections();
       await new Promise((r) => s.close(r));
+    }
+  });
+});
+
+describe('GET /docs encodings are made after the start-up', () => {
+  it('publishes the page at once and its encodings only once compression is allowed', async () => {
+    const path = join(dir, 'index.html');
+    const published: DocsPage[] = [];
+    let allow!: () => void;
+    const loading = loadDocsPage(path, (p) => published.push(p), { compressWhen: new Promise<void>((r) => (allow = r)) });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(published.map((p) => [p.gzip === null, p.br === null])).toEqual([[true, true]]);
+    expect(published[0].identity.equals(html)).toBe(true);
+    allow();
+    await loading;
+    expect(published).toHaveLength(2);
+    expect(gunzipSync(published[1].gzip!).equals(html)).toBe(true);
+    expect(brotliDecompressSync(published[1].br!).equals(html)).toBe(true);
+  });
+
+  // The composition's own page (dist/docs/index.html, built by make docs, which make test runs first): its encodings
+  // are made at the first /docs request (not at start: compose.ts), and are then served.
+  it.skipIf(!existsSync(projectPath('dist/docs/index.html')))("the service's page gets gzip and br once /docs is asked for", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'vls-docs-compose-'));
+    const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', GEOIP_CITY_DB: join(GEOIP_TEST_DIR, 'GeoIP2-City-Test.mmdb'), GEOIP_ASN_DB: join(GEOIP_TEST_DIR, 'GeoLite2-ASN-Test.mmdb') }, 2);
+    const c = await compose(config, createLogger('silent'));
+    const s = createHttpServer(createApp({ ...c.deps, metricsOnOwnPort: false }));
+    await listen(s, 0, '127.0.0.1');
+    try {
+      const url = `http://127.0.0.1:${(s.address() as AddressInfo).port}/docs`;
+      const encoded = async (accept: string) => {
+        const res = await fetch(url, { headers: { 'Accept-Encoding': accept } });
+        await res.arrayBuffer();
+        return res.headers.get('content-encoding');
+      };
+      let coding = await encoded('br');
+      for (let i = 0; i < 400 && coding !== 'br'; i++) {
+        await new Promise((r) => setTimeout(r, 25));
+        coding = await encoded('br');
+      }
+      expect(coding).toBe('br');
+      expect(await encoded('gzip')).toBe('gzip');
+    } finally {
+      s.closeAllConnections();
+      await new Promise((r) => s.close(r));
+      await c.close();
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });

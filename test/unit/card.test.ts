@@ -2,6 +2,8 @@
 import { describe, it, expect, beforeAll } from 'vitest';
 import fc from 'fast-check';
 import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
+import { projectPath } from '../../src/http/spec.js';
 import {
   maskCardNumbers,
   cardBrand,
@@ -361,6 +363,53 @@ describe('parseCsv', () => {
       ['a', 'b'],
       ['1', '2'],
     ]);
+  });
+
+  it('reads any text as the character loop alone does (lines split at once where they hold no quote or lone CR)', () => {
+    // The parser before the split fast path, kept here as the reference.
+    const reference = (text: string): string[][] => {
+      const rows: string[][] = [];
+      let row: string[] = [];
+      let field = '';
+      let quoted = false;
+      let i = text.charCodeAt(0) === 0xfeff ? 1 : 0;
+      const endRow = (): void => {
+        row.push(field);
+        field = '';
+        if (row.length > 1 || row[0] !== '') rows.push(row);
+        row = [];
+      };
+      for (; i < text.length; i++) {
+        const ch = text[i];
+        if (quoted) {
+          if (ch === '"') {
+            if (text[i + 1] === '"') {
+              field += '"';
+              i++;
+            } else quoted = false;
+          } else field += ch;
+        } else if (ch === '"') quoted = true;
+        else if (ch === ',') {
+          row.push(field);
+          field = '';
+        } else if (ch === '\n') endRow();
+        else if (ch === '\r') {
+          if (text[i + 1] === '\n') i++;
+          endRow();
+        } else field += ch;
+      }
+      if (field !== '' || row.length > 0) endRow();
+      return rows;
+    };
+    const csvText = fc.array(fc.constantFrom('a', 'b1', ',', '"', '""', '\n', '\r', '\r\n', ' ', '\ufeff'), { maxLength: 40 }).map((parts) => parts.join(''));
+    fc.assert(
+      fc.property(csvText, (text) => {
+        expect(parseCsv(text)).toEqual(reference(text));
+      }),
+      { numRuns: 5000, seed: 7812 },
+    );
+    const shipped = readFileSync(projectPath('data/bin/ranges.csv'), 'utf8');
+    expect(parseCsv(shipped)).toEqual(reference(shipped));
   });
 });
 

@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { serialize } from 'node:v8';
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { loadSpec, projectPath } from '../../src/http/spec.js';
 
 /** V8's serializer tags a string by how V8 holds it: '"' one byte per character, 'c' two (after an optional pad byte). */
@@ -37,6 +38,11 @@ describe('openapi.yaml text', () => {
     const strings = stringsOf(document);
     expect(strings.length).toBeGreaterThan(1000);
     expect(strings.filter(twoByte)).toEqual([]);
+  });
+
+  it('reads the same document as the yaml package (YAML 1.2 core schema), which start-up no longer loads', async () => {
+    const { document, yaml } = await loadSpec();
+    expect(document).toStrictEqual(parse(yaml));
   });
 
   it('the check above tells a name sliced from a text with an em dash', () => {
