@@ -1,7 +1,10 @@
 // Password scores are never overstated: the service's zxcvbn set-up against the library's defaults
 // (l33t readings, repeated runs), and the shared-prefix l33t matcher against the library's own.
-import { ZxcvbnFactory, type OptionsType } from '@zxcvbn-ts/core';
+import { createRequire } from 'node:module';
+import { Options, ZxcvbnFactory, type MatcherBaseClass, type OptionsType } from '@zxcvbn-ts/core';
 import { describe, expect, it } from 'vitest';
+import { WordFilteredDictionaryMatcher, WordFilteredReverseMatcher } from '../../src/adapters/zxcvbn-dictionary.js';
+import { SharedPrefixL33tMatcher } from '../../src/adapters/zxcvbn-l33t.js';
 import { collapseRepeats, MAX_ANALYSED_CHARS } from '../../src/domain/password.js';
 import { createZxcvbn, estimateStrength, longestWordOf, zxcvbnOptions } from '../../src/adapters/zxcvbn-worker.js';
 
@@ -51,6 +54,11 @@ describe('shared-prefix l33t matcher', () => {
       ...L33T,
       'Xy7!kq2#Lm9z', 'p@55w0rd1!3$', 'correct horse battery staple', 'nnonk3y', '()()()|-|', '1|<3 |-|1m',
       'oneTwoThree', '0n3-7w0-7hr33', 'İSTANBUL1', 'ΑΣ0Σ', '😀p4ss😀', '4@310$!|7+8', '0101010101Zq8#vLm2',
+      // Longer text for the word-index dictionary matchers: words, reversed words, 23/24/25 characters (the longest
+      // word and one or two more), sequences, random characters.
+      'passwordiloveyouprincessrockyoujessicamichael', 'drowssapyeknomnogard', 'correcthorsebatterystaple',
+      'abcdefghijklmnopqrstuvw', 'abcdefghijklmnopqrstuvwx', 'abcdefghijklmnopqrstuvwxy', 'abcdefghijklmnopqrstuvwxyz0123456789',
+      'q8#Lm2!vR7wXk4zP9@tN3$yB6^hJ1&cF5*sD0(gA', 'MondayJanuarySpringNorthRedJupiter', 'Xy7!kq2#Lm9zXy7!kq2#Lm9z',
     ];
     const differences = inputs.filter((pw) => {
       const a = ours.check(pw);
@@ -61,11 +69,63 @@ describe('shared-prefix l33t matcher', () => {
   }, SLOW);
 
   it('reads the user-input list as the library does', () => {
-    for (const pw of ['k4t3l0v3r', 'b1gc0rp2024']) {
-      const a = ours.check(pw, ['katelover', 'bigcorp']);
-      const b = library.check(pw, ['katelover', 'bigcorp']);
+    const inputs = ['katelover', 'bigcorp', 'averyveryverylonguserinputword'];
+    for (const pw of ['k4t3l0v3r', 'b1gc0rp2024', 'KateLover', 'xxbigcorpyy', 'averyveryverylonguserinputword', 'drowssaprocgib']) {
+      const a = ours.check(pw, inputs);
+      const b = library.check(pw, inputs);
       expect(a.guesses).toBe(b.guesses);
       expect(a.sequence).toEqual(b.sequence);
+    }
+  }, SLOW);
+});
+
+describe('word-index dictionary matchers', () => {
+  // The library's own matchers, to compare every match (not only the ones the best sequence keeps).
+  const load = createRequire(import.meta.url);
+  type MatcherClass = new (options: Options, wordSequenceOnly?: boolean) => MatcherBaseClass;
+  const library = {
+    dictionary: load('@zxcvbn-ts/core/dist/matcher/dictionary/matching.cjs') as MatcherClass,
+    reverse: load('@zxcvbn-ts/core/dist/matcher/dictionary/variants/matching/reverse.cjs') as MatcherClass,
+    l33t: load('@zxcvbn-ts/core/dist/matcher/dictionary/variants/matching/l33t.cjs') as MatcherClass,
+  };
+  const options = new Options(zxcvbnOptions());
+  const inputs = [
+    'password', 'Tr0ub4dor&3x', 'p@55w0rd1!3$', 'drowssap', 'passwordiloveyouprincessrockyou', 'abcdefghijklmnopqrstuvw',
+    'abcdefghijklmnopqrstuvwx', 'abcdefghijklmnopqrstuvwxyz0123456789', 'q8#Lm2!vR7wXk4zP9@tN3$yB6^hJ1&cF5*sD0(gA',
+    'MondayJanuarySpringNorthRedJupiter', 'oneTwoThreefourfive', '0101010101Zq8#vLm2', '4@310$!|7+84@310$!|7+8', 'İSTANBUL',
+    '😀p4ss😀', 'a', '',
+  ];
+  const userInputs = options.getUserInputsOptions(['katelover', 'averyveryverylonguserinputword']);
+  const cases: Array<[string, MatcherClass, MatcherClass]> = [
+    ['dictionary', WordFilteredDictionaryMatcher, library.dictionary],
+    ['reversed dictionary', WordFilteredReverseMatcher, library.reverse],
+    ['l33t', SharedPrefixL33tMatcher, library.l33t],
+  ];
+
+  it.each(cases)('%s: the same matches in the same order as the library, with and without user inputs', (_name, Ours, Theirs) => {
+    for (const wordSequenceOnly of [false, true]) {
+      const ours = new Ours(options, wordSequenceOnly);
+      const theirs = new Theirs(options, wordSequenceOnly);
+      for (const password of [...inputs, 'xxkateloveryy', 'averyveryverylonguserinputword']) {
+        for (const user of [options.getUserInputsOptions(), userInputs]) {
+          const a = ours.match({ password, userInputsOptions: user, omniMatch: undefined as never });
+          const b = theirs.match({ password, userInputsOptions: user, omniMatch: undefined as never });
+          expect({ password, wordSequenceOnly, matches: a }).toEqual({ password, wordSequenceOnly, matches: b });
+        }
+      }
+    }
+  }, SLOW);
+
+  it.each(cases)('%s: the same matches with the de, fr and es-es lists too (32 lists)', (_name, Ours, Theirs) => {
+    const extra = new Options(zxcvbnOptions(true));
+    expect(Object.keys(extra.rankedDictionaries).length).toBeGreaterThanOrEqual(32);
+    const ours = new Ours(extra);
+    const theirs = new Theirs(extra);
+    for (const password of ['schmetterling', 'p4p1ll0nbl3u', 'mariposaazulverwaltungsgemeinschaft', 'Xy7!kq2#Lm9z']) {
+      const user = extra.getUserInputsOptions();
+      const a = ours.match({ password, userInputsOptions: user, omniMatch: undefined as never });
+      const b = theirs.match({ password, userInputsOptions: user, omniMatch: undefined as never });
+      expect({ password, matches: a }).toEqual({ password, matches: b });
     }
   }, SLOW);
 });
@@ -128,3 +188,4 @@ describe('collapseRepeats', () => {
     expect(estimateStrength(pw).guesses).toBe(createZxcvbn().check('01'.repeat(12)).guesses);
   }, SLOW);
 });
+
