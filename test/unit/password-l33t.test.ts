@@ -5,8 +5,8 @@ import { Options, ZxcvbnFactory, type MatcherBaseClass, type OptionsType } from 
 import { describe, expect, it } from 'vitest';
 import { WordFilteredDictionaryMatcher, WordFilteredReverseMatcher } from '../../src/adapters/zxcvbn-dictionary.js';
 import { SharedPrefixL33tMatcher } from '../../src/adapters/zxcvbn-l33t.js';
-import { collapseRepeats, MAX_ANALYSED_CHARS } from '../../src/domain/password.js';
-import { createZxcvbn, estimateStrength, longestWordOf, zxcvbnOptions } from '../../src/adapters/zxcvbn-worker.js';
+import { collapseRepeats, estimateInStages, MAX_ANALYSED_CHARS } from '../../src/domain/password.js';
+import { analysedText, createZxcvbn, estimateStrength, longestWordOf, zxcvbnOptions } from '../../src/adapters/zxcvbn-worker.js';
 
 /** Several seconds of CPU in all on a busy 2-core box (the library's default l33t pass is the slow part). */
 const SLOW = 120_000;
@@ -173,6 +173,8 @@ describe('collapseRepeats', () => {
       `${'p@ss'.repeat(8)}w0rd`,
       `m0nk3y${'!'.repeat(30)}`,
       `${'2024'.repeat(8)}`,
+      `${'abcdefghijklmnopqrstuvwxyz0123456789'.repeat(3)}`,
+      `Q${`${'monkey'}Zq8#vLm2dragon!`.repeat(4)}`,
     ];
     const raised = cases.filter((pw) => {
       const collapsed = collapseRepeats(pw, longest);
@@ -189,3 +191,59 @@ describe('collapseRepeats', () => {
   }, SLOW);
 });
 
+describe('long text estimated in stages', () => {
+  const whole = createZxcvbn();
+  const WORD = 'verwaltungsgemeinschaft'; // 23 characters, in the English Wikipedia list
+  const ALPHABET = 'abcdefghijklmnopqrstuvwxyz';
+  const REVERSED = 'zyxwvutsrqponmlkjihgfedcba';
+
+  it('a prefix that splits a long word would overstate the score with too small a margin', () => {
+    // The 48-character cut splits the second copy of the word: brute force for its first 21 characters (~1e23
+    // guesses in all), where the whole text (a repeat and a word said twice) needs ~1e7 and scores 2. A stop at 1e20
+    // (score 4 with a 1e10 margin) would answer 4; the service's margin does not.
+    const text = `${'abc'.repeat(9)}${WORD}${WORD}`;
+    expect(analysedText(text).length).toBeGreaterThanOrEqual(72);
+    const reference = whole.check(analysedText(text)).score;
+    expect(reference).toBe(2);
+    expect(estimateInStages(analysedText(text), (t) => whole.check(t), [48], 1e20).score).toBe(4);
+    expect(estimateStrength(text).score).toBe(reference);
+  }, SLOW);
+
+  /** Deterministic pieces for texts a client could send: words, l33t, sequences, keyboard walks, dates, random. */
+  function pieces(seed: number): () => string {
+    let state = seed;
+    const next = (n: number): number => {
+      state = (state * 1103515245 + 12345) % 2147483648;
+      return state % n;
+    };
+    const kinds = [
+      () => ['password', 'iloveyou', 'princess', WORD, 'monkey', 'dragon', 'sunshine', 'football', 'jessica'][next(9)],
+      () => ['p@55w0rd', 'm0nk3y', '5up3rm4n', 'dr4g0n', 'l3tm31n'][next(5)],
+      () => ALPHABET.slice(next(10), 10 + next(16)),
+      () => ['qwertyuiop', 'asdfghjkl', '1qaz2wsx3edc', 'zxcvbnm'][next(4)],
+      () => `${1950 + next(75)}`,
+      () => Array.from({ length: 3 + next(12) }, () => String.fromCharCode(33 + next(94))).join(''),
+      () => REVERSED.slice(0, 5 + next(20)),
+    ];
+    return () => kinds[next(kinds.length)]();
+  }
+
+  it('never scores above the whole text (seeded texts of 72-128 characters)', () => {
+    const raised: string[] = [];
+    for (let seed = 1; seed <= 40; seed += 1) {
+      const piece = pieces(seed);
+      let text = '';
+      while (text.length < 72 + (seed % 5) * 12) text += piece();
+      const staged = estimateStrength(text).score;
+      if (staged > whole.check(analysedText(text)).score) raised.push(text);
+    }
+    expect(raised).toEqual([]);
+  }, SLOW);
+
+  it('a long strong text is estimated on its first 48 characters, score 4', () => {
+    const text = Array.from({ length: 128 }, (_, i) => String.fromCharCode(33 + ((i * 7919) % 94))).join('');
+    const prefix = whole.check(text.slice(0, 48));
+    expect(prefix.guesses).toBeGreaterThanOrEqual(1e46);
+    expect(estimateStrength(text)).toMatchObject({ score: 4, guesses: prefix.guesses });
+  }, SLOW);
+});
