@@ -37,6 +37,7 @@ const cases: Case[] = [
   { name: 'crafted: 36-char sequences x3 (108)', make: () => 'abcdefghijklmnopqrstuvwxyz0123456789'.repeat(3), calls: 4 },
   { name: 'crafted: common passwords (84)', make: () => PASSWORDS, calls: 4 },
   { name: 'crafted: 48 weak + 80 l33t chars', make: () => PASSWORDS.slice(0, 48) + random(80, L33T_CHARS), calls: 4 },
+  { name: 'crafted: 3 l33t digits "470" (128)', make: () => random(128, '470'), calls: 4 },
 ];
 
 const extraLanguages = process.argv.includes('--extra-languages');
