@@ -2,6 +2,7 @@
 // (l33t readings, repeated runs), and the shared-prefix l33t matcher against the library's own.
 import { createRequire } from 'node:module';
 import { Options, ZxcvbnFactory, type MatcherBaseClass, type OptionsType } from '@zxcvbn-ts/core';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { WordFilteredDictionaryMatcher, WordFilteredReverseMatcher } from '../../src/adapters/zxcvbn-dictionary.js';
 import { SharedPrefixL33tMatcher } from '../../src/adapters/zxcvbn-l33t.js';
@@ -114,6 +115,25 @@ describe('word-index dictionary matchers', () => {
         }
       }
     }
+  }, SLOW);
+
+  it.each(cases)('%s: the same matches as the library on generated text (l33t-dense, words, any code unit)', (_name, Ours, Theirs) => {
+    const ours = new Ours(options);
+    const theirs = new Theirs(options);
+    const pieces = fc.oneof(
+      fc.constantFrom('pass', 'word', '4', '@', '3', '1', '0', '$', '!', '|', '7', '+', '8', '5', '|<', 'ing', 'the', 'love', 'Z'),
+      fc.string({ unit: 'binary', maxLength: 3 }),
+    );
+    fc.assert(
+      fc.property(fc.array(pieces, { maxLength: 10 }), (parts) => {
+        const password = parts.join('').slice(0, 32);
+        const user = options.getUserInputsOptions();
+        const a = ours.match({ password, userInputsOptions: user, omniMatch: undefined as never });
+        const b = theirs.match({ password, userInputsOptions: user, omniMatch: undefined as never });
+        expect(a).toEqual(b);
+      }),
+      { numRuns: 150, seed: 29 },
+    );
   }, SLOW);
 
   it.each(cases)('%s: the same matches with the de, fr and es-es lists too (32 lists)', (_name, Ours, Theirs) => {
