@@ -1,15 +1,26 @@
-// Per-call CPU time of one zxcvbn-ts estimate with the service's own options (src/adapters/zxcvbn-worker.ts), and its CPU profile.
+// Per-call CPU time of one zxcvbn-ts estimate as the service's worker runs it (src/adapters/zxcvbn-worker.ts), and its CPU profile.
 import { Session } from 'node:inspector/promises';
-import { ZxcvbnFactory, type OptionsType } from '@zxcvbn-ts/core';
+import type { ZxcvbnFactory } from '@zxcvbn-ts/core';
 import type { CpuProfile } from './cpuprofile-top.js';
 
-async function serviceZxcvbn(): Promise<ZxcvbnFactory> {
+/** What the service's worker runs for one password: its matchers and options, the analysed text, the stages. */
+type Check = (password: string) => unknown;
+
+async function serviceZxcvbn(): Promise<{ check: Check }> {
   // Loaded by URL so that a change in that module's exports degrades these figures, not the whole bench.
-  const mod = (await import(new URL('../src/adapters/zxcvbn-worker.ts', import.meta.url).href)) as { zxcvbnOptions?: () => OptionsType };
-  if (typeof mod.zxcvbnOptions !== 'function') throw new Error('zxcvbnOptions() not exported by src/adapters/zxcvbn-worker.ts');
-  const zxcvbn = new ZxcvbnFactory(mod.zxcvbnOptions());
-  for (let i = 0; i < 3; i++) for (const p of ['warm-up-pass', 'Xy7!kq2#Lm9z']) zxcvbn.check(p);
-  return zxcvbn;
+  const mod = (await import(new URL('../src/adapters/zxcvbn-worker.ts', import.meta.url).href)) as {
+    createZxcvbn?: () => ZxcvbnFactory;
+    analysedText?: (password: string) => string;
+    checkInStages?: (zxcvbn: ZxcvbnFactory, analysed: string) => unknown;
+  };
+  const { createZxcvbn, analysedText, checkInStages } = mod;
+  if (typeof createZxcvbn !== 'function' || typeof analysedText !== 'function' || typeof checkInStages !== 'function') {
+    throw new Error('createZxcvbn(), analysedText() or checkInStages() not exported by src/adapters/zxcvbn-worker.ts');
+  }
+  const zxcvbn = createZxcvbn();
+  const check: Check = (p) => checkInStages(zxcvbn, analysedText(p));
+  for (let i = 0; i < 3; i++) for (const p of ['warm-up-pass', 'Xy7!kq2#Lm9z']) check(p);
+  return { check };
 }
 
 /** Mean CPU milliseconds per check over the given passwords, as text ("n/a (...)" when the options cannot be loaded). */

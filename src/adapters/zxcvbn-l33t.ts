@@ -2,6 +2,7 @@
 // the library's own matches, found without re-scanning what consecutive substitution variants share.
 import { createRequire } from 'node:module';
 import { MatcherBaseClass, type Matcher, type Options } from '@zxcvbn-ts/core';
+import { DictionaryLists, WordFilteredDictionaryMatcher, WordFilteredReverseMatcher, lastEnd } from './zxcvbn-dictionary.js';
 
 /** One l33t change: `substitution` in the password read as `letter`, at index `i` of the substituted text. */
 interface Change {
@@ -40,9 +41,19 @@ const load = createRequire(import.meta.url);
  * @zxcvbn-ts/core has no exports map and does not re-export it; test/unit/password.test.ts compares whole
  * results with the library's own l33t matcher, so a layout change in a new version fails there.
  */
-const getCleanPasswords = load(
+const libraryCleanPasswords = load(
   '@zxcvbn-ts/core/dist/matcher/dictionary/variants/matching/unmunger/getCleanPasswords.cjs',
 ) as (password: string, limit: number, trieRoot: Options['trieNodeRoot']) => Variant[];
+
+/** The last password's variants: the l33t matcher and the word-sequence matcher's own l33t pass read the same ones. */
+let lastVariants: { password: string; limit: number; trie: unknown; variants: Variant[] } | undefined;
+
+function getCleanPasswords(password: string, limit: number, trie: Options['trieNodeRoot']): Variant[] {
+  if (lastVariants?.password !== password || lastVariants.limit !== limit || lastVariants.trie !== trie) {
+    lastVariants = { password, limit, trie, variants: libraryCleanPasswords(password, limit, trie) };
+  }
+  return lastVariants.variants;
+}
 
 /** Where the window i..j of a variant lies in the original password, and which changes it holds. */
 function extras(variant: Variant, i: number, j: number): Pick<L33tMatch, 'i' | 'j' | 'subs' | 'subDisplay'> {
@@ -94,15 +105,6 @@ function sharedUntil(previous: Variant & { lower: string }, variant: Variant, lo
   return Math.min(shared, variant.password.length - 1);
 }
 
-/** Windows this long or longer are looked up only when some word starts with their first characters. */
-const PREFIX_LENGTH = 4;
-
-/** The first PREFIX_LENGTH characters of every word of the lists, added to `into`. */
-function addWordStarts(into: Set<string>, lists: Iterable<Record<string, number>>): Set<string> {
-  for (const list of lists) for (const word in list) if (word.length >= PREFIX_LENGTH) into.add(word.slice(0, PREFIX_LENGTH));
-  return into;
-}
-
 /**
  * Same matches, in the same order, as the library's l33t matcher with Levenshtein off: every substituted
  * variant is looked up in every dictionary, but a window a variant shares with the one before it (the variants
@@ -112,55 +114,28 @@ function addWordStarts(into: Set<string>, lists: Iterable<Record<string, number>
  */
 export class SharedPrefixL33tMatcher extends MatcherBaseClass {
   /** wordSequenceOnly: look in the word-sequence lists only (numbers, months...), as the word-sequence matcher does. */
-  constructor(
-    options: Options,
-    private readonly wordSequenceOnly = false,
-  ) {
+  constructor(options: Options, wordSequenceOnly = false) {
     super(options);
     if (options.useLevenshteinDistance) throw new Error('SharedPrefixL33tMatcher supports useLevenshteinDistance: false only');
-    this.starts = addWordStarts(new Set(), Object.values(this.dictionaries(undefined).dictionaries));
+    this.lists = new DictionaryLists(options, wordSequenceOnly);
   }
 
   /**
-   * How every word of the lists begins (~30k strings for common + en, built once). Looking up a long window costs
-   * ~0.5 us per list (V8 copies a sliced string to hash it), and most long windows of a substituted variant begin
-   * in a way no word does: those are not looked up.
+   * The lists read, and the sorted index of their words (src/adapters/zxcvbn-word-index.ts): only windows that are
+   * words are looked up, and a window no word begins with costs no string (V8 copies a sliced string to hash it).
    */
-  private readonly starts: Set<string>;
-
-  /** The lists to look in and their longest words, as the library's dictionary matcher chooses them. */
-  private dictionaries(userInputsOptions: MatchOptions['userInputsOptions']): {
-    dictionaries: Record<string, Record<string, number>>;
-    sizes: Record<string, number>;
-  } {
-    const options = this.options;
-    if (this.wordSequenceOnly) {
-      const names = Object.keys(options.rankedDictionaries).filter((name) => options.isWordSequence(name));
-      return {
-        dictionaries: Object.fromEntries(names.map((name) => [name, options.rankedDictionaries[name]])),
-        sizes: Object.fromEntries(names.map((name) => [name, options.rankedDictionariesMaxWordSize[name]])),
-      };
-    }
-    const dictionaries: Record<string, Record<string, number>> = { ...options.rankedDictionaries };
-    const sizes: Record<string, number> = { ...options.rankedDictionariesMaxWordSize };
-    if (userInputsOptions) {
-      dictionaries.userInputs = { ...(dictionaries.userInputs ?? {}), ...userInputsOptions.rankedDictionary };
-      sizes.userInputs = Math.max(userInputsOptions.rankedDictionaryMaxWordSize, sizes.userInputs || 0);
-    }
-    return { dictionaries, sizes };
-  }
+  private readonly lists: DictionaryLists;
 
   match({ password, userInputsOptions }: MatchOptions): L33tMatch[] {
     const options = this.options;
-    const { dictionaries, sizes } = this.dictionaries(userInputsOptions);
-    const names = Object.keys(dictionaries);
-    const extra = userInputsOptions ? addWordStarts(new Set(), [userInputsOptions.rankedDictionary]) : undefined;
-    const anyWordStarts = (text: string): boolean => this.starts.has(text) || extra?.has(text) === true;
-    const widest = Math.max(0, ...Object.values(sizes));
+    const lists = this.lists.prepare(userInputsOptions);
+    const widest = lists.widest;
     const matches: L33tMatch[] = [];
     const kept = new Set<string>();
     let hasFullMatch = false;
     let previous: (Variant & { lower: string }) | undefined;
+    /** reach[i]: the last j such that some word begins with i..j in the latest variant read from i. */
+    let reach = new Int32Array(password.length);
 
     for (const variant of getCleanPasswords(password, options.l33tMaxSubstitutions, options.trieNodeRoot)) {
       if (hasFullMatch) break;
@@ -168,23 +143,29 @@ export class SharedPrefixL33tMatcher extends MatcherBaseClass {
       const n = variant.password.length;
       const from = previous ? sharedUntil(previous, variant, lower) : 0;
       previous = { ...variant, lower };
-      for (let i = 0; i < n; i += 1) {
-        // When no word begins with the PREFIX_LENGTH characters at i, no window that long or longer from i is a word.
-        const longest = n - i < PREFIX_LENGTH || anyWordStarts(lower.slice(i, i + PREFIX_LENGTH)) ? n : PREFIX_LENGTH - 1;
-        for (let j = Math.max(i, from); j < n; j += 1) {
-          const isFull = i === 0 && j === n - 1;
-          if ((j - i + 1 > widest && !isFull) || j - i + 1 > longest) break;
-          const word = lower.slice(i, j + 1);
-          for (const name of names) {
-            if (j - i + 1 > sizes[name] && !isFull) continue;
-            const rank = dictionaries[name][word];
-            if (rank === undefined) continue;
-            const at = extras(variant, i, j);
-            if (!hasFullMatch) hasFullMatch = at.i === 0 && at.j === password.length - 1;
-            const token = password.slice(at.i, at.j + 1);
+      if (reach.length < n) {
+        const longer = new Int32Array(n);
+        longer.set(reach);
+        reach = longer;
+      }
+      // Windows that end before `from` were read in the previous variant; none is longer than the library reads.
+      for (let i = Math.max(0, from - widest); i < n; i += 1) {
+        const last = lastEnd(i, n, widest);
+        if (last < Math.max(i, from)) continue;
+        // Text before `from` is the previous variant's: when no word began with i..from-1 there, none does here.
+        if (i < from && reach[i] < from - 1) continue;
+        const hits = lists.hitsAt(lower, n, i, Math.max(i, from), last);
+        reach[i] = lists.reach;
+        for (const { j, word, ranks } of hits) {
+          const at = extras(variant, i, j);
+          if (!hasFullMatch) hasFullMatch = at.i === 0 && at.j === password.length - 1;
+          const token = password.slice(at.i, at.j + 1);
+          // Only matches that contain an actual substitution.
+          if (token.toLowerCase() === word) continue;
+          for (const { name, rank } of ranks) {
+            // Each (position, dictionary, word) once.
             const key = `${at.i}\u0000${at.j}\u0000${name}\u0000${word}`;
-            // Only matches that contain an actual substitution, each (position, dictionary, word) once.
-            if (token.toLowerCase() === word || kept.has(key)) continue;
+            if (kept.has(key)) continue;
             kept.add(key);
             matches.push({
               pattern: 'dictionary',
@@ -210,20 +191,27 @@ export class SharedPrefixL33tMatcher extends MatcherBaseClass {
 
 const wordSequence = {
   Matching: load('@zxcvbn-ts/core/dist/matcher/wordSequence/matching.cjs') as new (options: Options) => {
+    dictionary: MatcherBaseClass;
     dictionaryL33t: MatcherBaseClass;
+    dictionaryReverse: MatcherBaseClass;
     match: MatcherBaseClass['match'];
   },
   feedback: load('@zxcvbn-ts/core/dist/matcher/wordSequence/feedback.cjs') as Matcher['feedback'],
   scoring: load('@zxcvbn-ts/core/dist/matcher/wordSequence/scoring.cjs') as Matcher['scoring'],
 };
 
-/** The library's word-sequence matcher ("oneTwoThree"), whose own l33t pass gets the shared-prefix matcher too. */
+/** The library's word-sequence matcher ("oneTwoThree"), whose own dictionary passes get the faster matchers too. */
 class WordSequenceMatcher extends wordSequence.Matching {
   constructor(options: Options) {
     super(options);
+    this.dictionary = new WordFilteredDictionaryMatcher(options, true);
     this.dictionaryL33t = new SharedPrefixL33tMatcher(options, true);
+    this.dictionaryReverse = new WordFilteredReverseMatcher(options, true);
   }
 }
+
+/** The library's feedback for dictionary matches: a matcher registered as "dictionary" replaces it unless given. */
+const dictionaryFeedback = load('@zxcvbn-ts/core/dist/matcher/dictionary/feedback.cjs') as Matcher['feedback'];
 
 const unused = (): never => {
   throw new Error('the l33t matcher reports dictionary matches: the built-in dictionary scoring and feedback apply');
@@ -231,10 +219,14 @@ const unused = (): never => {
 
 /**
  * Pass as `new ZxcvbnFactory(options, sharedPrefixMatchers)`: a custom matcher under a built-in's name replaces
- * it. l33t matches have pattern 'dictionary', so the library's dictionary scoring and feedback apply to them;
- * the word-sequence matcher keeps the library's scoring and feedback.
+ * it. The dictionary, reversed-dictionary and l33t matchers find the library's matches through the word index
+ * (src/adapters/zxcvbn-dictionary.ts); their matches have pattern 'dictionary', so the library's dictionary scoring
+ * applies, and its dictionary feedback is passed on; the word-sequence matcher keeps the library's scoring and
+ * feedback.
  */
 export const sharedPrefixMatchers: Record<string, Matcher> = {
+  dictionary: { Matching: WordFilteredDictionaryMatcher, scoring: unused, feedback: dictionaryFeedback },
+  dictionaryReverse: { Matching: WordFilteredReverseMatcher, scoring: unused, feedback: unused },
   dictionaryL33t: { Matching: SharedPrefixL33tMatcher, scoring: unused, feedback: unused },
   wordSequence: { Matching: WordSequenceMatcher as unknown as Matcher["Matching"], scoring: wordSequence.scoring, feedback: wordSequence.feedback },
 };

@@ -6,15 +6,15 @@ import * as en from '@zxcvbn-ts/language-en';
 import * as de from '@zxcvbn-ts/language-de';
 import * as fr from '@zxcvbn-ts/language-fr';
 import * as esEs from '@zxcvbn-ts/language-es-es';
-import { MAX_ANALYSED_CHARS, collapseRepeats, truncateForAnalysis, type Strength } from '../domain/password.js';
+import { MAX_ANALYSED_CHARS, collapseRepeats, estimateInStages, truncateForAnalysis, type Strength } from '../domain/password.js';
 import { sharedPrefixMatchers } from './zxcvbn-l33t.js';
 
 /**
  * The library's default number of l33t readings per password: fewer stops l33t matching early and overstates
  * heavily substituted passwords ("p4r71c1p473" scored 4 with 2, 1 with 100). The speed comes from elsewhere
  * (docs/adr/0016-honest-password-scores.md, bench/zxcvbn-timing.ts): Levenshtein off (it multiplies the cost
- * ~10x), the shared-prefix l33t matcher (the library's matches without re-reading what the readings share),
- * long repeats collapsed before analysis, and a length cap.
+ * ~10x), the word-index dictionary and l33t matchers (the library's matches for a fraction of the lookups), long
+ * repeats collapsed before analysis, a long text's prefix first, and a length cap.
  */
 export const L33T_MAX_SUBSTITUTIONS = 100;
 
@@ -92,9 +92,14 @@ export function analysedText(password: string): string {
   return collapseRepeats(truncateForAnalysis(String(password)), longestWord);
 }
 
+/** zxcvbn's result for an analysed text, estimated in stages (a long text's prefix first); exported for the bench. */
+export function checkInStages(zxcvbn: ZxcvbnFactory, analysed: string): ReturnType<ZxcvbnFactory['check']> {
+  return estimateInStages(analysed, (text) => zxcvbn.check(text));
+}
+
 /** Estimate one password; only derived numbers and feedback text come back, never the password. */
 export function estimateStrength(password: string): Strength {
-  const result = getFactory().check(analysedText(password));
+  const result = checkInStages(getFactory(), analysedText(password));
   const fast = result.crackTimes.offlineFastHashingXPerSecond;
   return {
     score: result.score,

@@ -44,8 +44,8 @@ export function truncateForAnalysis(password: string, max = MAX_ANALYSED_CHARS):
 
 const isLowSurrogate = (code: number): boolean => code >= 0xdc00 && code <= 0xdfff;
 
-/** Longest repeated unit collapseRepeats looks for, in UTF-16 units. */
-export const MAX_REPEAT_UNIT = 12;
+/** Longest repeated unit collapseRepeats looks for, in UTF-16 units: a run needs 3 units to be shortened. */
+export const MAX_REPEAT_UNIT = Math.floor(MAX_ANALYSED_CHARS / 3);
 
 /** How many times the `len` units at `at` repeat back to back from `at`. */
 function repeatsAt(text: string, at: number, len: number): number {
@@ -71,6 +71,7 @@ export function collapseRepeats(text: string, longestWord: number): string {
     let len = 1;
     let collapsed = false;
     for (; len <= MAX_REPEAT_UNIT && at + 2 * len <= text.length; len += 1) {
+      if (text.charCodeAt(at) !== text.charCodeAt(at + len)) continue;
       const keep = Math.max(2, Math.ceil((longestWord + len - 1) / len));
       const count = repeatsAt(text, at, len);
       if (count <= keep) continue;
@@ -85,6 +86,55 @@ export function collapseRepeats(text: string, longestWord: number): string {
     }
   }
   return out;
+}
+
+/**
+ * Prefix lengths (code points) estimated first, shortest first, for a long analysed text. A prefix is tried only when
+ * the text is at least PREFIX_MIN_REST characters longer: for shorter text, the whole costs about as little.
+ */
+export const ANALYSIS_STAGES: readonly number[] = [48, 80];
+export const PREFIX_MIN_REST = 24;
+
+/**
+ * Guesses at which a prefix's estimate stands for the whole text. zxcvbn's score 4 starts at 1e10, but the prefix's
+ * estimate can exceed the whole text's: a cheap match that the cut splits (a 23-character dictionary word, a repeat
+ * of a unit holding one) is priced as brute force in the prefix, up to ~1e22 guesses for the word's piece, and up
+ * to the square of the whole estimate for a repeat. Below 1e10 for the whole that stays under 1e42; 1e46 leaves
+ * room (docs/adr/0016-honest-password-scores.md; test/unit/password-l33t.test.ts builds such texts).
+ */
+export const PREFIX_STOP_GUESSES = 1e46;
+
+/**
+ * zxcvbn's cost grows with the length of the text and its matches (a 128-character random text costs ~15x a
+ * 12-character one). A text whose first 48 (then 80) characters already need PREFIX_STOP_GUESSES guesses scores 4,
+ * the highest score, on those alone: its estimate is the prefix's, guesses and crack time then a lower bound of
+ * the password's real strength. Any other text is estimated whole, so a score is never raised above what the
+ * whole text gets.
+ */
+export function estimateInStages<T extends { guesses: number }>(
+  text: string,
+  check: (analysed: string) => T,
+  stages: readonly number[] = ANALYSIS_STAGES,
+  stopAt = PREFIX_STOP_GUESSES,
+): T {
+  const points = codePoints(text);
+  for (const n of stages) {
+    if (points < n + PREFIX_MIN_REST) break;
+    const estimate = check(truncateForAnalysis(text, n));
+    if (estimate.guesses >= stopAt) return estimate;
+  }
+  return check(text);
+}
+
+/** Unicode code points in `text` (a surrogate pair counts once). */
+function codePoints(text: string): number {
+  let n = 0;
+  for (let i = 0; i < text.length; i += 1) {
+    const code = text.charCodeAt(i);
+    if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length && isLowSurrogate(text.charCodeAt(i + 1))) i += 1;
+    n += 1;
+  }
+  return n;
 }
 
 /**

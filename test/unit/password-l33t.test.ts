@@ -1,9 +1,13 @@
 // Password scores are never overstated: the service's zxcvbn set-up against the library's defaults
 // (l33t readings, repeated runs), and the shared-prefix l33t matcher against the library's own.
-import { ZxcvbnFactory, type OptionsType } from '@zxcvbn-ts/core';
+import { createRequire } from 'node:module';
+import { Options, ZxcvbnFactory, type MatcherBaseClass, type OptionsType } from '@zxcvbn-ts/core';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { collapseRepeats, MAX_ANALYSED_CHARS } from '../../src/domain/password.js';
-import { createZxcvbn, estimateStrength, longestWordOf, zxcvbnOptions } from '../../src/adapters/zxcvbn-worker.js';
+import { WordFilteredDictionaryMatcher, WordFilteredReverseMatcher } from '../../src/adapters/zxcvbn-dictionary.js';
+import { SharedPrefixL33tMatcher } from '../../src/adapters/zxcvbn-l33t.js';
+import { collapseRepeats, estimateInStages, MAX_ANALYSED_CHARS } from '../../src/domain/password.js';
+import { analysedText, createZxcvbn, estimateStrength, longestWordOf, zxcvbnOptions } from '../../src/adapters/zxcvbn-worker.js';
 
 /** Several seconds of CPU in all on a busy 2-core box (the library's default l33t pass is the slow part). */
 const SLOW = 120_000;
@@ -51,6 +55,11 @@ describe('shared-prefix l33t matcher', () => {
       ...L33T,
       'Xy7!kq2#Lm9z', 'p@55w0rd1!3$', 'correct horse battery staple', 'nnonk3y', '()()()|-|', '1|<3 |-|1m',
       'oneTwoThree', '0n3-7w0-7hr33', 'İSTANBUL1', 'ΑΣ0Σ', '😀p4ss😀', '4@310$!|7+8', '0101010101Zq8#vLm2',
+      // Longer text for the word-index dictionary matchers: words, reversed words, 23/24/25 characters (the longest
+      // word and one or two more), sequences, random characters.
+      'passwordiloveyouprincessrockyoujessicamichael', 'drowssapyeknomnogard', 'correcthorsebatterystaple',
+      'abcdefghijklmnopqrstuvw', 'abcdefghijklmnopqrstuvwx', 'abcdefghijklmnopqrstuvwxy', 'abcdefghijklmnopqrstuvwxyz0123456789',
+      'q8#Lm2!vR7wXk4zP9@tN3$yB6^hJ1&cF5*sD0(gA', 'MondayJanuarySpringNorthRedJupiter', 'Xy7!kq2#Lm9zXy7!kq2#Lm9z',
     ];
     const differences = inputs.filter((pw) => {
       const a = ours.check(pw);
@@ -61,11 +70,82 @@ describe('shared-prefix l33t matcher', () => {
   }, SLOW);
 
   it('reads the user-input list as the library does', () => {
-    for (const pw of ['k4t3l0v3r', 'b1gc0rp2024']) {
-      const a = ours.check(pw, ['katelover', 'bigcorp']);
-      const b = library.check(pw, ['katelover', 'bigcorp']);
+    const inputs = ['katelover', 'bigcorp', 'averyveryverylonguserinputword'];
+    for (const pw of ['k4t3l0v3r', 'b1gc0rp2024', 'KateLover', 'xxbigcorpyy', 'averyveryverylonguserinputword', 'drowssaprocgib']) {
+      const a = ours.check(pw, inputs);
+      const b = library.check(pw, inputs);
       expect(a.guesses).toBe(b.guesses);
       expect(a.sequence).toEqual(b.sequence);
+    }
+  }, SLOW);
+});
+
+describe('word-index dictionary matchers', () => {
+  // The library's own matchers, to compare every match (not only the ones the best sequence keeps).
+  const load = createRequire(import.meta.url);
+  type MatcherClass = new (options: Options, wordSequenceOnly?: boolean) => MatcherBaseClass;
+  const library = {
+    dictionary: load('@zxcvbn-ts/core/dist/matcher/dictionary/matching.cjs') as MatcherClass,
+    reverse: load('@zxcvbn-ts/core/dist/matcher/dictionary/variants/matching/reverse.cjs') as MatcherClass,
+    l33t: load('@zxcvbn-ts/core/dist/matcher/dictionary/variants/matching/l33t.cjs') as MatcherClass,
+  };
+  const options = new Options(zxcvbnOptions());
+  const inputs = [
+    'password', 'Tr0ub4dor&3x', 'p@55w0rd1!3$', 'drowssap', 'passwordiloveyouprincessrockyou', 'abcdefghijklmnopqrstuvw',
+    'abcdefghijklmnopqrstuvwx', 'abcdefghijklmnopqrstuvwxyz0123456789', 'q8#Lm2!vR7wXk4zP9@tN3$yB6^hJ1&cF5*sD0(gA',
+    'MondayJanuarySpringNorthRedJupiter', 'oneTwoThreefourfive', '0101010101Zq8#vLm2', '4@310$!|7+84@310$!|7+8', 'İSTANBUL',
+    '😀p4ss😀', 'a', '',
+  ];
+  const userInputs = options.getUserInputsOptions(['katelover', 'averyveryverylonguserinputword']);
+  const cases: Array<[string, MatcherClass, MatcherClass]> = [
+    ['dictionary', WordFilteredDictionaryMatcher, library.dictionary],
+    ['reversed dictionary', WordFilteredReverseMatcher, library.reverse],
+    ['l33t', SharedPrefixL33tMatcher, library.l33t],
+  ];
+
+  it.each(cases)('%s: the same matches in the same order as the library, with and without user inputs', (_name, Ours, Theirs) => {
+    for (const wordSequenceOnly of [false, true]) {
+      const ours = new Ours(options, wordSequenceOnly);
+      const theirs = new Theirs(options, wordSequenceOnly);
+      for (const password of [...inputs, 'xxkateloveryy', 'averyveryverylonguserinputword']) {
+        for (const user of [options.getUserInputsOptions(), userInputs]) {
+          const a = ours.match({ password, userInputsOptions: user, omniMatch: undefined as never });
+          const b = theirs.match({ password, userInputsOptions: user, omniMatch: undefined as never });
+          expect({ password, wordSequenceOnly, matches: a }).toEqual({ password, wordSequenceOnly, matches: b });
+        }
+      }
+    }
+  }, SLOW);
+
+  it.each(cases)('%s: the same matches as the library on generated text (l33t-dense, words, any code unit)', (_name, Ours, Theirs) => {
+    const ours = new Ours(options);
+    const theirs = new Theirs(options);
+    const pieces = fc.oneof(
+      fc.constantFrom('pass', 'word', '4', '@', '3', '1', '0', '$', '!', '|', '7', '+', '8', '5', '|<', 'ing', 'the', 'love', 'Z'),
+      fc.string({ unit: 'binary', maxLength: 3 }),
+    );
+    fc.assert(
+      fc.property(fc.array(pieces, { maxLength: 10 }), (parts) => {
+        const password = parts.join('').slice(0, 32);
+        const user = options.getUserInputsOptions();
+        const a = ours.match({ password, userInputsOptions: user, omniMatch: undefined as never });
+        const b = theirs.match({ password, userInputsOptions: user, omniMatch: undefined as never });
+        expect(a).toEqual(b);
+      }),
+      { numRuns: 150, seed: 29 },
+    );
+  }, SLOW);
+
+  it.each(cases)('%s: the same matches with the de, fr and es-es lists too (32 lists)', (_name, Ours, Theirs) => {
+    const extra = new Options(zxcvbnOptions(true));
+    expect(Object.keys(extra.rankedDictionaries).length).toBeGreaterThanOrEqual(32);
+    const ours = new Ours(extra);
+    const theirs = new Theirs(extra);
+    for (const password of ['schmetterling', 'p4p1ll0nbl3u', 'mariposaazulverwaltungsgemeinschaft', 'Xy7!kq2#Lm9z']) {
+      const user = extra.getUserInputsOptions();
+      const a = ours.match({ password, userInputsOptions: user, omniMatch: undefined as never });
+      const b = theirs.match({ password, userInputsOptions: user, omniMatch: undefined as never });
+      expect({ password, matches: a }).toEqual({ password, matches: b });
     }
   }, SLOW);
 });
@@ -113,6 +193,8 @@ describe('collapseRepeats', () => {
       `${'p@ss'.repeat(8)}w0rd`,
       `m0nk3y${'!'.repeat(30)}`,
       `${'2024'.repeat(8)}`,
+      `${'abcdefghijklmnopqrstuvwxyz0123456789'.repeat(3)}`,
+      `Q${`${'monkey'}Zq8#vLm2dragon!`.repeat(4)}`,
     ];
     const raised = cases.filter((pw) => {
       const collapsed = collapseRepeats(pw, longest);
@@ -126,5 +208,62 @@ describe('collapseRepeats', () => {
     expect(MAX_ANALYSED_CHARS).toBe(128);
     const pw = `${'01'.repeat(64)}tail-after-the-cut`;
     expect(estimateStrength(pw).guesses).toBe(createZxcvbn().check('01'.repeat(12)).guesses);
+  }, SLOW);
+});
+
+describe('long text estimated in stages', () => {
+  const whole = createZxcvbn();
+  const WORD = 'verwaltungsgemeinschaft'; // 23 characters, in the English Wikipedia list
+  const ALPHABET = 'abcdefghijklmnopqrstuvwxyz';
+  const REVERSED = 'zyxwvutsrqponmlkjihgfedcba';
+
+  it('a prefix that splits a long word would overstate the score with too small a margin', () => {
+    // The 48-character cut splits the second copy of the word: brute force for its first 21 characters (~1e23
+    // guesses in all), where the whole text (a repeat and a word said twice) needs ~1e7 and scores 2. A stop at 1e20
+    // (score 4 with a 1e10 margin) would answer 4; the service's margin does not.
+    const text = `${'abc'.repeat(9)}${WORD}${WORD}`;
+    expect(analysedText(text).length).toBeGreaterThanOrEqual(72);
+    const reference = whole.check(analysedText(text)).score;
+    expect(reference).toBe(2);
+    expect(estimateInStages(analysedText(text), (t) => whole.check(t), [48], 1e20).score).toBe(4);
+    expect(estimateStrength(text).score).toBe(reference);
+  }, SLOW);
+
+  /** Deterministic pieces for texts a client could send: words, l33t, sequences, keyboard walks, dates, random. */
+  function pieces(seed: number): () => string {
+    let state = seed;
+    const next = (n: number): number => {
+      state = (state * 1103515245 + 12345) % 2147483648;
+      return state % n;
+    };
+    const kinds = [
+      () => ['password', 'iloveyou', 'princess', WORD, 'monkey', 'dragon', 'sunshine', 'football', 'jessica'][next(9)],
+      () => ['p@55w0rd', 'm0nk3y', '5up3rm4n', 'dr4g0n', 'l3tm31n'][next(5)],
+      () => ALPHABET.slice(next(10), 10 + next(16)),
+      () => ['qwertyuiop', 'asdfghjkl', '1qaz2wsx3edc', 'zxcvbnm'][next(4)],
+      () => `${1950 + next(75)}`,
+      () => Array.from({ length: 3 + next(12) }, () => String.fromCharCode(33 + next(94))).join(''),
+      () => REVERSED.slice(0, 5 + next(20)),
+    ];
+    return () => kinds[next(kinds.length)]();
+  }
+
+  it('never scores above the whole text (seeded texts of 72-128 characters)', () => {
+    const raised: string[] = [];
+    for (let seed = 1; seed <= 40; seed += 1) {
+      const piece = pieces(seed);
+      let text = '';
+      while (text.length < 72 + (seed % 5) * 12) text += piece();
+      const staged = estimateStrength(text).score;
+      if (staged > whole.check(analysedText(text)).score) raised.push(text);
+    }
+    expect(raised).toEqual([]);
+  }, SLOW);
+
+  it('a long strong text is estimated on its first 48 characters, score 4', () => {
+    const text = Array.from({ length: 128 }, (_, i) => String.fromCharCode(33 + ((i * 7919) % 94))).join('');
+    const prefix = whole.check(text.slice(0, 48));
+    expect(prefix.guesses).toBeGreaterThanOrEqual(1e46);
+    expect(estimateStrength(text)).toMatchObject({ score: 4, guesses: prefix.guesses });
   }, SLOW);
 });

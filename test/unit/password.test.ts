@@ -10,8 +10,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createStrengthEstimator, type StrengthEstimator } from '../../src/adapters/password-pool.js';
 import { createRangeClient } from '../../src/adapters/range-client.js';
 import {
+  ANALYSIS_STAGES,
   MAX_ANALYSED_CHARS,
+  PREFIX_STOP_GUESSES,
   breachCountFor,
+  estimateInStages,
   mergeBreach,
   sha1Parts,
   truncateForAnalysis,
@@ -56,6 +59,46 @@ describe('truncateForAnalysis', () => {
 
   it('returns short inputs unchanged', () => {
     expect(truncateForAnalysis('short')).toBe('short');
+  });
+});
+
+describe('estimateInStages', () => {
+  // A fake estimator: guesses are 10 to the number of "x" in the text, so a test decides what each prefix is worth.
+  const run = (text: string) => {
+    const calls: number[] = [];
+    const result = estimateInStages(text, (analysed) => {
+      calls.push(Array.from(analysed).length);
+      return { guesses: 10 ** (analysed.match(/x/g)?.length ?? 0), text: analysed };
+    });
+    return { calls, analysed: Array.from(result.text).length };
+  };
+  const strongFrom = (n: number, length: number): string => '.'.repeat(n) + 'x'.repeat(Math.max(0, length - n));
+
+  expect(ANALYSIS_STAGES).toEqual([48, 80]);
+  expect(PREFIX_STOP_GUESSES).toBe(1e46);
+
+  it.each([
+    // [given, text length, want: lengths estimated, want: length of the estimate returned]
+    ['a short text, estimated whole', 'x'.repeat(40), [40], 40],
+    ['71 characters: too close to 48 for a prefix', 'x'.repeat(71), [71], 71],
+    ['72 characters, the first 48 strong: the prefix stands for it', 'x'.repeat(72), [48], 48],
+    ['128 strong characters: 48 of them suffice', 'x'.repeat(128), [48], 48],
+    ['128 characters, weak for 30: the 80-character prefix', strongFrom(30, 128), [48, 80], 80],
+    ['128 characters, weak for 100: estimated whole', strongFrom(100, 128), [48, 80, 128], 128],
+    ['90 characters, weak for 10: the second prefix needs 104', strongFrom(10, 90), [48, 90], 90],
+  ])('%s', (_given, text, calls, analysed) => {
+    expect(run(text)).toEqual({ calls, analysed });
+  });
+
+  it('a prefix counts code points and never splits a surrogate pair', () => {
+    const text = '😀'.repeat(128).replace(/😀/g, (c, at: number) => (at % 4 === 0 ? 'x' : c));
+    const seen: string[] = [];
+    estimateInStages(text, (analysed) => {
+      seen.push(analysed);
+      return { guesses: 0 };
+    });
+    expect(seen.map((t) => Array.from(t).length)).toEqual([48, 80, Array.from(text).length]);
+    for (const t of seen) expect(t).not.toMatch(/[\uD800-\uDBFF]$/);
   });
 });
 

@@ -194,9 +194,17 @@ export interface paths {
         /**
          * Check a password's strength and whether it was breached
          * @description Estimates strength with zxcvbn (dictionaries: common and English, plus German, French and Spanish where the
-         *     server enables them; the first 128 characters are analysed) and checks the password against a breached-password range service by k-anonymity:
+         *     server enables them) and checks the password against a breached-password range service by k-anonymity:
          *     only the first 5 hex characters of its SHA-1 leave the service; the rest is matched locally. A breached
          *     password never scores above 1 and its warning says it appeared in data breaches.
+         *
+         *     What is analysed: the first 128 characters (code points); in them, a run of one repeated unit of up to 42
+         *     characters is shortened to the fewest whole units that still hold every piece as long as the longest
+         *     dictionary word (a longer run only raises zxcvbn's estimate). When that text is 72 characters or longer and
+         *     its first 48 characters alone need at least 1e46 guesses (else, when 104 or longer, its first 80), the
+         *     estimate is that prefix's: `score` 4, and `guesses` and `crackTimeSeconds` are those of the prefix (the
+         *     whole password is at least as hard to guess; zxcvbn's own figure for the whole text may differ either way).
+         *     Otherwise the whole text is estimated. A score is never higher than zxcvbn gives the first 128 characters.
          *
          *     The password is never logged, stored or echoed, not even in error details. If the range service cannot be
          *     reached the answer is 502 `UPSTREAM_UNAVAILABLE`, never a silent "not breached". Range answers are cached
@@ -968,9 +976,9 @@ export interface components {
             score: number;
             /** @description Human-readable crack time for an offline unthrottled attack (10^10 guesses/s). */
             crackTimeDisplay: string;
-            /** @description Estimated crack time in seconds for an offline unthrottled attack. */
+            /** @description Estimated crack time in seconds for an offline unthrottled attack (a lower bound when only a prefix was analysed). */
             crackTimeSeconds: number;
-            /** @description Estimated guesses needed. */
+            /** @description Estimated guesses needed (a lower bound when only a prefix was analysed, see checkPasswordStrength). */
             guesses: number;
             /** @description The main weakness; empty string when none. */
             warning: string;

@@ -1,0 +1,176 @@
+// zxcvbn dictionary and reversed-dictionary matchers (Wheeler, "zxcvbn: Low-Budget Password Strength Estimation",
+// USENIX Security 2016): the library's matches, without looking up windows that no word list holds.
+import { MatcherBaseClass, type Options } from '@zxcvbn-ts/core';
+import { WordEnds, WordIndex, wordIndexFor } from './zxcvbn-word-index.js';
+
+type MatchOptions = Parameters<MatcherBaseClass['match']>[0];
+
+export interface DictionaryMatch {
+  pattern: 'dictionary';
+  i: number;
+  j: number;
+  token: string;
+  matchedWord: string;
+  rank: number;
+  dictionaryName: string;
+  reversed: boolean;
+  l33t: false;
+}
+
+/** A window i..j that some list of the matcher holds: the lower-cased word and its rank in each such list, in order. */
+export interface WordHit {
+  j: number;
+  word: string;
+  ranks: Array<{ name: string; rank: number }>;
+}
+
+/**
+ * The lists a dictionary matcher reads, as the library's dictionary matcher chooses them (every list plus the user
+ * inputs, or the word-sequence lists only), and the windows of a text they hold, found through the word index.
+ */
+export class DictionaryLists {
+  readonly index: WordIndex;
+  private readonly names: string[];
+  /** The positions in `names` of the lists this matcher reads. */
+  private readonly read: number[];
+
+  constructor(
+    private readonly options: Options,
+    private readonly wordSequenceOnly: boolean,
+  ) {
+    this.names = Object.keys(options.rankedDictionaries);
+    this.index = wordIndexFor(options, () => this.names.map((name) => options.rankedDictionaries[name]));
+    this.read = this.names.flatMap((name, b) => (wordSequenceOnly && !options.isWordSequence(name) ? [] : [b]));
+  }
+
+  /** Per call: the user-input list (when read), the longest word of the lists read. */
+  prepare(userInputsOptions: MatchOptions['userInputsOptions']): PreparedLists {
+    const sizes = this.options.rankedDictionariesMaxWordSize;
+    const readSizes = this.read.map((b) => sizes[this.names[b]]);
+    if (this.wordSequenceOnly || !userInputsOptions) return new PreparedLists(this, undefined, Math.max(0, ...readSizes));
+    const user = userInputsOptions.rankedDictionary;
+    const userSize = Math.max(userInputsOptions.rankedDictionaryMaxWordSize, 0);
+    const index = Object.keys(user).length > 0 ? new WordIndex([user]) : undefined;
+    return new PreparedLists(this, { words: user, index, size: userSize }, Math.max(0, userSize, ...readSizes));
+  }
+
+  /** The ranks of `word` (at sorted position k of the index) in the lists read, in the options' order. */
+  ranks(word: string, k: number, isFull: boolean, out: WordHit['ranks']): void {
+    for (const b of this.read) {
+      if (!this.index.holds(k, b)) continue;
+      const name = this.names[b];
+      if (word.length > this.options.rankedDictionariesMaxWordSize[name] && !isFull) continue;
+      out.push({ name, rank: this.options.rankedDictionaries[name][word] });
+    }
+  }
+}
+
+interface UserList {
+  words: Record<string, number>;
+  index: WordIndex | undefined;
+  size: number;
+}
+
+export class PreparedLists {
+  private readonly found = new WordEnds();
+  private readonly userFound = new WordEnds();
+
+  constructor(
+    private readonly lists: DictionaryLists,
+    private readonly user: UserList | undefined,
+    /** The longest word of the lists read: the library reads no longer window but the whole text. */
+    readonly widest: number,
+  ) {}
+
+  /** After hitsAt: the last j such that some word of the lists begins with the window i..j (i - 1 when none). */
+  get reach(): number {
+    return Math.max(this.found.reach, this.user?.index ? this.userFound.reach : -1);
+  }
+
+  /**
+   * The windows i..j (minEnd <= j <= maxEnd, ascending) of `lower` that a list read holds, as the library's loop
+   * finds them: `n` is the length of the text before lower-casing (its whole is looked up in every list).
+   */
+  hitsAt(lower: string, n: number, i: number, minEnd: number, maxEnd: number): WordHit[] {
+    const { found, userFound } = this;
+    this.lists.index.wordsAt(lower, i, minEnd, maxEnd, found);
+    userFound.count = 0;
+    userFound.reach = -1;
+    this.user?.index?.wordsAt(lower, i, minEnd, maxEnd, userFound);
+    if (found.count === 0 && userFound.count === 0) return NONE;
+    const hits: WordHit[] = [];
+    let a = 0;
+    let b = 0;
+    while (a < found.count || b < userFound.count) {
+      const j = b >= userFound.count || (a < found.count && found.ends[a] <= userFound.ends[b]) ? found.ends[a] : userFound.ends[b];
+      const word = lower.slice(i, j + 1);
+      const isFull = i === 0 && j === n - 1;
+      const ranks: WordHit['ranks'] = [];
+      if (a < found.count && found.ends[a] === j) this.lists.ranks(word, found.positions[a++], isFull, ranks);
+      if (b < userFound.count && userFound.ends[b] === j) {
+        b += 1;
+        if (this.user && (word.length <= this.user.size || isFull)) ranks.push({ name: 'userInputs', rank: this.user.words[word] });
+      }
+      if (ranks.length > 0) hits.push({ j, word, ranks });
+    }
+    return hits;
+  }
+}
+
+const NONE: WordHit[] = [];
+
+/**
+ * Last end the library's dictionary loop reaches from i: windows up to the longest word, and the whole text from 0
+ * when it is at most one character longer (the library still reads it then: it stops at the first window longer
+ * than the longest word that is not the whole text).
+ */
+export const lastEnd = (i: number, n: number, widest: number): number =>
+  i === 0 && n - 1 === widest ? n - 1 : Math.min(n - 1, i + widest - 1);
+
+/**
+ * Same matches, in the same order, as the library's dictionary matcher with Levenshtein off. The library looks
+ * every window of up to the longest word's length up in every list (20 hash lookups of a sliced string each for
+ * common + en); here the sorted word index finds the windows that are words and only those are looked up in the
+ * lists. On a 128-character random text that was most of the cost.
+ */
+export class WordFilteredDictionaryMatcher extends MatcherBaseClass {
+  /** wordSequenceOnly: look in the word-sequence lists only (numbers, months...), as the word-sequence matcher does. */
+  constructor(options: Options, wordSequenceOnly = false) {
+    super(options);
+    if (options.useLevenshteinDistance) throw new Error('WordFilteredDictionaryMatcher supports useLevenshteinDistance: false only');
+    this.lists = new DictionaryLists(options, wordSequenceOnly);
+  }
+
+  private readonly lists: DictionaryLists;
+
+  match({ password, userInputsOptions }: MatchOptions): DictionaryMatch[] {
+    const lists = this.lists.prepare(userInputsOptions);
+    const n = password.length;
+    const lower = password.toLowerCase();
+    const matches: DictionaryMatch[] = [];
+    for (let i = 0; i < n; i += 1) {
+      for (const { j, word, ranks } of lists.hitsAt(lower, n, i, i, lastEnd(i, n, lists.widest))) {
+        const token = password.slice(i, j + 1);
+        for (const { name, rank } of ranks) {
+          matches.push({ pattern: 'dictionary', i, j, token, matchedWord: word, rank, dictionaryName: name, reversed: false, l33t: false });
+        }
+      }
+    }
+    return matches;
+  }
+}
+
+/** The library's reversed-dictionary matcher ("drowssap") on the word-filtered dictionary matcher. */
+export class WordFilteredReverseMatcher extends WordFilteredDictionaryMatcher {
+  match(matchOptions: MatchOptions): DictionaryMatch[] {
+    const { password } = matchOptions;
+    const reversed = password.split('').reverse().join('');
+    return super.match({ ...matchOptions, password: reversed }).map((m) => ({
+      ...m,
+      token: m.token.split('').reverse().join(''),
+      reversed: true,
+      i: password.length - 1 - m.j,
+      j: password.length - 1 - m.i,
+    }));
+  }
+}
