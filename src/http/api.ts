@@ -4,6 +4,7 @@ import addFormats from 'ajv-formats';
 import { OpenAPIBackend, type AjvCustomizer, type Context, type Request } from 'openapi-backend';
 import type { KeyDirectory } from '../accounts/key-directory.js';
 import { ApiError } from '../errors.js';
+import { errorReply } from './errors.js';
 import { readJsonBody } from './json-body.js';
 import type { Limiter } from '../accounts/limits.js';
 import { PrecompiledRouter } from './openapi-router.js';
@@ -113,11 +114,20 @@ export function createApi(deps: ApiDeps): { middleware: Middleware; api: OpenAPI
   const bulk = bulkSpecs(deps.document, bulkMax);
   const state = (ctx: KoaContext) => ctx.state as ApiState;
 
-  api.registerSecurityHandler('ApiKey', async (c: Context, ctx: KoaContext) => {
+  /**
+   * A refusal (401/403) settles as `{ error }`, which openapi-backend counts as failed authentication, and
+   * unauthorizedHandler returns its answer: a flood of unknown keys is refused without a rejected promise at every
+   * async frame up to the error middleware (Node's rejection bookkeeping made a 403 dearer than a served 200).
+   */
+  api.registerSecurityHandler('ApiKey', (c: Context, ctx: KoaContext) => {
     state(ctx).phase = 'auth';
-    const key = await deps.keys.authenticate(c.request.headers['x-api-key']);
-    state(ctx).keyId = key.id;
-    return key;
+    return deps.keys.authenticate(c.request.headers['x-api-key']).then(
+      (key) => {
+        state(ctx).keyId = key.id;
+        return key;
+      },
+      (error: unknown) => ({ error }),
+    );
   });
 
   api.register({
@@ -164,12 +174,15 @@ export function createApi(deps: ApiDeps): { middleware: Middleware; api: OpenAPI
       state(ctx).request!.body = body;
       c.request.requestBody = body;
     },
-    unauthorizedHandler: (c: Context) => {
+    unauthorizedHandler: (c: Context, ctx: KoaContext): Reply => {
       const err = (c.security?.ApiKey as { error?: unknown } | undefined)?.error;
-      if (err instanceof ApiError && err.status === 401) {
-        throw new ApiError(401, err.code, err.message, { details: err.details, headers: { ...err.headers, 'WWW-Authenticate': WWW_AUTHENTICATE } });
-      }
-      throw err ?? new ApiError(401, 'UNAUTHORIZED', 'the X-Api-Key header is missing', { headers: { 'WWW-Authenticate': WWW_AUTHENTICATE } });
+      const refusal =
+        err instanceof ApiError && err.status === 401
+          ? new ApiError(401, err.code, err.message, { details: err.details, headers: { ...err.headers, 'WWW-Authenticate': WWW_AUTHENTICATE } })
+          : (err ?? new ApiError(401, 'UNAUTHORIZED', 'the X-Api-Key header is missing', { headers: { 'WWW-Authenticate': WWW_AUTHENTICATE } }));
+      // Anything but an ApiError (the key store failing, a fault) goes to the error middleware, which logs faults.
+      if (!(refusal instanceof ApiError)) throw refusal;
+      return errorReply(refusal, ctx.path, state(ctx).requestId);
     },
     validationFail: (c: Context) => {
       throw validationError(c.validation.errors ?? []);

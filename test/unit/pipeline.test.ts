@@ -5,7 +5,7 @@ import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { KeyRecord, KeyStore } from '../../src/adapters/key-store.js';
 import { hashKey } from '../../src/adapters/key-store.js';
 import { createApp, type AppDeps } from '../../src/app.js';
-import { ApiError } from '../../src/errors.js';
+import { ApiError, serviceUnavailable } from '../../src/errors.js';
 import { KeyDirectory } from '../../src/accounts/key-directory.js';
 import { createLogger } from '../../src/http/logging.js';
 import { createMetrics } from '../../src/http/metrics.js';
@@ -152,6 +152,24 @@ describe('ApiKey security handler and unauthorizedHandler', () => {
     expect(res.body.requestId).toBe(res.headers['x-request-id']);
     expect(res.headers['www-authenticate']).toBeUndefined();
     expect(calls).toEqual([]);
+  });
+
+  it('answers 503 with Retry-After when the key store cannot be reached, without counting', async () => {
+    const down = { authenticate: () => Promise.reject(serviceUnavailable('the key store cannot be reached: try again shortly')) };
+    const res = await call('/api/v1/bic/DEUTDEFF', {}, { keys: down });
+    expect(res.status).toBe(503);
+    expect(res.body).toMatchObject({ code: 'SERVICE_UNAVAILABLE', requestId: res.headers['x-request-id'] });
+    expect(res.headers['retry-after']).toBe('1');
+    expect(consumed).toEqual([]);
+    expect(logs.some((l) => l.includes('unexpected error'))).toBe(false);
+  });
+
+  it('answers a fault in authentication with 500 INTERNAL_ERROR, logged in the auth phase', async () => {
+    const broken = { authenticate: () => Promise.reject(new TypeError('secret detail of the store')) };
+    const res = await call('/api/v1/bic/DEUTDEFF', {}, { keys: broken });
+    expect(res.body).toMatchObject({ status: 500, code: 'INTERNAL_ERROR', message: 'internal server error' });
+    expect(res.text).not.toContain('secret');
+    expect(JSON.parse(logs.find((l) => l.includes('unexpected error'))!)).toMatchObject({ phase: 'auth', requestId: res.body.requestId });
   });
 });
 
