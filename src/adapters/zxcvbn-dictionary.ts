@@ -127,21 +127,29 @@ const NONE: WordHit[] = [];
 export const lastEnd = (i: number, n: number, widest: number): number =>
   i === 0 && n - 1 === widest ? n - 1 : Math.min(n - 1, i + widest - 1);
 
+/** A matcher over the dictionary lists through their word index; Levenshtein matching is not supported. */
+export abstract class ListMatcher extends MatcherBaseClass {
+  /**
+   * The lists read, and the sorted index of their words (src/adapters/zxcvbn-word-index.ts): only windows that are
+   * words are looked up, and a window no word begins with costs no string (V8 copies a sliced string to hash it).
+   */
+  protected readonly lists: DictionaryLists;
+
+  /** wordSequenceOnly: look in the word-sequence lists only (numbers, months...), as the word-sequence matcher does. */
+  constructor(options: Options, wordSequenceOnly = false) {
+    super(options);
+    if (options.useLevenshteinDistance) throw new Error(`${new.target.name} supports useLevenshteinDistance: false only`);
+    this.lists = new DictionaryLists(options, wordSequenceOnly);
+  }
+}
+
 /**
  * Same matches, in the same order, as the library's dictionary matcher with Levenshtein off. The library looks
  * every window of up to the longest word's length up in every list (20 hash lookups of a sliced string each for
  * common + en); here the sorted word index finds the windows that are words and only those are looked up in the
  * lists. On a 128-character random text that was most of the cost.
  */
-export class WordFilteredDictionaryMatcher extends MatcherBaseClass {
-  /** wordSequenceOnly: look in the word-sequence lists only (numbers, months...), as the word-sequence matcher does. */
-  constructor(options: Options, wordSequenceOnly = false) {
-    super(options);
-    if (options.useLevenshteinDistance) throw new Error('WordFilteredDictionaryMatcher supports useLevenshteinDistance: false only');
-    this.lists = new DictionaryLists(options, wordSequenceOnly);
-  }
-
-  private readonly lists: DictionaryLists;
+export class WordFilteredDictionaryMatcher extends ListMatcher {
 
   match({ password, userInputsOptions }: MatchOptions): DictionaryMatch[] {
     const lists = this.lists.prepare(userInputsOptions);

@@ -2,7 +2,7 @@
 // the library's own matches, found without re-scanning what consecutive substitution variants share.
 import { createRequire } from 'node:module';
 import { MatcherBaseClass, type Matcher, type Options } from '@zxcvbn-ts/core';
-import { DictionaryLists, WordFilteredDictionaryMatcher, WordFilteredReverseMatcher, lastEnd } from './zxcvbn-dictionary.js';
+import { ListMatcher, WordFilteredDictionaryMatcher, WordFilteredReverseMatcher, lastEnd } from './zxcvbn-dictionary.js';
 
 /** One l33t change: `substitution` in the password read as `letter`, at index `i` of the substituted text. */
 interface Change {
@@ -112,19 +112,7 @@ function sharedUntil(previous: Variant & { lower: string }, variant: Variant, lo
  * kept or refused. With the library's default of 100 variants this avoids re-scanning ~100 copies of the
  * password (bench/zxcvbn-timing.ts).
  */
-export class SharedPrefixL33tMatcher extends MatcherBaseClass {
-  /** wordSequenceOnly: look in the word-sequence lists only (numbers, months...), as the word-sequence matcher does. */
-  constructor(options: Options, wordSequenceOnly = false) {
-    super(options);
-    if (options.useLevenshteinDistance) throw new Error('SharedPrefixL33tMatcher supports useLevenshteinDistance: false only');
-    this.lists = new DictionaryLists(options, wordSequenceOnly);
-  }
-
-  /**
-   * The lists read, and the sorted index of their words (src/adapters/zxcvbn-word-index.ts): only windows that are
-   * words are looked up, and a window no word begins with costs no string (V8 copies a sliced string to hash it).
-   */
-  private readonly lists: DictionaryLists;
+export class SharedPrefixL33tMatcher extends ListMatcher {
 
   match({ password, userInputsOptions }: MatchOptions): L33tMatch[] {
     const options = this.options;
