@@ -2,7 +2,7 @@
 // the library's own matches, found without re-scanning what consecutive substitution variants share.
 import { createRequire } from 'node:module';
 import { MatcherBaseClass, type Matcher, type Options } from '@zxcvbn-ts/core';
-import { ListMatcher, WordFilteredDictionaryMatcher, WordFilteredReverseMatcher, lastEnd } from './zxcvbn-dictionary.js';
+import { ListMatcher, WordFilteredDictionaryMatcher, WordFilteredReverseMatcher, lastEnd, type DictionaryMatch } from './zxcvbn-dictionary.js';
 
 /** One l33t change: `substitution` in the password read as `letter`, at index `i` of the substituted text. */
 interface Change {
@@ -19,14 +19,8 @@ interface Variant {
 
 type MatchOptions = Parameters<MatcherBaseClass['match']>[0];
 
-export interface L33tMatch {
-  pattern: 'dictionary';
-  i: number;
-  j: number;
-  token: string;
-  matchedWord: string;
-  rank: number;
-  dictionaryName: string;
+/** A dictionary match found in a substituted reading (the library's l33t match). */
+export interface L33tMatch extends Omit<DictionaryMatch, 'reversed' | 'l33t'> {
   reversed: false;
   l33t: true;
   subs: Array<{ letter: string; substitution: string }>;
