@@ -180,7 +180,7 @@ export function createApi(deps: ApiDeps): { middleware: Middleware; api: OpenAPI
         err instanceof ApiError && err.status === 401
           ? new ApiError(401, err.code, err.message, { details: err.details, headers: { ...err.headers, 'WWW-Authenticate': WWW_AUTHENTICATE } })
           : (err ?? new ApiError(401, 'UNAUTHORIZED', 'the X-Api-Key header is missing', { headers: { 'WWW-Authenticate': WWW_AUTHENTICATE } }));
-      // Anything but an ApiError (the key store failing, a fault) goes to the error middleware, which logs faults.
+      // Anything but an ApiError is a fault: the error middleware logs it and answers 500.
       if (!(refusal instanceof ApiError)) throw refusal;
       return errorReply(refusal, ctx.path, state(ctx).requestId);
     },
