@@ -81,23 +81,25 @@ export function apiDocument(document: Record<string, any>): Record<string, any> 
   return copy;
 }
 
+/** The Ajv options of every request validator (the stock one and RequestValidator alike). */
+export const VALIDATION_OPTIONS = {
+  // Errors carry their schema, so a refusal can use the contract's own wording (x-invalid-message, openapi.yaml).
+  // validateSchema: false: openapi-backend makes one Ajv per validator, and each would compile the meta-schema
+  // again to check the schema (37 ms per validator cold, 2.7 ms without the check; createApp 280-500 -> 86-115 ms,
+  // docs/adr/0012-keys-on-demand.md); test/unit/request-schemas.test.ts makes that check instead.
+  ajvOpts: { verbose: true, validateSchema: false },
+  customizeAjv: ((ajv) => {
+    addFormats.default(ajv as any);
+    return ajv;
+  }) as AjvCustomizer,
+};
+
 /**
  * openapi-backend in quick mode: its definition check uses the OpenAPI 3.0 meta-schema and would reject 3.1 (redocly
  * lint checks the document instead). Its Ajv is draft-07 without ajv-formats: the formats are added here.
  */
 export function createApi(deps: ApiDeps): { middleware: Middleware; api: OpenAPIBackend } {
-  const validation = {
-    // Errors carry their schema, so a refusal can use the contract's own wording (x-invalid-message, openapi.yaml).
-    // validateSchema: false: openapi-backend makes one Ajv per validator, and each would compile the meta-schema
-    // again to check the schema (37 ms per validator cold, 2.7 ms without the check; createApp 280-500 -> 86-115 ms,
-    // docs/adr/0012-keys-on-demand.md); test/unit/request-schemas.test.ts makes that check instead.
-    ajvOpts: { verbose: true, validateSchema: false },
-    customizeAjv: ((ajv) => {
-      addFormats.default(ajv as any);
-      return ajv;
-    }) as AjvCustomizer,
-  };
-  const api = new OpenAPIBackend({ definition: apiDocument(deps.document) as any, quick: true, strict: true, ...validation });
+  const api = new OpenAPIBackend({ definition: apiDocument(deps.document) as any, quick: true, strict: true, ...VALIDATION_OPTIONS });
   // In quick mode init() runs to its end synchronously (nothing in it awaits): the app can be built without a promise.
   void api.init().catch(() => undefined);
   if (!api.initialized) throw new Error('openapi-backend could not load openapi.yaml');
@@ -105,7 +107,7 @@ export function createApi(deps: ApiDeps): { middleware: Middleware; api: OpenAPI
   if (!deps.stockRouter) {
     api.router = router;
     // Quick mode builds its validator lazily (nothing compiled yet): ours takes its place, with the same options.
-    api.validator = new RequestValidator({ definition: api.definition, router, lazyCompileValidators: true, ...validation });
+    api.validator = new RequestValidator({ definition: api.definition, router, lazyCompileValidators: true, ...VALIDATION_OPTIONS });
   }
   // Quick mode compiles a validator on an operation's first request (about a second each on a busy host): at start instead.
   for (const op of api.getOperations()) api.validator.getRequestValidatorsForOperation(op.operationId!);

@@ -1,8 +1,7 @@
 // The request validator subclass against openapi-backend's stock OpenAPIValidator over openapi.yaml: same verdict, same errors.
-import addFormats from 'ajv-formats';
-import { OpenAPIBackend, OpenAPIValidator, type AjvCustomizer, type Request } from 'openapi-backend';
+import { OpenAPIBackend, OpenAPIValidator, type Request } from 'openapi-backend';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { apiDocument } from '../../src/http/api.js';
+import { VALIDATION_OPTIONS, apiDocument } from '../../src/http/api.js';
 import { PrecompiledRouter } from '../../src/http/openapi-router.js';
 import { RequestValidator } from '../../src/http/request-validator.js';
 import { loadSpec } from '../../src/http/spec.js';
@@ -15,11 +14,7 @@ beforeAll(async () => {
   const api = new OpenAPIBackend({ definition: apiDocument((await loadSpec()).document) as any, quick: true, validate: false });
   await api.init();
   router = new PrecompiledRouter({ definition: api.definition });
-  const customizeAjv = ((ajv) => {
-    addFormats.default(ajv as any);
-    return ajv;
-  }) as AjvCustomizer;
-  const opts = { definition: api.definition, router, lazyCompileValidators: true, ajvOpts: { verbose: true }, customizeAjv };
+  const opts = { definition: api.definition, router, lazyCompileValidators: true, ...VALIDATION_OPTIONS };
   stock = new OpenAPIValidator(opts);
   fast = new RequestValidator(opts);
 });
