@@ -3,7 +3,7 @@ import { Session } from 'node:inspector/promises';
 import type { ZxcvbnFactory } from '@zxcvbn-ts/core';
 import type { CpuProfile } from './cpuprofile-top.js';
 
-/** What the service's worker runs for one password: its matchers and options, the analysed text, the stages. */
+/** What the service's worker runs for one password: its matchers and options, the analysed text, the cut of a long one. */
 type Check = (password: string) => unknown;
 
 async function serviceZxcvbn(): Promise<{ check: Check }> {
@@ -11,14 +11,14 @@ async function serviceZxcvbn(): Promise<{ check: Check }> {
   const mod = (await import(new URL('../src/adapters/zxcvbn-worker.ts', import.meta.url).href)) as {
     createZxcvbn?: () => ZxcvbnFactory;
     analysedText?: (password: string) => string;
-    checkInStages?: (zxcvbn: ZxcvbnFactory, analysed: string) => unknown;
+    checkAnalysed?: (zxcvbn: ZxcvbnFactory, analysed: string) => unknown;
   };
-  const { createZxcvbn, analysedText, checkInStages } = mod;
-  if (typeof createZxcvbn !== 'function' || typeof analysedText !== 'function' || typeof checkInStages !== 'function') {
-    throw new Error('createZxcvbn(), analysedText() or checkInStages() not exported by src/adapters/zxcvbn-worker.ts');
+  const { createZxcvbn, analysedText, checkAnalysed } = mod;
+  if (typeof createZxcvbn !== 'function' || typeof analysedText !== 'function' || typeof checkAnalysed !== 'function') {
+    throw new Error('createZxcvbn(), analysedText() or checkAnalysed() not exported by src/adapters/zxcvbn-worker.ts');
   }
   const zxcvbn = createZxcvbn();
-  const check: Check = (p) => checkInStages(zxcvbn, analysedText(p));
+  const check: Check = (p) => checkAnalysed(zxcvbn, analysedText(p));
   for (let i = 0; i < 3; i++) for (const p of ['warm-up-pass', 'Xy7!kq2#Lm9z']) check(p);
   return { check };
 }

@@ -34,13 +34,17 @@ export class DictionaryLists {
   /** The positions in `names` of the lists this matcher reads. */
   private readonly read: number[];
 
+  /** The names of the lists read (the user-input list is read only when every list is). */
+  readonly readNames: ReadonlySet<string>;
+
   constructor(
     private readonly options: Options,
-    private readonly wordSequenceOnly: boolean,
+    readonly wordSequenceOnly: boolean,
   ) {
     this.names = Object.keys(options.rankedDictionaries);
     this.index = wordIndexFor(options, () => this.names.map((name) => options.rankedDictionaries[name]));
     this.read = this.names.flatMap((name, b) => (wordSequenceOnly && !options.isWordSequence(name) ? [] : [b]));
+    this.readNames = new Set(this.read.map((b) => this.names[b]));
   }
 
   /** Per call: the user-input list (when read), the longest word of the lists read. */

@@ -49,6 +49,34 @@ function getCleanPasswords(password: string, limit: number, trie: Options['trieN
   return lastVariants.variants;
 }
 
+/**
+ * The last l33t matches over every list, per options and password: the word-sequence matcher's own l33t pass reads
+ * the same readings in the word-sequence lists only, so its matches are these, from those lists, in the same order
+ * (its windows are a subset, its hits per window the same). Not when a reading matched the whole password: the pass
+ * over every list may stop at a reading before the word-sequence pass would. A few passwords are kept, since the
+ * repeat matcher matches each repeated unit in between.
+ */
+let lastMatches = new WeakMap<Options, Map<string, { matches: L33tMatch[]; stoppedEarly: boolean }>>();
+const KEPT_PASSWORDS = 8;
+
+function remember(options: Options, password: string, matches: L33tMatch[], stoppedEarly: boolean): void {
+  let byPassword = lastMatches.get(options);
+  if (!byPassword) lastMatches.set(options, (byPassword = new Map()));
+  if (byPassword.size >= KEPT_PASSWORDS) byPassword.delete(byPassword.keys().next().value as string);
+  byPassword.set(password, { matches, stoppedEarly });
+}
+
+/** Drop the readings and matches of the password just analysed: nothing of a password outlives its estimate. */
+export function forgetL33tReadings(): void {
+  lastVariants = undefined;
+  lastMatches = new WeakMap();
+}
+
+/** Whether readings of a password are held now (tests: none once an estimate is over). */
+export function l33tReadingsHeld(): boolean {
+  return lastVariants !== undefined;
+}
+
 /** Where the window i..j of a variant lies in the original password, and which changes it holds. */
 function extras(variant: Variant, i: number, j: number): Pick<L33tMatch, 'i' | 'j' | 'subs' | 'subDisplay'> {
   let from = i;
@@ -107,9 +135,21 @@ function sharedUntil(previous: Variant & { lower: string }, variant: Variant, lo
  * password (bench/zxcvbn-timing.ts).
  */
 export class SharedPrefixL33tMatcher extends ListMatcher {
+  /** Substituted readings read: the options' (the library's), unless fewer are asked for a quick look. */
+  private readonly readings: number;
+
+  constructor(options: Options, wordSequenceOnly = false, readings = options.l33tMaxSubstitutions) {
+    super(options, wordSequenceOnly);
+    this.readings = readings;
+  }
 
   match({ password, userInputsOptions }: MatchOptions): L33tMatch[] {
     const options = this.options;
+    const asLibrary = this.readings === options.l33tMaxSubstitutions;
+    if (this.lists.wordSequenceOnly && asLibrary) {
+      const known = lastMatches.get(options)?.get(password);
+      if (known && !known.stoppedEarly) return known.matches.filter((m) => this.lists.readNames.has(m.dictionaryName));
+    }
     const lists = this.lists.prepare(userInputsOptions);
     const widest = lists.widest;
     const matches: L33tMatch[] = [];
@@ -118,13 +158,20 @@ export class SharedPrefixL33tMatcher extends ListMatcher {
     let previous: (Variant & { lower: string }) | undefined;
     /** reach[i]: the last j such that some word begins with i..j in the latest variant read from i. */
     let reach = new Int32Array(password.length);
+    /**
+     * Windows already read from i, by their text (readings of single-character substitutions only, which keep every
+     * index where it is in the password): the lowest end then read, and the reach. The readings come depth-first
+     * and differ in their last substitutions, so the same windows recur; their matches are already kept or refused.
+     */
+    const read = new Map<string, { minEnd: number; reach: number }>();
 
-    for (const variant of getCleanPasswords(password, options.l33tMaxSubstitutions, options.trieNodeRoot)) {
+    for (const variant of getCleanPasswords(password, this.readings, options.trieNodeRoot)) {
       if (hasFullMatch) break;
       const lower = variant.password.toLowerCase();
       const n = variant.password.length;
       const from = previous ? sharedUntil(previous, variant, lower) : 0;
       previous = { ...variant, lower };
+      const aligned = n === password.length && variant.changes.every((c) => c.substitution.length === 1 && c.letter.length === 1);
       if (reach.length < n) {
         const longer = new Int32Array(n);
         longer.set(reach);
@@ -136,8 +183,16 @@ export class SharedPrefixL33tMatcher extends ListMatcher {
         if (last < Math.max(i, from)) continue;
         // Text before `from` is the previous variant's: when no word began with i..from-1 there, none does here.
         if (i < from && reach[i] < from - 1) continue;
-        const hits = lists.hitsAt(lower, n, i, Math.max(i, from), last);
+        const minEnd = Math.max(i, from);
+        const key = aligned ? `${i}\u0000${lower.slice(i, last + 1)}` : undefined;
+        const seen = key === undefined ? undefined : read.get(key);
+        if (seen !== undefined && seen.minEnd <= minEnd) {
+          reach[i] = seen.reach;
+          continue;
+        }
+        const hits = lists.hitsAt(lower, n, i, minEnd, last);
         reach[i] = lists.reach;
+        if (key !== undefined) read.set(key, { minEnd, reach: lists.reach });
         for (const { j, word, ranks } of hits) {
           const at = extras(variant, i, j);
           if (!hasFullMatch) hasFullMatch = at.i === 0 && at.j === password.length - 1;
@@ -167,7 +222,9 @@ export class SharedPrefixL33tMatcher extends ListMatcher {
       }
     }
     // As the library: single-character l33t matches ('4' read as 'a') are noise.
-    return matches.filter((m) => m.token.length > 1);
+    const found = matches.filter((m) => m.token.length > 1);
+    if (!this.lists.wordSequenceOnly && asLibrary) remember(options, password, found, hasFullMatch);
+    return found;
   }
 }
 

@@ -1,13 +1,24 @@
 // Worker-thread task: zxcvbn-ts password strength estimate (common and en dictionaries; de, fr, es-es on request).
 import { isMainThread, workerData } from 'node:worker_threads';
-import { ZxcvbnFactory, type OptionsType } from '@zxcvbn-ts/core';
+import { ZxcvbnFactory, type MatcherBaseClass, type Options, type OptionsType } from '@zxcvbn-ts/core';
 import * as common from '@zxcvbn-ts/language-common';
 import * as en from '@zxcvbn-ts/language-en';
 import * as de from '@zxcvbn-ts/language-de';
 import * as fr from '@zxcvbn-ts/language-fr';
 import * as esEs from '@zxcvbn-ts/language-es-es';
-import { MAX_ANALYSED_CHARS, collapseRepeats, estimateInStages, truncateForAnalysis, type Strength } from '../domain/password.js';
-import { sharedPrefixMatchers } from './zxcvbn-l33t.js';
+import {
+  ESTIMATED_CHARS,
+  MAX_ANALYSED_CHARS,
+  chooseCut,
+  codePoints,
+  collapseRepeats,
+  repeatSpans,
+  truncateForAnalysis,
+  type Span,
+  type Strength,
+} from '../domain/password.js';
+import { SharedPrefixL33tMatcher, forgetL33tReadings, sharedPrefixMatchers } from './zxcvbn-l33t.js';
+import { forgetRepeatedUnits, repeatMatcher } from './zxcvbn-repeat.js';
 
 /**
  * The library's default number of l33t readings per password: fewer stops l33t matching early and overstates
@@ -63,7 +74,7 @@ export function zxcvbnOptions(extraLanguages = false): OptionsType {
 
 /** The estimator the service uses: its options and the shared-prefix l33t matchers; exported for the bench and tests. */
 export function createZxcvbn(extraLanguages = false): ZxcvbnFactory {
-  return new ZxcvbnFactory(zxcvbnOptions(extraLanguages), sharedPrefixMatchers);
+  return new ZxcvbnFactory(zxcvbnOptions(extraLanguages), { ...sharedPrefixMatchers, repeat: repeatMatcher });
 }
 
 /** Length of the longest word in the options' lists (23 for common + en). */
@@ -92,14 +103,57 @@ export function analysedText(password: string): string {
   return collapseRepeats(truncateForAnalysis(String(password)), longestWord);
 }
 
-/** zxcvbn's result for an analysed text, estimated in stages (a long text's prefix first); exported for the bench. */
-export function checkInStages(zxcvbn: ZxcvbnFactory, analysed: string): ReturnType<ZxcvbnFactory['check']> {
-  return estimateInStages(analysed, (text) => zxcvbn.check(text));
+/** A factory's private parts read here: its options and matchers (src/adapters/zxcvbn-l33t.ts registers some). */
+interface FactoryParts {
+  options: Options;
+  matching: { matchers: Record<string, { match: MatcherBaseClass['match'] }> };
+}
+
+/**
+ * l33t readings looked at around a cut. In a long text the library's 100 readings differ only in its last
+ * substitutions, so a word in the middle is found in the first readings or not at all; these few cost a tenth.
+ */
+const CUT_L33T_READINGS = 10;
+const cutL33tMatchers = new WeakMap<ZxcvbnFactory, SharedPrefixL33tMatcher>();
+
+/**
+ * Words (plain, reversed and l33t), sequences, keyboard walks, dates and repeats in `text`: what a cut must not
+ * split. The word-sequence matcher is left out (its words are words of the lists, found here already).
+ */
+function spansAround(zxcvbn: ZxcvbnFactory, text: string): Span[] {
+  const { options, matching } = zxcvbn as unknown as FactoryParts;
+  let l33t = cutL33tMatchers.get(zxcvbn);
+  if (!l33t) cutL33tMatchers.set(zxcvbn, (l33t = new SharedPrefixL33tMatcher(options, false, CUT_L33T_READINGS)));
+  const spans: Span[] = repeatSpans(text);
+  const request = { password: text, omniMatch: matching as never, userInputsOptions: undefined };
+  spans.push(...l33t.match(request));
+  for (const name of ['dictionary', 'dictionaryReverse', 'sequence', 'spatial', 'date']) {
+    spans.push(...(matching.matchers[name].match(request) as Span[]));
+  }
+  return spans;
+}
+
+/**
+ * zxcvbn's result for an analysed text: the whole of it up to ESTIMATED_CHARS code points; a longer text is cut
+ * between a longest word before that length and that length, where no word, sequence, walk, repeat or date found
+ * there is split (chooseCut), and the part before the cut is estimated. Exported for the bench.
+ */
+export function checkAnalysed(zxcvbn: ZxcvbnFactory, analysed: string, longest = longestWord): ReturnType<ZxcvbnFactory['check']> {
+  try {
+    if (codePoints(analysed) <= ESTIMATED_CHARS) return zxcvbn.check(analysed);
+    const highest = truncateForAnalysis(analysed, ESTIMATED_CHARS).length;
+    const lowest = truncateForAnalysis(analysed, Math.max(1, ESTIMATED_CHARS - longest)).length;
+    const around = truncateForAnalysis(analysed, ESTIMATED_CHARS + longest);
+    return zxcvbn.check(analysed.slice(0, chooseCut(around, lowest, highest, spansAround(zxcvbn, around))));
+  } finally {
+    forgetL33tReadings();
+    forgetRepeatedUnits();
+  }
 }
 
 /** Estimate one password; only derived numbers and feedback text come back, never the password. */
 export function estimateStrength(password: string): Strength {
-  const result = checkInStages(getFactory(), analysedText(password));
+  const result = checkAnalysed(getFactory(), analysedText(password));
   const fast = result.crackTimes.offlineFastHashingXPerSecond;
   return {
     score: result.score,

@@ -89,45 +89,60 @@ export function collapseRepeats(text: string, longestWord: number): string {
 }
 
 /**
- * Prefix lengths (code points) estimated first, shortest first, for a long analysed text. A prefix is tried only when
- * the text is at least PREFIX_MIN_REST characters longer: for shorter text, the whole costs about as little.
+ * Code points of an analysed text that zxcvbn estimates. Its matching reads every substituted reading of the text
+ * and its scoring search grows with length times matches, so a 128-character text of dense l33t characters cost up
+ * to 50x a 12-character password; up to this length the costliest text stays within 5x
+ * (docs/adr/0016-honest-password-scores.md, bench/zxcvbn-timing.ts).
  */
-export const ANALYSIS_STAGES: readonly number[] = [48, 80];
-export const PREFIX_MIN_REST = 24;
+export const ESTIMATED_CHARS = 40;
+
+/** A match found around a cut: its first and last UTF-16 index. */
+export interface Span {
+  i: number;
+  j: number;
+}
 
 /**
- * Guesses at which a prefix's estimate stands for the whole text. zxcvbn's score 4 starts at 1e10, but the prefix's
- * estimate can exceed the whole text's: a cheap match that the cut splits (a 23-character dictionary word, a repeat
- * of a unit holding one) is priced as brute force in the prefix, up to ~1e22 guesses for the word's piece, and up
- * to the square of the whole estimate for a repeat. Below 1e10 for the whole that stays under 1e42; 1e46 leaves
- * room (docs/adr/0016-honest-password-scores.md; test/unit/password-l33t.test.ts builds such texts).
+ * Where to cut an analysed text longer than ESTIMATED_CHARS: an index from `lowest` to `highest` (UTF-16 indices;
+ * `lowest` is a longest word before `highest`) that splits none of `spans`, the words, sequences, keyboard walks,
+ * repeats and dates found around the cut, nor a surrogate pair. A cut through a word prices its first part as random
+ * characters and could raise the score above the whole text's; a cut at a match's edge only leaves matches out,
+ * which lowers it. When every index splits some match, the one that leaves the shortest first part of a split match
+ * (a two-letter word costs little, a long word much); the highest such index.
  */
-export const PREFIX_STOP_GUESSES = 1e46;
-
-/**
- * zxcvbn's cost grows with the length of the text and its matches (a 128-character random text costs ~15x a
- * 12-character one). A text whose first 48 (then 80) characters already need PREFIX_STOP_GUESSES guesses scores 4,
- * the highest score, on those alone: its estimate is the prefix's, guesses and crack time then a lower bound of
- * the password's real strength. Any other text is estimated whole, so a score is never raised above what the
- * whole text gets.
- */
-export function estimateInStages<T extends { guesses: number }>(
-  text: string,
-  check: (analysed: string) => T,
-  stages: readonly number[] = ANALYSIS_STAGES,
-  stopAt = PREFIX_STOP_GUESSES,
-): T {
-  const points = codePoints(text);
-  for (const n of stages) {
-    if (points < n + PREFIX_MIN_REST) break;
-    const estimate = check(truncateForAnalysis(text, n));
-    if (estimate.guesses >= stopAt) return estimate;
+export function chooseCut(text: string, lowest: number, highest: number, spans: readonly Span[]): number {
+  let best = highest;
+  let bestSplit = Infinity;
+  for (let q = highest; q >= lowest && bestSplit > 0; q -= 1) {
+    if (q > 0 && q < text.length && isLowSurrogate(text.charCodeAt(q)) && isHighSurrogate(text.charCodeAt(q - 1))) continue;
+    let split = 0;
+    for (const s of spans) if (s.i < q && q <= s.j) split = Math.max(split, q - s.i);
+    if (split < bestSplit) {
+      best = q;
+      bestSplit = split;
+    }
   }
-  return check(text);
+  return best;
+}
+
+const isHighSurrogate = (code: number): boolean => code >= 0xd800 && code <= 0xdbff;
+
+/**
+ * Spans of the runs of one unit repeated back to back ("abab", "xxx"), found as zxcvbn's repeat matcher finds them
+ * (its greedy and its lazy pattern, each run after the last), without the base-token estimate that matcher adds.
+ */
+export function repeatSpans(text: string): Span[] {
+  const spans: Span[] = [];
+  for (const pattern of [/(.+)\1+/g, /(.+?)\1+/g]) {
+    for (let found = pattern.exec(text); found; found = pattern.exec(text)) {
+      spans.push({ i: found.index, j: found.index + found[0].length - 1 });
+    }
+  }
+  return spans;
 }
 
 /** Unicode code points in `text` (a surrogate pair counts once). */
-function codePoints(text: string): number {
+export function codePoints(text: string): number {
   let n = 0;
   for (let i = 0; i < text.length; i += 1) {
     const code = text.charCodeAt(i);

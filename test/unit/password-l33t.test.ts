@@ -5,9 +5,10 @@ import { Options, ZxcvbnFactory, type MatcherBaseClass, type OptionsType } from 
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { WordFilteredDictionaryMatcher, WordFilteredReverseMatcher } from '../../src/adapters/zxcvbn-dictionary.js';
-import { SharedPrefixL33tMatcher } from '../../src/adapters/zxcvbn-l33t.js';
-import { collapseRepeats, estimateInStages, MAX_ANALYSED_CHARS } from '../../src/domain/password.js';
-import { analysedText, createZxcvbn, estimateStrength, longestWordOf, zxcvbnOptions } from '../../src/adapters/zxcvbn-worker.js';
+import { SharedPrefixL33tMatcher, l33tReadingsHeld } from '../../src/adapters/zxcvbn-l33t.js';
+import { collapseRepeats, ESTIMATED_CHARS, MAX_ANALYSED_CHARS } from '../../src/domain/password.js';
+import { analysedText, checkAnalysed, createZxcvbn, estimateStrength, longestWordOf, zxcvbnOptions } from '../../src/adapters/zxcvbn-worker.js';
+import { repeatedUnitsHeld } from '../../src/adapters/zxcvbn-repeat.js';
 
 /** Several seconds of CPU in all on a busy 2-core box (the library's default l33t pass is the slow part). */
 const SLOW = 120_000;
@@ -60,6 +61,8 @@ describe('shared-prefix l33t matcher', () => {
       'passwordiloveyouprincessrockyoujessicamichael', 'drowssapyeknomnogard', 'correcthorsebatterystaple',
       'abcdefghijklmnopqrstuvw', 'abcdefghijklmnopqrstuvwx', 'abcdefghijklmnopqrstuvwxy', 'abcdefghijklmnopqrstuvwxyz0123456789',
       'q8#Lm2!vR7wXk4zP9@tN3$yB6^hJ1&cF5*sD0(gA', 'MondayJanuarySpringNorthRedJupiter', 'Xy7!kq2#Lm9zXy7!kq2#Lm9z',
+      // Repeated units met again (each estimated once per password, src/adapters/zxcvbn-repeat.ts).
+      '4747x0000y7070z4747w00007070', 'abab!!abab??ab', '007744770074700447704', 'zzzzqqzzzzqq',
     ];
     const differences = inputs.filter((pw) => {
       const a = ours.check(pw);
@@ -67,6 +70,15 @@ describe('shared-prefix l33t matcher', () => {
       return a.guesses !== b.guesses || a.score !== b.score || JSON.stringify(a.sequence) !== JSON.stringify(b.sequence);
     });
     expect(differences).toEqual([]);
+  }, SLOW);
+
+  it('keeps nothing of a password once its estimate is over (no readings, no repeated units)', () => {
+    for (const pw of ['4747x0000y7070z4747', 'p4ssw0rdp4ssw0rd', `${'abc'.repeat(9)}v3rw4ltung5g3m31n5ch4ft`]) {
+      checkAnalysed(ours, analysedText(pw));
+      expect({ pw, readings: l33tReadingsHeld(), units: repeatedUnitsHeld() }).toEqual({ pw, readings: false, units: 0 });
+    }
+    ours.check('4747x0000y7070z4747');
+    expect(repeatedUnitsHeld()).toBeGreaterThan(0);
   }, SLOW);
 
   it('reads the user-input list as the library does', () => {
@@ -134,6 +146,49 @@ describe('word-index dictionary matchers', () => {
       }),
       { numRuns: 150, seed: 29 },
     );
+  }, SLOW);
+
+  it('l33t: the same matches as the library on 40-character text dense in l33t characters (readings repeat windows)', () => {
+    const ours = new SharedPrefixL33tMatcher(options);
+    const theirs = new library.l33t(options);
+    let state = 7;
+    const next = (n: number): number => {
+      state = (state * 1103515245 + 12345) % 2147483648;
+      return state % n;
+    };
+    for (const alphabet of ['470', '4@310$!|7+85', '01', '|<3', 'a4@s$5 ']) {
+      for (let k = 0; k < 3; k += 1) {
+        const password = Array.from({ length: 40 }, () => alphabet[next(alphabet.length)]).join('');
+        const user = options.getUserInputsOptions();
+        const a = ours.match({ password, userInputsOptions: user, omniMatch: undefined as never });
+        const b = theirs.match({ password, userInputsOptions: user, omniMatch: undefined as never });
+        expect({ password, matches: a }).toEqual({ password, matches: b });
+      }
+    }
+  }, SLOW);
+
+  it("l33t: the word-sequence pass right after the pass over every list (its matches taken from that pass) is the library's", () => {
+    const everyList = new SharedPrefixL33tMatcher(options);
+    const wordSequence = new SharedPrefixL33tMatcher(options, true);
+    const theirs = new library.l33t(options, true);
+    const pieces = fc.oneof(
+      fc.constantFrom('one', 'tw0', 'thr33', 'f0ur', 'f1v3', 's3v3n', 'n1n3', 'january', 'm0nday', '4', '@', '3', '1', '0', '7', '|<', 'Z'),
+      fc.string({ unit: 'binary', maxLength: 3 }),
+    );
+    let reused = 0;
+    fc.assert(
+      fc.property(fc.array(pieces, { maxLength: 12 }), (parts) => {
+        const password = parts.join('').slice(0, 40);
+        const user = options.getUserInputsOptions();
+        const all = everyList.match({ password, userInputsOptions: user, omniMatch: undefined as never });
+        const a = wordSequence.match({ password, userInputsOptions: user, omniMatch: undefined as never });
+        const b = theirs.match({ password, userInputsOptions: user, omniMatch: undefined as never });
+        expect({ password, matches: a }).toEqual({ password, matches: b });
+        if (a.length > 0 && a.every((m) => all.includes(m))) reused += 1;
+      }),
+      { numRuns: 200, seed: 31 },
+    );
+    expect(reused).toBeGreaterThan(20);
   }, SLOW);
 
   it.each(cases)('%s: the same matches with the de, fr and es-es lists too (32 lists)', (_name, Ours, Theirs) => {
@@ -211,22 +266,23 @@ describe('collapseRepeats', () => {
   }, SLOW);
 });
 
-describe('long text estimated in stages', () => {
+describe('long text cut where no match is split', () => {
   const whole = createZxcvbn();
   const WORD = 'verwaltungsgemeinschaft'; // 23 characters, in the English Wikipedia list
   const ALPHABET = 'abcdefghijklmnopqrstuvwxyz';
   const REVERSED = 'zyxwvutsrqponmlkjihgfedcba';
 
-  it('a prefix that splits a long word would overstate the score with too small a margin', () => {
-    // The 48-character cut splits the second copy of the word: brute force for its first 21 characters (~1e23
-    // guesses in all), where the whole text (a repeat and a word said twice) needs ~1e7 and scores 2. A stop at 1e20
-    // (score 4 with a 1e10 margin) would answer 4; the service's margin does not.
+  it('a cut through a long word would overstate the score; the cut keeps at most its first letter', () => {
+    // A cut after 40 characters splits the second copy of the word: brute force for its first 13 characters, where
+    // the whole text (a repeat and a word said twice) needs ~1e7 guesses and scores 2.
     const text = `${'abc'.repeat(9)}${WORD}${WORD}`;
-    expect(analysedText(text).length).toBeGreaterThanOrEqual(72);
-    const reference = whole.check(analysedText(text)).score;
-    expect(reference).toBe(2);
-    expect(estimateInStages(analysedText(text), (t) => whole.check(t), [48], 1e20).score).toBe(4);
-    expect(estimateStrength(text).score).toBe(reference);
+    const analysed = analysedText(text);
+    expect(analysed.length).toBeGreaterThan(ESTIMATED_CHARS);
+    expect(whole.check(analysed).score).toBe(2);
+    expect(whole.check(analysed.slice(0, ESTIMATED_CHARS)).score).toBe(4);
+    expect(estimateStrength(text).score).toBeLessThanOrEqual(2);
+    // At most one letter of the word: a two-letter word spans the repeat's last letter and the word's first.
+    expect(checkAnalysed(whole, analysed, 23).password.length).toBeLessThanOrEqual(28);
   }, SLOW);
 
   /** Deterministic pieces for texts a client could send: words, l33t, sequences, keyboard walks, dates, random. */
@@ -254,16 +310,19 @@ describe('long text estimated in stages', () => {
       const piece = pieces(seed);
       let text = '';
       while (text.length < 72 + (seed % 5) * 12) text += piece();
-      const staged = estimateStrength(text).score;
-      if (staged > whole.check(analysedText(text)).score) raised.push(text);
+      const cut = estimateStrength(text).score;
+      if (cut > whole.check(analysedText(text)).score) raised.push(text);
     }
     expect(raised).toEqual([]);
   }, SLOW);
 
-  it('a long strong text is estimated on its first 48 characters, score 4', () => {
+  it('a long strong text is estimated on its first ESTIMATED_CHARS characters', () => {
     const text = Array.from({ length: 128 }, (_, i) => String.fromCharCode(33 + ((i * 7919) % 94))).join('');
-    const prefix = whole.check(text.slice(0, 48));
-    expect(prefix.guesses).toBeGreaterThanOrEqual(1e46);
+    const cut = checkAnalysed(whole, text, 23).password.length;
+    expect(cut).toBeGreaterThanOrEqual(ESTIMATED_CHARS - 23);
+    expect(cut).toBeLessThanOrEqual(ESTIMATED_CHARS);
+    const prefix = whole.check(text.slice(0, cut));
+    expect(prefix.score).toBe(4);
     expect(estimateStrength(text)).toMatchObject({ score: 4, guesses: prefix.guesses });
   }, SLOW);
 });

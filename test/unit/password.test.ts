@@ -10,11 +10,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createStrengthEstimator, type StrengthEstimator } from '../../src/adapters/password-pool.js';
 import { createRangeClient } from '../../src/adapters/range-client.js';
 import {
-  ANALYSIS_STAGES,
   MAX_ANALYSED_CHARS,
-  PREFIX_STOP_GUESSES,
   breachCountFor,
-  estimateInStages,
+  chooseCut,
+  repeatSpans,
   mergeBreach,
   sha1Parts,
   truncateForAnalysis,
@@ -62,43 +61,39 @@ describe('truncateForAnalysis', () => {
   });
 });
 
-describe('estimateInStages', () => {
-  // A fake estimator: guesses are 10 to the number of "x" in the text, so a test decides what each prefix is worth.
-  const run = (text: string) => {
-    const calls: number[] = [];
-    const result = estimateInStages(text, (analysed) => {
-      calls.push(Array.from(analysed).length);
-      return { guesses: 10 ** (analysed.match(/x/g)?.length ?? 0), text: analysed };
-    });
-    return { calls, analysed: Array.from(result.text).length };
-  };
-  const strongFrom = (n: number, length: number): string => '.'.repeat(n) + 'x'.repeat(Math.max(0, length - n));
-
-  expect(ANALYSIS_STAGES).toEqual([48, 80]);
-  expect(PREFIX_STOP_GUESSES).toBe(1e46);
-
+describe('chooseCut', () => {
+  const text = 'x'.repeat(60);
   it.each([
-    // [given, text length, want: lengths estimated, want: length of the estimate returned]
-    ['a short text, estimated whole', 'x'.repeat(40), [40], 40],
-    ['71 characters: too close to 48 for a prefix', 'x'.repeat(71), [71], 71],
-    ['72 characters, the first 48 strong: the prefix stands for it', 'x'.repeat(72), [48], 48],
-    ['128 strong characters: 48 of them suffice', 'x'.repeat(128), [48], 48],
-    ['128 characters, weak for 30: the 80-character prefix', strongFrom(30, 128), [48, 80], 80],
-    ['128 characters, weak for 100: estimated whole', strongFrom(100, 128), [48, 80, 128], 128],
-    ['90 characters, weak for 10: the second prefix needs 104', strongFrom(10, 90), [48, 90], 90],
-  ])('%s', (_given, text, calls, analysed) => {
-    expect(run(text)).toEqual({ calls, analysed });
+    // [given, spans, want]
+    ['nothing found: the highest index', [], 40],
+    ['a word across the highest index: its start', [{ i: 35, j: 44 }], 35],
+    ['a word ending at the highest index - 1: the highest index', [{ i: 30, j: 39 }], 40],
+    ['words back to back: the edge nearest the highest index', [{ i: 30, j: 37 }, { i: 38, j: 45 }], 38],
+    ['overlapping words: before both', [{ i: 30, j: 41 }, { i: 36, j: 50 }], 30],
+    ['a run over the whole range: the lowest index, its shortest split part', [{ i: 0, j: 59 }], 17],
+    ['a repeat below, a two-letter word at its end, a long word across: one letter of the long word', [{ i: 0, j: 26 }, { i: 26, j: 27 }, { i: 27, j: 49 }], 28],
+    ['every index splits: the shortest split part', [{ i: 10, j: 30 }, { i: 28, j: 50 }], 31],
+    ['equal split parts: the highest index', [{ i: 39, j: 45 }, { i: 16, j: 39 }], 40],
+  ])('%s', (_given, spans, want) => {
+    expect(chooseCut(text, 17, 40, spans)).toBe(want);
   });
 
-  it('a prefix counts code points and never splits a surrogate pair', () => {
-    const text = '😀'.repeat(128).replace(/😀/g, (c, at: number) => (at % 4 === 0 ? 'x' : c));
-    const seen: string[] = [];
-    estimateInStages(text, (analysed) => {
-      seen.push(analysed);
-      return { guesses: 0 };
-    });
-    expect(seen.map((t) => Array.from(t).length)).toEqual([48, 80, Array.from(text).length]);
-    for (const t of seen) expect(t).not.toMatch(/[\uD800-\uDBFF]$/);
+  it('never cuts a surrogate pair', () => {
+    const emoji = '😀'.repeat(30);
+    const cut = chooseCut(emoji, 10, 41, []);
+    expect(cut).toBe(40);
+    expect(emoji.slice(0, cut)).not.toMatch(/[\uD800-\uDBFF]$/);
+  });
+});
+
+describe('repeatSpans', () => {
+  it.each([
+    ['no repeat', 'abcdef', []],
+    ['one run, found by both patterns', 'xyabababz', [{ i: 2, j: 7 }, { i: 2, j: 7 }]],
+    ['greedy and lazy runs', 'aabaab', [{ i: 0, j: 5 }, { i: 0, j: 1 }, { i: 3, j: 4 }]],
+    ['two runs', 'aaa-bbb', [{ i: 0, j: 2 }, { i: 4, j: 6 }, { i: 0, j: 2 }, { i: 4, j: 6 }]],
+  ])('%s', (_given, text, want) => {
+    expect(repeatSpans(text)).toEqual(want);
   });
 });
 
