@@ -8,6 +8,7 @@ import * as fr from '@zxcvbn-ts/language-fr';
 import * as esEs from '@zxcvbn-ts/language-es-es';
 import { MAX_ANALYSED_CHARS, collapseRepeats, estimateInStages, truncateForAnalysis, type Strength } from '../domain/password.js';
 import { sharedPrefixMatchers } from './zxcvbn-l33t.js';
+import { useFastScoring } from './zxcvbn-scoring.js';
 
 /**
  * The library's default number of l33t readings per password: fewer stops l33t matching early and overstates
@@ -61,9 +62,12 @@ export function zxcvbnOptions(extraLanguages = false): OptionsType {
   };
 }
 
-/** The estimator the service uses: its options and the shared-prefix l33t matchers; exported for the bench and tests. */
+/**
+ * The estimator the service uses: its options, the shared-prefix l33t matchers and the library's scoring without its
+ * quadratic overhead (same results); exported for the bench and tests.
+ */
 export function createZxcvbn(extraLanguages = false): ZxcvbnFactory {
-  return new ZxcvbnFactory(zxcvbnOptions(extraLanguages), sharedPrefixMatchers);
+  return useFastScoring(new ZxcvbnFactory(zxcvbnOptions(extraLanguages), sharedPrefixMatchers));
 }
 
 /** Length of the longest word in the options' lists (23 for common + en). */
