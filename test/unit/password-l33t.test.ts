@@ -75,7 +75,8 @@ describe('shared-prefix l33t matcher', () => {
   it('keeps nothing of a password once its estimate is over (no readings, no repeated units)', () => {
     for (const pw of ['4747x0000y7070z4747', 'p4ssw0rdp4ssw0rd', `${'abc'.repeat(9)}v3rw4ltung5g3m31n5ch4ft`]) {
       checkAnalysed(ours, analysedText(pw));
-      expect({ pw, readings: l33tReadingsHeld(), units: repeatedUnitsHeld() }).toEqual({ pw, readings: false, units: 0 });
+      const scoring = (ours as unknown as { scoring: { password: string } }).scoring;
+      expect({ pw, readings: l33tReadingsHeld(), units: repeatedUnitsHeld(), scored: scoring.password }).toEqual({ pw, readings: false, units: 0, scored: '' });
     }
     ours.check('4747x0000y7070z4747');
     expect(repeatedUnitsHeld()).toBeGreaterThan(0);
