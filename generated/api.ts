@@ -200,14 +200,15 @@ export interface paths {
          *
          *     What is analysed: the first 128 characters (code points); in them, a run of one repeated unit of up to 42
          *     characters is shortened to the fewest whole units that still hold every piece as long as the longest
-         *     dictionary word (a longer run only raises zxcvbn's estimate). zxcvbn then estimates at most 40 characters of
-         *     that text: a longer text is cut between 40 minus the longest dictionary word (17 with the default lists) and
-         *     40 characters, where the cut splits no word (plain, reversed or
-         *     l33t), sequence, keyboard walk, repeat or date found there (else where it leaves the shortest piece of one),
-         *     and `score`, `guesses`, `crackTimeSeconds` and `feedback` are those of the text before the cut. A cut through
-         *     a word would price its first part as random characters; at a match's edge the cut only leaves text out, so
-         *     it does not raise a long password's score above zxcvbn's for its first 128 characters (tested on generated
-         *     texts) and may lower it. This bounds the cost of every estimate to a few times a typical password's.
+         *     dictionary word (a longer run only raises zxcvbn's estimate). zxcvbn then estimates at most 32 characters of
+         *     that text: a longer text is cut between 32 minus the longest dictionary word (9 with the default lists) and
+         *     32 characters, at the last place that splits no word (plain, reversed or l33t), word sequence, repeat or date
+         *     found there, or keeps only its first character (else where it keeps the shortest piece of one); `score`,
+         *     `guesses`, `crackTimeSeconds`, `crackTimeDisplay`, `warning` and `suggestions` are then those of the text
+         *     before the cut. A cut through a
+         *     word would price its first part as random characters; at a match's edge the cut only leaves text out, so it
+         *     does not raise a long password's score above zxcvbn's for its first 128 characters (tested on generated
+         *     texts) and may lower it. This bounds every estimate to a few times a typical password's cost.
          *
          *     The password is never logged, stored or echoed, not even in error details. If the range service cannot be
          *     reached the answer is 502 `UPSTREAM_UNAVAILABLE`, never a silent "not breached". Range answers are cached

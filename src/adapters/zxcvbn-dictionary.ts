@@ -47,15 +47,20 @@ export class DictionaryLists {
     this.readNames = new Set(this.read.map((b) => this.names[b]));
   }
 
+  /** Without user inputs, the same for every call: made once (its buffers are reset by each lookup). */
+  private withoutUser: PreparedLists | undefined;
+
   /** Per call: the user-input list (when read), the longest word of the lists read. */
   prepare(userInputsOptions: MatchOptions['userInputsOptions']): PreparedLists {
     const sizes = this.options.rankedDictionariesMaxWordSize;
-    const readSizes = this.read.map((b) => sizes[this.names[b]]);
-    if (this.wordSequenceOnly || !userInputsOptions) return new PreparedLists(this, undefined, Math.max(0, ...readSizes));
+    const widest = (): number => Math.max(0, ...this.read.map((b) => sizes[this.names[b]]));
+    if (this.wordSequenceOnly || !userInputsOptions || Object.keys(userInputsOptions.rankedDictionary).length === 0) {
+      return (this.withoutUser ??= new PreparedLists(this, undefined, widest()));
+    }
     const user = userInputsOptions.rankedDictionary;
     const userSize = Math.max(userInputsOptions.rankedDictionaryMaxWordSize, 0);
     const index = Object.keys(user).length > 0 ? new WordIndex([user]) : undefined;
-    return new PreparedLists(this, { words: user, index, size: userSize }, Math.max(0, userSize, ...readSizes));
+    return new PreparedLists(this, { words: user, index, size: userSize }, Math.max(userSize, widest()));
   }
 
   /** The ranks of `word` (at sorted position k of the index) in the lists read, in the options' order. */

@@ -3,19 +3,7 @@
 import { createRequire } from 'node:module';
 import { MatcherBaseClass, type Matcher, type Options } from '@zxcvbn-ts/core';
 import { ListMatcher, WordFilteredDictionaryMatcher, WordFilteredReverseMatcher, lastEnd, type DictionaryMatch } from './zxcvbn-dictionary.js';
-
-/** One l33t change: `substitution` in the password read as `letter`, at index `i` of the substituted text. */
-interface Change {
-  i: number;
-  letter: string;
-  substitution: string;
-}
-
-interface Variant {
-  password: string;
-  changes: Change[];
-  isFullSubstitution: boolean;
-}
+import { substitutedReadings, type Change, type Variant } from './zxcvbn-readings.js';
 
 type MatchOptions = Parameters<MatcherBaseClass['match']>[0];
 
@@ -30,21 +18,12 @@ export interface L33tMatch extends Omit<DictionaryMatch, 'reversed' | 'l33t'> {
 /** Library internals this module builds on (the package has no exports map, these are its CommonJS build). */
 const load = createRequire(import.meta.url);
 
-/**
- * The library's variant generator (the substituted readings of a password, in its order, at most `limit`).
- * @zxcvbn-ts/core has no exports map and does not re-export it; test/unit/password.test.ts compares whole
- * results with the library's own l33t matcher, so a layout change in a new version fails there.
- */
-const libraryCleanPasswords = load(
-  '@zxcvbn-ts/core/dist/matcher/dictionary/variants/matching/unmunger/getCleanPasswords.cjs',
-) as (password: string, limit: number, trieRoot: Options['trieNodeRoot']) => Variant[];
-
 /** The last password's variants: the l33t matcher and the word-sequence matcher's own l33t pass read the same ones. */
 let lastVariants: { password: string; limit: number; trie: unknown; variants: Variant[] } | undefined;
 
 function getCleanPasswords(password: string, limit: number, trie: Options['trieNodeRoot']): Variant[] {
   if (lastVariants?.password !== password || lastVariants.limit !== limit || lastVariants.trie !== trie) {
-    lastVariants = { password, limit, trie, variants: libraryCleanPasswords(password, limit, trie) };
+    lastVariants = { password, limit, trie, variants: substitutedReadings(password, limit, trie) };
   }
   return lastVariants.variants;
 }
@@ -241,12 +220,18 @@ const wordSequence = {
 
 /** The library's word-sequence matcher ("oneTwoThree"), whose own dictionary passes get the faster matchers too. */
 class WordSequenceMatcher extends wordSequence.Matching {
-  constructor(options: Options) {
+  /** readings: of the l33t pass, the options' (the library's) unless fewer are asked for a quick look. */
+  constructor(options: Options, readings = options.l33tMaxSubstitutions) {
     super(options);
     this.dictionary = new WordFilteredDictionaryMatcher(options, true);
-    this.dictionaryL33t = new SharedPrefixL33tMatcher(options, true);
+    this.dictionaryL33t = new SharedPrefixL33tMatcher(options, true, readings);
     this.dictionaryReverse = new WordFilteredReverseMatcher(options, true);
   }
+}
+
+/** A word-sequence matcher whose l33t pass reads the first `readings` readings only (spans around a cut). */
+export function quickWordSequenceMatcher(options: Options, readings: number): { match: MatcherBaseClass['match'] } {
+  return new WordSequenceMatcher(options, readings);
 }
 
 /** The library's feedback for dictionary matches: a matcher registered as "dictionary" replaces it unless given. */

@@ -17,7 +17,7 @@ import {
   type Span,
   type Strength,
 } from '../domain/password.js';
-import { SharedPrefixL33tMatcher, forgetL33tReadings, sharedPrefixMatchers } from './zxcvbn-l33t.js';
+import { SharedPrefixL33tMatcher, forgetL33tReadings, quickWordSequenceMatcher, sharedPrefixMatchers } from './zxcvbn-l33t.js';
 import { forgetRepeatedUnits, repeatMatcher } from './zxcvbn-repeat.js';
 import { useFastScoring } from './zxcvbn-scoring.js';
 
@@ -115,23 +115,28 @@ interface FactoryParts {
 
 /**
  * l33t readings looked at around a cut. In a long text the library's 100 readings differ only in its last
- * substitutions, so a word in the middle is found in the first readings or not at all; these few cost a tenth.
+ * substitutions, so a word in its middle is found in the first reading or not at all; the next readings of the
+ * text around the cut differ at its end, past any word across the cut.
  */
-const CUT_L33T_READINGS = 10;
-const cutL33tMatchers = new WeakMap<ZxcvbnFactory, SharedPrefixL33tMatcher>();
+const CUT_L33T_READINGS = 1;
+const cutMatchers = new WeakMap<ZxcvbnFactory, Array<{ match: MatcherBaseClass['match'] }>>();
 
 /**
- * Words (plain, reversed and l33t), sequences, keyboard walks, dates and repeats in `text`: what a cut must not
- * split. The word-sequence matcher is left out (its words are words of the lists, found here already).
+ * Words (plain, reversed and l33t), word sequences ("one two three"), dates and repeats in `text`: what a cut must
+ * not split, since the part before the cut would be priced as random characters or as one more match. Sequences
+ * ("abcdef") and keyboard walks ("qwerty") are not looked for: their first part is one again, or a character or two.
  */
 function spansAround(zxcvbn: ZxcvbnFactory, text: string): Span[] {
   const { options, matching } = zxcvbn as unknown as FactoryParts;
-  let l33t = cutL33tMatchers.get(zxcvbn);
-  if (!l33t) cutL33tMatchers.set(zxcvbn, (l33t = new SharedPrefixL33tMatcher(options, false, CUT_L33T_READINGS)));
+  let quick = cutMatchers.get(zxcvbn);
+  if (!quick) {
+    quick = [new SharedPrefixL33tMatcher(options, false, CUT_L33T_READINGS), quickWordSequenceMatcher(options, CUT_L33T_READINGS)];
+    cutMatchers.set(zxcvbn, quick);
+  }
   const spans: Span[] = repeatSpans(text);
   const request = { password: text, omniMatch: matching as never, userInputsOptions: undefined };
-  spans.push(...l33t.match(request));
-  for (const name of ['dictionary', 'dictionaryReverse', 'sequence', 'spatial', 'date']) {
+  for (const matcher of quick) spans.push(...(matcher.match(request) as Span[]));
+  for (const name of ['dictionary', 'dictionaryReverse', 'date']) {
     spans.push(...(matching.matchers[name].match(request) as Span[]));
   }
   return spans;
@@ -139,7 +144,7 @@ function spansAround(zxcvbn: ZxcvbnFactory, text: string): Span[] {
 
 /**
  * zxcvbn's result for an analysed text: the whole of it up to ESTIMATED_CHARS code points; a longer text is cut
- * between a longest word before that length and that length, where no word, sequence, walk, repeat or date found
+ * between a longest word before that length and that length, where no word, word sequence, repeat or date found
  * there is split (chooseCut), and the part before the cut is estimated. Exported for the bench.
  */
 export function checkAnalysed(zxcvbn: ZxcvbnFactory, analysed: string, longest = longestWord): ReturnType<ZxcvbnFactory['check']> {

@@ -89,12 +89,12 @@ export function collapseRepeats(text: string, longestWord: number): string {
 }
 
 /**
- * Code points of an analysed text that zxcvbn estimates. Its matching reads every substituted reading of the text
- * and its scoring search grows with length times matches, so a 128-character text of dense l33t characters cost up
- * to 50x a 12-character password; up to this length the costliest text stays within 5x
- * (docs/adr/0016-honest-password-scores.md, bench/zxcvbn-timing.ts).
+ * Code points of an analysed text that zxcvbn estimates. Its matching reads up to 100 substituted readings of the
+ * text and grows with its length (a 128-character text costs ~9x a 14-character one however fast the scoring), so
+ * a 128-character text dense in l33t characters cost up to 50x a 12-character password; at this length the
+ * costliest text measured stays within 5x (docs/adr/0016-honest-password-scores.md, bench/zxcvbn-timing.ts).
  */
-export const ESTIMATED_CHARS = 40;
+export const ESTIMATED_CHARS = 32;
 
 /** A match found around a cut: its first and last UTF-16 index. */
 export interface Span {
@@ -103,17 +103,18 @@ export interface Span {
 }
 
 /**
- * Where to cut an analysed text longer than ESTIMATED_CHARS: an index from `lowest` to `highest` (UTF-16 indices;
- * `lowest` is a longest word before `highest`) that splits none of `spans`, the words, sequences, keyboard walks,
- * repeats and dates found around the cut, nor a surrogate pair. A cut through a word prices its first part as random
- * characters and could raise the score above the whole text's; a cut at a match's edge only leaves matches out,
- * which lowers it. When every index splits some match, the one that leaves the shortest first part of a split match
- * (a two-letter word costs little, a long word much); the highest such index.
+ * Where to cut an analysed text longer than ESTIMATED_CHARS: the highest index from `lowest` to `highest` (UTF-16
+ * indices; `lowest` is a longest word before `highest`) that splits none of `spans`, the words, word sequences,
+ * repeats and dates found around the cut, nor a surrogate pair, or leaves one character of one before it.
+ * A cut through a word prices its first part as random characters and could raise the score above the whole text's;
+ * one character costs zxcvbn its minimum of 10 guesses, no more than any match (at least 50 for two characters or
+ * more). A cut at a match's edge only leaves text out, which lowers the score. When every index splits a match
+ * further, the one that leaves the shortest first part of one (the highest on a tie).
  */
 export function chooseCut(text: string, lowest: number, highest: number, spans: readonly Span[]): number {
   let best = highest;
   let bestSplit = Infinity;
-  for (let q = highest; q >= lowest && bestSplit > 0; q -= 1) {
+  for (let q = highest; q >= lowest && bestSplit > 1; q -= 1) {
     if (q > 0 && q < text.length && isLowSurrogate(text.charCodeAt(q)) && isHighSurrogate(text.charCodeAt(q - 1))) continue;
     let split = 0;
     for (const s of spans) if (s.i < q && q <= s.j) split = Math.max(split, q - s.i);

@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { WordFilteredDictionaryMatcher, WordFilteredReverseMatcher } from '../../src/adapters/zxcvbn-dictionary.js';
 import { SharedPrefixL33tMatcher, l33tReadingsHeld } from '../../src/adapters/zxcvbn-l33t.js';
+import { substitutedReadings } from '../../src/adapters/zxcvbn-readings.js';
 import { collapseRepeats, ESTIMATED_CHARS, MAX_ANALYSED_CHARS } from '../../src/domain/password.js';
 import { analysedText, checkAnalysed, createZxcvbn, estimateStrength, longestWordOf, zxcvbnOptions } from '../../src/adapters/zxcvbn-worker.js';
 import { repeatedUnitsHeld } from '../../src/adapters/zxcvbn-repeat.js';
@@ -69,6 +70,17 @@ describe('shared-prefix l33t matcher', () => {
       const b = library.check(pw);
       return a.guesses !== b.guesses || a.score !== b.score || JSON.stringify(a.sequence) !== JSON.stringify(b.sequence);
     });
+    expect(differences).toEqual([]);
+  }, SLOW);
+
+  it('a run of any printable ASCII character (a unit estimated once at start) scores as with the library', () => {
+    const differences: string[] = [];
+    for (let code = 0x20; code < 0x7f; code += 1) {
+      const pw = `${String.fromCharCode(code).repeat(4)}Qz`;
+      const a = ours.check(pw);
+      const b = library.check(pw);
+      if (a.guesses !== b.guesses || JSON.stringify(a.sequence) !== JSON.stringify(b.sequence)) differences.push(pw);
+    }
     expect(differences).toEqual([]);
   }, SLOW);
 
@@ -148,6 +160,21 @@ describe('word-index dictionary matchers', () => {
       { numRuns: 150, seed: 29 },
     );
   }, SLOW);
+
+  it('readings: the same substituted readings, in the same order, as the library (generated text, limits 1 to 100)', () => {
+    const libraryReadings = load('@zxcvbn-ts/core/dist/matcher/dictionary/variants/matching/unmunger/getCleanPasswords.cjs') as typeof substitutedReadings;
+    const pieces = fc.oneof(
+      fc.constantFrom('4', '@', '3', '1', '0', '$', '!', '|', '7', '+', '8', '5', '|<', '|-|', '()', '/\\', '^^', 'nn', 'uu', '((', '11', '1111', 'a', 'Z'),
+      fc.string({ unit: 'binary', maxLength: 2 }),
+    );
+    fc.assert(
+      fc.property(fc.array(pieces, { maxLength: 24 }), fc.constantFrom(1, 3, 10, 100), (parts, limit) => {
+        const password = parts.join('').slice(0, 48);
+        expect(substitutedReadings(password, limit, options.trieNodeRoot)).toEqual(libraryReadings(password, limit, options.trieNodeRoot));
+      }),
+      { numRuns: 400, seed: 37 },
+    );
+  });
 
   it('l33t: the same matches as the library on 40-character text dense in l33t characters (readings repeat windows)', () => {
     const ours = new SharedPrefixL33tMatcher(options);
@@ -274,16 +301,25 @@ describe('long text cut where no match is split', () => {
   const REVERSED = 'zyxwvutsrqponmlkjihgfedcba';
 
   it('a cut through a long word would overstate the score; the cut keeps at most its first letter', () => {
-    // A cut after 40 characters splits the second copy of the word: brute force for its first 13 characters, where
+    // A cut after 32 characters splits the first copy of the word: brute force for its first 17 characters, where
     // the whole text (a repeat and a word said twice) needs ~1e7 guesses and scores 2.
-    const text = `${'abc'.repeat(9)}${WORD}${WORD}`;
+    const text = `${'abc'.repeat(5)}${WORD}${WORD}`;
     const analysed = analysedText(text);
     expect(analysed.length).toBeGreaterThan(ESTIMATED_CHARS);
     expect(whole.check(analysed).score).toBe(2);
     expect(whole.check(analysed.slice(0, ESTIMATED_CHARS)).score).toBe(4);
     expect(estimateStrength(text).score).toBeLessThanOrEqual(2);
-    // At most one letter of the word: a two-letter word spans the repeat's last letter and the word's first.
-    expect(checkAnalysed(whole, analysed, 23).password.length).toBeLessThanOrEqual(28);
+    // At most one letter of the word: a two-letter word may span the repeat's last letter and the word's first.
+    expect(checkAnalysed(whole, analysed, 23).password.length).toBeLessThanOrEqual(16);
+  }, SLOW);
+
+  it('a cut through a word sequence would overstate the score; the cut keeps at most one letter of it', () => {
+    // "dragon monkey" is one word-sequence match (Chinese zodiac); cut inside it, "dragon" and a random " m" remain.
+    const text = 'window window window dragon monkey';
+    const analysed = analysedText(text);
+    expect(whole.check(analysed).score).toBe(2);
+    expect(whole.check(analysed.slice(0, 29)).score).toBe(3);
+    expect(estimateStrength(text).score).toBeLessThanOrEqual(2);
   }, SLOW);
 
   /** Deterministic pieces for texts a client could send: words, l33t, sequences, keyboard walks, dates, random. */
@@ -301,16 +337,19 @@ describe('long text cut where no match is split', () => {
       () => `${1950 + next(75)}`,
       () => Array.from({ length: 3 + next(12) }, () => String.fromCharCode(33 + next(94))).join(''),
       () => REVERSED.slice(0, 5 + next(20)),
+      () => ['one two three', 'monday tuesday', 'dragon monkey', 'north east', 'v3rw4ltung5g3m31n5ch4ft', 'abcabcabc'][next(6)],
+      () => `${1 + next(28)}/${1 + next(12)}/${1950 + next(75)}`,
+      () => ' ',
     ];
     return () => kinds[next(kinds.length)]();
   }
 
-  it('never scores above the whole text (seeded texts of 72-128 characters)', () => {
+  it('never scores above the whole text (seeded texts of 33-128 characters)', () => {
     const raised: string[] = [];
-    for (let seed = 1; seed <= 40; seed += 1) {
+    for (let seed = 1; seed <= 160; seed += 1) {
       const piece = pieces(seed);
       let text = '';
-      while (text.length < 72 + (seed % 5) * 12) text += piece();
+      while (text.length < 33 + (seed % 9) * 11) text += piece();
       const cut = estimateStrength(text).score;
       if (cut > whole.check(analysedText(text)).score) raised.push(text);
     }

@@ -66,14 +66,15 @@ describe('chooseCut', () => {
   it.each([
     // [given, spans, want]
     ['nothing found: the highest index', [], 40],
-    ['a word across the highest index: its start', [{ i: 35, j: 44 }], 35],
+    ['a word across the highest index: one letter of it', [{ i: 35, j: 44 }], 36],
     ['a word ending at the highest index - 1: the highest index', [{ i: 30, j: 39 }], 40],
-    ['words back to back: the edge nearest the highest index', [{ i: 30, j: 37 }, { i: 38, j: 45 }], 38],
-    ['overlapping words: before both', [{ i: 30, j: 41 }, { i: 36, j: 50 }], 30],
+    ['words back to back: one letter of the second', [{ i: 30, j: 37 }, { i: 38, j: 45 }], 39],
+    ['overlapping words: one letter of the first, before the second', [{ i: 30, j: 41 }, { i: 36, j: 50 }], 31],
     ['a run over the whole range: the lowest index, its shortest split part', [{ i: 0, j: 59 }], 17],
     ['a repeat below, a two-letter word at its end, a long word across: one letter of the long word', [{ i: 0, j: 26 }, { i: 26, j: 27 }, { i: 27, j: 49 }], 28],
-    ['every index splits: the shortest split part', [{ i: 10, j: 30 }, { i: 28, j: 50 }], 31],
-    ['equal split parts: the highest index', [{ i: 39, j: 45 }, { i: 16, j: 39 }], 40],
+    ['every index splits more than a letter: the shortest split part', [{ i: 10, j: 30 }, { i: 28, j: 50 }], 31],
+    ['a two-letter word across the highest index: its first letter kept', [{ i: 39, j: 40 }], 40],
+    ['one letter at the highest index beats a clean cut one lower', [{ i: 39, j: 50 }, { i: 21, j: 38 }], 40],
   ])('%s', (_given, spans, want) => {
     expect(chooseCut(text, 17, 40, spans)).toBe(want);
   });
