@@ -128,6 +128,14 @@ describe('word-index dictionary matchers', () => {
     ['l33t', SharedPrefixL33tMatcher, library.l33t],
   ];
 
+  /** Both matchers' matches for `password` must be equal, in order; ours are returned. */
+  function expectSameMatches(ours: MatcherBaseClass, theirs: MatcherBaseClass, password: string, user = options.getUserInputsOptions()) {
+    const a = ours.match({ password, userInputsOptions: user, omniMatch: undefined as never });
+    const b = theirs.match({ password, userInputsOptions: user, omniMatch: undefined as never });
+    expect({ password, matches: a }).toEqual({ password, matches: b });
+    return a as unknown[];
+  }
+
   it.each(cases)('%s: the same matches in the same order as the library, with and without user inputs', (_name, Ours, Theirs) => {
     for (const wordSequenceOnly of [false, true]) {
       const ours = new Ours(options, wordSequenceOnly);
@@ -186,11 +194,7 @@ describe('word-index dictionary matchers', () => {
     };
     for (const alphabet of ['470', '4@310$!|7+85', '01', '|<3', 'a4@s$5 ']) {
       for (let k = 0; k < 3; k += 1) {
-        const password = Array.from({ length: 40 }, () => alphabet[next(alphabet.length)]).join('');
-        const user = options.getUserInputsOptions();
-        const a = ours.match({ password, userInputsOptions: user, omniMatch: undefined as never });
-        const b = theirs.match({ password, userInputsOptions: user, omniMatch: undefined as never });
-        expect({ password, matches: a }).toEqual({ password, matches: b });
+        expectSameMatches(ours, theirs, Array.from({ length: 40 }, () => alphabet[next(alphabet.length)]).join(''));
       }
     }
   }, SLOW);
@@ -207,11 +211,8 @@ describe('word-index dictionary matchers', () => {
     fc.assert(
       fc.property(fc.array(pieces, { maxLength: 12 }), (parts) => {
         const password = parts.join('').slice(0, 40);
-        const user = options.getUserInputsOptions();
-        const all = everyList.match({ password, userInputsOptions: user, omniMatch: undefined as never });
-        const a = wordSequence.match({ password, userInputsOptions: user, omniMatch: undefined as never });
-        const b = theirs.match({ password, userInputsOptions: user, omniMatch: undefined as never });
-        expect({ password, matches: a }).toEqual({ password, matches: b });
+        const all: unknown[] = everyList.match({ password, userInputsOptions: options.getUserInputsOptions(), omniMatch: undefined as never });
+        const a = expectSameMatches(wordSequence, theirs, password);
         if (a.length > 0 && a.every((m) => all.includes(m))) reused += 1;
       }),
       { numRuns: 200, seed: 31 },
@@ -225,10 +226,7 @@ describe('word-index dictionary matchers', () => {
     const ours = new Ours(extra);
     const theirs = new Theirs(extra);
     for (const password of ['schmetterling', 'p4p1ll0nbl3u', 'mariposaazulverwaltungsgemeinschaft', 'Xy7!kq2#Lm9z']) {
-      const user = extra.getUserInputsOptions();
-      const a = ours.match({ password, userInputsOptions: user, omniMatch: undefined as never });
-      const b = theirs.match({ password, userInputsOptions: user, omniMatch: undefined as never });
-      expect({ password, matches: a }).toEqual({ password, matches: b });
+      expectSameMatches(ours, theirs, password, extra.getUserInputsOptions());
     }
   }, SLOW);
 });
