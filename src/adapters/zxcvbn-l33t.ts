@@ -95,8 +95,8 @@ function commonPrefix(a: string, b: string): number {
  * Windows ending before this index read the same in `variant` as in `previous`: the same substituted text,
  * lower-cased text and changes, hence the same matches (already kept or already refused).
  */
-function sharedUntil(previous: Variant & { lower: string }, variant: Variant, lower: string): number {
-  let shared = Math.min(commonPrefix(previous.password, variant.password), commonPrefix(previous.lower, lower));
+function sharedUntil(previous: Variant, previousLower: string, variant: Variant, lower: string): number {
+  let shared = Math.min(commonPrefix(previous.password, variant.password), commonPrefix(previousLower, lower));
   const n = Math.min(previous.changes.length, variant.changes.length);
   let k = 0;
   while (k < n && sameChange(previous.changes[k], variant.changes[k])) k += 1;
@@ -105,6 +105,9 @@ function sharedUntil(previous: Variant & { lower: string }, variant: Variant, lo
   // The window that ends the variant is always read: it alone can match the whole password.
   return Math.min(shared, variant.password.length - 1);
 }
+
+/** Packs a window's lowest end read and its reach into one number (both below this; the text is at most 256 units). */
+const READ_STRIDE = 1 << 16;
 
 /**
  * Same matches, in the same order, as the library's l33t matcher with Levenshtein off: every substituted
@@ -134,7 +137,8 @@ export class SharedPrefixL33tMatcher extends ListMatcher {
     const matches: L33tMatch[] = [];
     const kept = new Set<string>();
     let hasFullMatch = false;
-    let previous: (Variant & { lower: string }) | undefined;
+    let previous: Variant | undefined;
+    let previousLower = '';
     /** reach[i]: the last j such that some word begins with i..j in the latest variant read from i. */
     let reach = new Int32Array(password.length);
     /**
@@ -142,15 +146,19 @@ export class SharedPrefixL33tMatcher extends ListMatcher {
      * index where it is in the password): the lowest end then read, and the reach. The readings come depth-first
      * and differ in their last substitutions, so the same windows recur; their matches are already kept or refused.
      */
-    const read = new Map<string, { minEnd: number; reach: number }>();
+    const read: Array<Map<string, number> | undefined> = [];
 
     for (const variant of getCleanPasswords(password, this.readings, options.trieNodeRoot)) {
       if (hasFullMatch) break;
       const lower = variant.password.toLowerCase();
       const n = variant.password.length;
-      const from = previous ? sharedUntil(previous, variant, lower) : 0;
-      previous = { ...variant, lower };
-      const aligned = n === password.length && variant.changes.every((c) => c.substitution.length === 1 && c.letter.length === 1);
+      const from = previous ? sharedUntil(previous, previousLower, variant, lower) : 0;
+      previous = variant;
+      previousLower = lower;
+      let aligned = n === password.length;
+      for (let c = 0; aligned && c < variant.changes.length; c += 1) {
+        aligned = variant.changes[c].substitution.length === 1 && variant.changes[c].letter.length === 1;
+      }
       if (reach.length < n) {
         const longer = new Int32Array(n);
         longer.set(reach);
@@ -163,15 +171,16 @@ export class SharedPrefixL33tMatcher extends ListMatcher {
         // Text before `from` is the previous variant's: when no word began with i..from-1 there, none does here.
         if (i < from && reach[i] < from - 1) continue;
         const minEnd = Math.max(i, from);
-        const key = aligned ? `${i}\u0000${lower.slice(i, last + 1)}` : undefined;
-        const seen = key === undefined ? undefined : read.get(key);
-        if (seen !== undefined && seen.minEnd <= minEnd) {
-          reach[i] = seen.reach;
+        // Packed as minEnd * READ_STRIDE + reach + 1 (indices stay far below 2^16: the options cut at 256 units).
+        const window = aligned ? lower.slice(i, last + 1) : undefined;
+        const seen = window === undefined ? undefined : read[i]?.get(window);
+        if (seen !== undefined && Math.floor(seen / READ_STRIDE) <= minEnd) {
+          reach[i] = (seen % READ_STRIDE) - 1;
           continue;
         }
         const hits = lists.hitsAt(lower, n, i, minEnd, last);
         reach[i] = lists.reach;
-        if (key !== undefined) read.set(key, { minEnd, reach: lists.reach });
+        if (window !== undefined) (read[i] ??= new Map()).set(window, minEnd * READ_STRIDE + lists.reach + 1);
         for (const { j, word, ranks } of hits) {
           const at = extras(variant, i, j);
           if (!hasFullMatch) hasFullMatch = at.i === 0 && at.j === password.length - 1;
