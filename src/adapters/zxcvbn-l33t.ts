@@ -37,23 +37,27 @@ function getCleanPasswords(password: string, limit: number, trie: Options['trieN
  */
 let lastMatches = new WeakMap<Options, Map<string, { matches: L33tMatch[]; stoppedEarly: boolean }>>();
 const KEPT_PASSWORDS = 8;
+/** Passwords remembered since the last forget (a WeakMap cannot be counted). */
+let remembered = 0;
 
 function remember(options: Options, password: string, matches: L33tMatch[], stoppedEarly: boolean): void {
   let byPassword = lastMatches.get(options);
   if (!byPassword) lastMatches.set(options, (byPassword = new Map()));
   if (byPassword.size >= KEPT_PASSWORDS) byPassword.delete(byPassword.keys().next().value as string);
   byPassword.set(password, { matches, stoppedEarly });
+  remembered += 1;
 }
 
 /** Drop the readings and matches of the password just analysed: nothing of a password outlives its estimate. */
 export function forgetL33tReadings(): void {
   lastVariants = undefined;
   lastMatches = new WeakMap();
+  remembered = 0;
 }
 
-/** Whether readings of a password are held now (tests: none once an estimate is over). */
+/** Whether readings or l33t matches of a password are held now (tests: none once an estimate is over). */
 export function l33tReadingsHeld(): boolean {
-  return lastVariants !== undefined;
+  return lastVariants !== undefined || remembered > 0;
 }
 
 /** Where the window i..j of a variant lies in the original password, and which changes it holds. */
