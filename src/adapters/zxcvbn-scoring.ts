@@ -36,14 +36,23 @@ const { factorial, log10 } = load('@zxcvbn-ts/core/dist/scoring/utils.cjs') as {
   factorial(n: number): number;
   log10(n: number): number;
 };
-const { MIN_GUESSES_BEFORE_GROWING_SEQUENCE } = load('@zxcvbn-ts/core/dist/data/const.cjs') as {
-  MIN_GUESSES_BEFORE_GROWING_SEQUENCE: number;
-};
+const { MIN_GUESSES_BEFORE_GROWING_SEQUENCE, MIN_SUBMATCH_GUESSES_SINGLE_CHAR, MIN_SUBMATCH_GUESSES_MULTI_CHAR } = load(
+  '@zxcvbn-ts/core/dist/data/const.cjs',
+) as { MIN_GUESSES_BEFORE_GROWING_SEQUENCE: number; MIN_SUBMATCH_GUESSES_SINGLE_CHAR: number; MIN_SUBMATCH_GUESSES_MULTI_CHAR: number };
+
+type PatternScoring = (match: Match, options: Options) => number | { calculation: number };
+/** The per-pattern estimates estimateGuesses dispatches to (its own table, by pattern name). */
+const PATTERN_SCORING: Readonly<Record<string, PatternScoring>> = Object.fromEntries(
+  ['bruteforce', 'date', 'dictionary', 'regex', 'repeat', 'sequence', 'spatial', 'separator', 'wordSequence'].map((name) => [
+    name,
+    load(`@zxcvbn-ts/core/dist/matcher/${name}/scoring.cjs`) as PatternScoring,
+  ]),
+);
 
 /**
  * The optimum table for one call. Cell (k, l) = k * stride + l describes the best length-l sequence covering the
  * prefix up to k: `total` its minimised metric, `product` its guess product, `start` the i of its last match
- * (-1: no such entry), `last` that match estimated (null: a bruteforce match i..k, made only if it is returned).
+ * (-1: no such entry), `last` that match (null: a bruteforce match i..k, made only if it is returned).
  * `prefixMin` (k, l) is the least comparable total over lengths <= l (NaN: none), which turns the library's skip
  * rule ("skip when an entry with length <= l has total <= g") into one comparison. Only lengths <= top[k] are read.
  */
@@ -53,7 +62,7 @@ class Table {
   product = new Float64Array(0);
   prefixMin = new Float64Array(0);
   start = new Int32Array(0);
-  last: Array<Estimated | null> = [];
+  last: Array<Match | null> = [];
   top = new Int32Array(0);
   /** Lengths at k whose last match is not bruteforce (the only ones a bruteforce match may extend). */
   extendable = new Int32Array(0);
@@ -68,7 +77,7 @@ class Table {
       this.prefixMin = new Float64Array(cells);
       this.start = new Int32Array(cells);
       this.extendable = new Int32Array(cells);
-      this.last = new Array<Estimated | null>(cells).fill(null);
+      this.last = new Array<Match | null>(cells).fill(null);
     }
     if (this.top.length < n) {
       this.top = new Int32Array(n);
@@ -120,6 +129,23 @@ export class FastScoring extends (LibraryScoring as new (options: Options) => Sc
     }
   }
 
+  /**
+   * The guesses estimateGuesses gives `match`, without the estimated copy it makes of every match (a spread of all
+   * its fields, most of a dense text's scoring cost): the search needs only the number; the matches it returns are
+   * estimated by the library in #unwind. Same steps: a match's own guesses, else its pattern's estimate (a dictionary
+   * one's calculation) and at least the submatch minimum.
+   */
+  #guesses(match: Match, password: string): number {
+    if (match.guesses != null) return match.guesses;
+    const length = match.token.length;
+    const least = length < password.length ? (length === 1 ? MIN_SUBMATCH_GUESSES_SINGLE_CHAR : MIN_SUBMATCH_GUESSES_MULTI_CHAR) : 1;
+    const custom = (this.#options.matchers as Record<string, { scoring?: PatternScoring }>)[match.pattern];
+    const scoring = PATTERN_SCORING[match.pattern] ?? (custom && 'scoring' in custom ? custom.scoring : undefined);
+    const result = scoring ? scoring(match, this.#options) : 0;
+    const guesses = typeof result === 'number' ? result : match.pattern === 'dictionary' ? result.calculation : 0;
+    return Math.max(guesses, least);
+  }
+
   #search(table: Table, password: string, matches: Match[], excludeAdditive: boolean): void {
     const n = password.length;
     this.#grow(n + 1);
@@ -135,15 +161,15 @@ export class FastScoring extends (LibraryScoring as new (options: Options) => Sc
     const { stride, start, product, top, extendable, extendableCount } = table;
     for (let k = 0; k < n; k += 1) {
       for (const match of byEnd[k]) {
-        const estimated = estimateGuesses(this.#options, match, password);
+        const guesses = this.#guesses(match, password);
         if (match.i > 0) {
           const previous = match.i - 1;
           const base = previous * stride;
           for (let l = 1; l <= top[previous]; l += 1) {
-            if (start[base + l] >= 0) this.#update(table, k, l + 1, estimated.guesses * product[base + l], estimated, match.i, excludeAdditive);
+            if (start[base + l] >= 0) this.#update(table, k, l + 1, guesses * product[base + l], match, match.i, excludeAdditive);
           }
         } else {
-          this.#update(table, k, 1, estimated.guesses, estimated, 0, excludeAdditive);
+          this.#update(table, k, 1, guesses, match, 0, excludeAdditive);
         }
       }
       // Bruteforce i..k: the whole prefix as one match, then after every sequence ending at i - 1 in another match.
@@ -166,7 +192,7 @@ export class FastScoring extends (LibraryScoring as new (options: Options) => Sc
   }
 
   /** The library's update(): keep the candidate unless a sequence as short or shorter fares as well. */
-  #update(table: Table, k: number, l: number, pi: number, last: Estimated | null, i: number, excludeAdditive: boolean): void {
+  #update(table: Table, k: number, l: number, pi: number, last: Match | null, i: number, excludeAdditive: boolean): void {
     let g = this.#factorials[l] * pi;
     if (!excludeAdditive) g += this.#additive[l];
     const { stride, total, product, prefixMin, start, top } = table;
@@ -211,7 +237,7 @@ export class FastScoring extends (LibraryScoring as new (options: Options) => Sc
     while (k >= 0) {
       const i = l > 0 ? start[k * stride + l] : -1;
       if (i < 0) throw new TypeError(`no length-${l} sequence ends at ${k}`); // the library fails here too
-      const match = table.last[k * stride + l] ?? estimateGuesses(this.#options, this.makeBruteforceMatch(i, k), this.password);
+      const match = estimateGuesses(this.#options, table.last[k * stride + l] ?? this.makeBruteforceMatch(i, k), this.password);
       sequence.unshift(match);
       k = i - 1;
       l -= 1;
