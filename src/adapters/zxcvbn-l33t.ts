@@ -29,22 +29,25 @@ function getCleanPasswords(password: string, limit: number, trie: Options['trieN
 }
 
 /**
- * The last l33t matches over every list, per options and password: the word-sequence matcher's own l33t pass reads
- * the same readings in the word-sequence lists only, so its matches are these, from those lists, in the same order
- * (its windows are a subset, its hits per window the same). Not when a reading matched the whole password: the pass
- * over every list may stop at a reading before the word-sequence pass would. A few passwords are kept, since the
- * repeat matcher matches each repeated unit in between.
+ * The last l33t matches over every list, per options, number of readings and password: the word-sequence matcher's
+ * own l33t pass reads the same readings in the word-sequence lists only, so its matches are these, from those lists,
+ * in the same order (its windows are a subset, its hits per window the same). Not when a reading matched the whole
+ * password: the pass over every list may stop at a reading before the word-sequence pass would. A few passwords are
+ * kept, since the repeat matcher matches each repeated unit in between. Keyed by readings too: the quick passes
+ * around a cut (1 reading) pair up the same way as the estimate's (the library's 100).
  */
 let lastMatches = new WeakMap<Options, Map<string, { matches: L33tMatch[]; stoppedEarly: boolean }>>();
 const KEPT_PASSWORDS = 8;
 /** Passwords remembered since the last forget (a WeakMap cannot be counted). */
 let remembered = 0;
 
-function remember(options: Options, password: string, matches: L33tMatch[], stoppedEarly: boolean): void {
+const memoryKey = (readings: number, password: string): string => `${readings}\u0000${password}`;
+
+function remember(options: Options, key: string, matches: L33tMatch[], stoppedEarly: boolean): void {
   let byPassword = lastMatches.get(options);
   if (!byPassword) lastMatches.set(options, (byPassword = new Map()));
   if (byPassword.size >= KEPT_PASSWORDS) byPassword.delete(byPassword.keys().next().value as string);
-  byPassword.set(password, { matches, stoppedEarly });
+  byPassword.set(key, { matches, stoppedEarly });
   remembered += 1;
 }
 
@@ -131,9 +134,9 @@ export class SharedPrefixL33tMatcher extends ListMatcher {
 
   match({ password, userInputsOptions }: MatchOptions): L33tMatch[] {
     const options = this.options;
-    const asLibrary = this.readings === options.l33tMaxSubstitutions;
-    if (this.lists.wordSequenceOnly && asLibrary) {
-      const known = lastMatches.get(options)?.get(password);
+    const key = memoryKey(this.readings, password);
+    if (this.lists.wordSequenceOnly) {
+      const known = lastMatches.get(options)?.get(key);
       if (known && !known.stoppedEarly) return known.matches.filter((m) => this.lists.readNames.has(m.dictionaryName));
     }
     const lists = this.lists.prepare(userInputsOptions);
@@ -215,7 +218,7 @@ export class SharedPrefixL33tMatcher extends ListMatcher {
     }
     // As the library: single-character l33t matches ('4' read as 'a') are noise.
     const found = matches.filter((m) => m.token.length > 1);
-    if (!this.lists.wordSequenceOnly && asLibrary) remember(options, password, found, hasFullMatch);
+    if (!this.lists.wordSequenceOnly) remember(options, key, found, hasFullMatch);
     return found;
   }
 }

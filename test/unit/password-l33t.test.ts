@@ -199,10 +199,10 @@ describe('word-index dictionary matchers', () => {
     }
   }, SLOW);
 
-  it("l33t: the word-sequence pass right after the pass over every list (its matches taken from that pass) is the library's", () => {
-    const everyList = new SharedPrefixL33tMatcher(options);
-    const wordSequence = new SharedPrefixL33tMatcher(options, true);
-    const theirs = new library.l33t(options, true);
+  it.each([100, 1])("l33t, %i readings: the word-sequence pass right after the pass over every list (its matches taken from that pass) is the library's", (readings) => {
+    const everyList = new SharedPrefixL33tMatcher(options, false, readings);
+    const wordSequence = new SharedPrefixL33tMatcher(options, true, readings);
+    const theirs = new library.l33t(readings === options.l33tMaxSubstitutions ? options : new Options({ ...zxcvbnOptions(), l33tMaxSubstitutions: readings }), true);
     const pieces = fc.oneof(
       fc.constantFrom('one', 'tw0', 'thr33', 'f0ur', 'f1v3', 's3v3n', 'n1n3', 'january', 'm0nday', '4', '@', '3', '1', '0', '7', '|<', 'Z'),
       fc.string({ unit: 'binary', maxLength: 3 }),
