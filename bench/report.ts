@@ -74,7 +74,7 @@ export function formatTargets(targets: Target[]): string {
 /** Every speed target from the issues, judged on this run's rows and alternated pairs (`ratio` = row / versus). */
 export function evaluateTargets(
   rows: Row[],
-  pairs: Array<{ id: string; ratio: number; rps: number; versusRps: number; cpuUsPerReq: number | null; loaderUsPerReq: number | null }>,
+  pairs: Array<{ id: string; ratio: number; rps: number; versusRps: number; cpuUsPerReq: number | null; versusCpuUsPerReq?: number | null; loaderUsPerReq: number | null }>,
   opts: { realGeoDbs: boolean; cores: number },
 ): Target[] {
   const get = (id: string): Row | null => {
@@ -115,6 +115,11 @@ export function evaluateTargets(
     add(3, `${id} req/s vs BIC (${b.how})`, '>= 0.7x', b.v, (v) => v >= 0.7, x);
   }
   add(4, 'password (12 chars, warm range cache) req/s', '>= 150/s', get('password')?.rps ?? null, (v) => v >= 150, (v) => `${v.toFixed(0)}/s`);
+  // Issue #29: "bound the cost per request so that crafted input costs at most 5x a typical one": the service's CPU
+  // per request (every thread: HTTP, the estimate in the pool, the breach check), crafted and typical in turn.
+  const crafted = get('password-crafted') ? pairs.find((p) => p.id === 'password-crafted-vs-password') : undefined;
+  const craftedCost = crafted?.cpuUsPerReq != null && crafted.versusCpuUsPerReq ? crafted.cpuUsPerReq / crafted.versusCpuUsPerReq : null;
+  add(29, 'crafted password (128 ch) CPU per request vs a 12-character one (in turn)', '<= 5x', craftedCost, (v) => v <= 5, x);
   add(4, 'BIC p99 while the password endpoint is saturated', '< 25 ms', get('bic-under-password')?.p99 ?? null, (v) => v < 25, ms);
   const ipBic = vsBic('ip');
   add(6, `IP req/s vs BIC (${ipBic.how})`, '>= 0.7x', ipBic.v, (v) => v >= 0.7, x);

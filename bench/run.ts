@@ -46,10 +46,10 @@ const geo = geoDatabases();
 const env = (name: string, extra: Record<string, string> = {}) => ({ ...serviceEnv(fixtures, run.freshDir(name), geo), ...extra });
 /** Requests the fixtures received during a row: a warm cache keeps this at 0. */
 const upstream = (id: string): (() => string) | null => {
-  const count = id === 'dns' || id === 'email' ? () => fixtures.dns.queries.length : id === 'password' ? fixtures.range.requests : id === 'tls' ? fixtures.tls.server.connections : null;
+  const count = id === 'dns' || id === 'email' ? () => fixtures.dns.queries.length : id.startsWith('password') ? fixtures.range.requests : id === 'tls' ? fixtures.tls.server.connections : null;
   if (!count) return null;
   const before = count();
-  const what = id === 'password' ? 'range requests' : id === 'tls' ? 'TLS connections' : 'DNS queries';
+  const what = id.startsWith('password') ? 'range requests' : id === 'tls' ? 'TLS connections' : 'DNS queries';
   return () => `${count() - before} upstream ${what} during warm-up + run`;
 };
 
@@ -91,8 +91,9 @@ const mainIds = ENDPOINTS.map((e): [string, string] => [e.id, e.label]).filter((
 const concurrent: Array<[string, string]> = [['password-concurrent', 'password, concurrent with ↓'], ['bic-under-password', 'BIC while password saturated']];
 // The password endpoint goes last (and out of the first warm-up): its worker threads start on demand, so the memory of
 // the rows before it is the service's own (the GeoIP target), and their CPU is not shared with a starting pool.
-const measureOrder = [...mainIds.filter(([id]) => id !== 'password'), ...mainIds.filter(([id]) => id === 'password')];
-const main = await run.launch({ name: 'service', env: env('main'), dir }, 'BIC, limits on (embedded)', [...mainIds, ...concurrent], mainIds.map(([id]) => id).filter((id) => id !== 'password'));
+const usesPool = (id: string): boolean => id.startsWith('password');
+const measureOrder = [...mainIds.filter(([id]) => !usesPool(id)), ...mainIds.filter(([id]) => usesPool(id))];
+const main = await run.launch({ name: 'service', env: env('main'), dir }, 'BIC, limits on (embedded)', [...mainIds, ...concurrent], mainIds.map(([id]) => id).filter((id) => !usesPool(id)));
 if (main) {
   const { svc, key } = main;
   const bicProbe = await probe(svc.url, endpoint('bic'), key);
@@ -108,11 +109,20 @@ if (main) {
     if (id === 'password') await ratiosToKoa(svc.url, key, svc.pid); // before the password pool exists
     if (id === 'password') await waitIdle(svc.pid, 15); // the pool started on the probe
     const upstreamNote = upstream(id);
-    const row = await run.measure(id, label, svc.url, requestsFor(endpoint(id), key), svc.pid, note, id === 'password' ? Math.max(2, settings.warmupS) : settings.warmupS);
+    const row = await run.measure(id, label, svc.url, requestsFor(endpoint(id), key), svc.pid, note, usesPool(id) ? Math.max(2, settings.warmupS) : settings.warmupS);
     if (upstreamNote) row.note = [row.note, upstreamNote()].filter(Boolean).join('; ');
     rows.push(row);
   }
   await ratiosToKoa(svc.url, key, svc.pid); // when the password row was not wanted
+  // Issue #29: what a crafted password costs the service per request against a typical one, in turn on one service.
+  if (run.wanted('password') && run.wanted('password-crafted') && rows.some((r) => r.id === 'password-crafted' && r.status === 'ok')) {
+    const side = (id: string) => ({ url: svc.url, requests: requestsFor(endpoint(id), key), pid: svc.pid });
+    run.log(`password crafted and typical in turn: ${settings.pairRounds} rounds of ${(durationS / settings.pairRounds).toFixed(1)} s per side`);
+    const p = await run.alternate('password-crafted-vs-password', 'password (POST, 12 ch)', side('password-crafted'), side('password'), durationS);
+    const row = rows.find((r) => r.id === 'password-crafted')!;
+    const cost = p.cpuUsPerReq !== null && p.versusCpuUsPerReq ? `; in turn with the 12-character row: CPU ${p.cpuUsPerReq.toFixed(0)} vs ${p.versusCpuUsPerReq.toFixed(0)} us/req` : '';
+    row.note = [row.note, `req/s ${p.ratio.toFixed(2)}x the 12-character row's${cost}`].filter(Boolean).join('; ');
+  }
   if (run.wanted('bic-under-password')) {
     if (!(await probe(svc.url, endpoint('password'), key)).ok) {
       for (const [id, label] of concurrent) run.mark(id, label, 'failed', 'the password endpoint does not answer 200');

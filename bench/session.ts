@@ -219,6 +219,14 @@ export class Session {
     return { runs, usage: usage.map((u) => u.usage()), stealPct: host.usage().stealPct };
   }
 
+  /** Two sides in turn (rotate), recorded as the pair `id` (x / y) without a row of its own. */
+  async alternate(id: string, versus: string, x: Side, y: Side, durationS: number): Promise<Pair> {
+    const r = await this.rotate([x, y], durationS, { warmFirst: true });
+    const p = pairOf(id, versus, between(r, 0, 1));
+    this.pairs.push(p);
+    return p;
+  }
+
   /**
    * Endpoints of the service and the bare Koa baseline in one rotation, for the "vs Koa" and "vs BIC" targets: no
    * rows of their own, pairs `<id>-vs-koa` and `<id>-vs-bic` (an endpoint with a failed answer is left out and logged).
