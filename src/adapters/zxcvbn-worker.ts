@@ -122,11 +122,18 @@ const CUT_L33T_READINGS = 1;
 const cutMatchers = new WeakMap<ZxcvbnFactory, Array<{ match: MatcherBaseClass['match'] }>>();
 
 /**
+ * zxcvbn's longest date is 10 characters ("11/11/1991"): a date that a cut at q splits lies within 9 of q, and so
+ * does any date containing it (the date matcher drops dates inside another).
+ */
+const DATE_REACH = 9;
+
+/**
  * Words (plain, reversed and l33t), word sequences ("one two three"), dates and repeats in `text`: what a cut must
  * not split, since the part before the cut would be priced as random characters or as one more match. Sequences
  * ("abcdef") and keyboard walks ("qwerty") are not looked for: their first part is one again, or a character or two.
+ * Every one a cut from `lowest` to `highest` splits is found (others may be); exported for the tests.
  */
-function spansAround(zxcvbn: ZxcvbnFactory, text: string): Span[] {
+export function spansAround(zxcvbn: ZxcvbnFactory, text: string, lowest: number, highest: number): Span[] {
   const { options, matching } = zxcvbn as unknown as FactoryParts;
   let quick = cutMatchers.get(zxcvbn);
   if (!quick) {
@@ -136,9 +143,11 @@ function spansAround(zxcvbn: ZxcvbnFactory, text: string): Span[] {
   const spans: Span[] = repeatSpans(text);
   const request = { password: text, omniMatch: matching as never, userInputsOptions: undefined };
   for (const matcher of quick) spans.push(...(matcher.match(request) as Span[]));
-  for (const name of ['dictionary', 'dictionaryReverse', 'date']) {
-    spans.push(...(matching.matchers[name].match(request) as Span[]));
-  }
+  for (const name of ['dictionary', 'dictionaryReverse']) spans.push(...(matching.matchers[name].match(request) as Span[]));
+  // Dates only near the cuts: on a long run of digits the date matcher reads every 4-10 character window.
+  const from = Math.max(0, lowest - DATE_REACH);
+  const window = text.slice(from, highest + DATE_REACH);
+  for (const date of matching.matchers.date.match({ ...request, password: window }) as Span[]) spans.push({ i: date.i + from, j: date.j + from });
   return spans;
 }
 
@@ -153,7 +162,7 @@ export function checkAnalysed(zxcvbn: ZxcvbnFactory, analysed: string, longest =
     const highest = truncateForAnalysis(analysed, ESTIMATED_CHARS).length;
     const lowest = truncateForAnalysis(analysed, Math.max(1, ESTIMATED_CHARS - longest)).length;
     const around = truncateForAnalysis(analysed, ESTIMATED_CHARS + longest);
-    return zxcvbn.check(analysed.slice(0, chooseCut(around, lowest, highest, spansAround(zxcvbn, around))));
+    return zxcvbn.check(analysed.slice(0, chooseCut(around, lowest, highest, spansAround(zxcvbn, around, lowest, highest))));
   } finally {
     forgetL33tReadings();
     forgetRepeatedUnits();

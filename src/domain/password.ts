@@ -112,12 +112,20 @@ export interface Span {
  * further, the one that leaves the shortest first part of one (the highest on a tie).
  */
 export function chooseCut(text: string, lowest: number, highest: number, spans: readonly Span[]): number {
+  // earliest[q - lowest]: the first index of the earliest-starting span that q splits (s.i < q <= s.j); q when none.
+  // One pass over the spans (a dense text has hundreds) instead of one per index.
+  const earliest = new Int32Array(Math.max(0, highest - lowest + 1));
+  for (let q = lowest; q <= highest; q += 1) earliest[q - lowest] = q;
+  for (const s of spans) {
+    for (let q = Math.max(lowest, s.i + 1), last = Math.min(highest, s.j); q <= last; q += 1) {
+      if (s.i < earliest[q - lowest]) earliest[q - lowest] = s.i;
+    }
+  }
   let best = highest;
   let bestSplit = Infinity;
   for (let q = highest; q >= lowest && bestSplit > 1; q -= 1) {
     if (q > 0 && q < text.length && isLowSurrogate(text.charCodeAt(q)) && isHighSurrogate(text.charCodeAt(q - 1))) continue;
-    let split = 0;
-    for (const s of spans) if (s.i < q && q <= s.j) split = Math.max(split, q - s.i);
+    const split = q - earliest[q - lowest];
     if (split < bestSplit) {
       best = q;
       bestSplit = split;

@@ -7,8 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { WordFilteredDictionaryMatcher, WordFilteredReverseMatcher } from '../../src/adapters/zxcvbn-dictionary.js';
 import { SharedPrefixL33tMatcher, l33tReadingsHeld } from '../../src/adapters/zxcvbn-l33t.js';
 import { substitutedReadings } from '../../src/adapters/zxcvbn-readings.js';
-import { collapseRepeats, ESTIMATED_CHARS, MAX_ANALYSED_CHARS } from '../../src/domain/password.js';
-import { analysedText, checkAnalysed, createZxcvbn, estimateStrength, longestWordOf, zxcvbnOptions } from '../../src/adapters/zxcvbn-worker.js';
+import { chooseCut, collapseRepeats, ESTIMATED_CHARS, MAX_ANALYSED_CHARS, type Span } from '../../src/domain/password.js';
+import { analysedText, checkAnalysed, createZxcvbn, estimateStrength, longestWordOf, spansAround, zxcvbnOptions } from '../../src/adapters/zxcvbn-worker.js';
 import { repeatedUnitsHeld } from '../../src/adapters/zxcvbn-repeat.js';
 
 /** Several seconds of CPU in all on a busy 2-core box (the library's default l33t pass is the slow part). */
@@ -352,6 +352,28 @@ describe('long text cut where no match is split', () => {
       if (cut > whole.check(analysedText(text)).score) raised.push(text);
     }
     expect(raised).toEqual([]);
+  }, SLOW);
+
+  it('the spans around a cut hold every date that a cut splits: the cut is the one all dates give', () => {
+    const date = (whole as unknown as { matching: { matchers: Record<string, MatcherBaseClass> } }).matching.matchers.date;
+    let state = 41;
+    const next = (n: number): number => {
+      state = (state * 1103515245 + 12345) % 2147483648;
+      return state % n;
+    };
+    const parts = [() => `${next(10)}`, () => `${1 + next(28)}/${1 + next(12)}/${1950 + next(75)}`, () => `${1 + next(12)}.${1 + next(28)}.${next(100)}`, () => '-'];
+    let moved = 0;
+    for (let k = 0; k < 150; k += 1) {
+      let text = '';
+      while (text.length < 55) text += parts[next(parts.length)]();
+      text = text.slice(0, 55);
+      const [lowest, highest] = [9 + next(5), 28 + next(5)];
+      const spans = spansAround(whole, text, lowest, highest);
+      const everyDate = date.match({ password: text, omniMatch: undefined as never, userInputsOptions: undefined as never }) as Span[];
+      expect({ text, cut: chooseCut(text, lowest, highest, spans) }).toEqual({ text, cut: chooseCut(text, lowest, highest, [...spans, ...everyDate]) });
+      if (chooseCut(text, lowest, highest, everyDate) !== highest) moved += 1;
+    }
+    expect(moved).toBeGreaterThan(30); // the texts do have dates across the cut range
   }, SLOW);
 
   it('a long strong text is estimated on its first ESTIMATED_CHARS characters', () => {

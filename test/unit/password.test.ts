@@ -5,6 +5,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { ZxcvbnFactory } from '@zxcvbn-ts/core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createStrengthEstimator, type StrengthEstimator } from '../../src/adapters/password-pool.js';
@@ -77,6 +78,28 @@ describe('chooseCut', () => {
     ['one letter at the highest index beats a clean cut one lower', [{ i: 39, j: 50 }, { i: 21, j: 38 }], 40],
   ])('%s', (_given, spans, want) => {
     expect(chooseCut(text, 17, 40, spans)).toBe(want);
+  });
+
+  it('is the rule itself, index by index, on generated spans', () => {
+    // The rule as the doc comment states it, one index at a time: the reference for the one-pass implementation.
+    const reference = (lowest: number, highest: number, spans: Array<{ i: number; j: number }>): number => {
+      let best = highest;
+      let bestSplit = Infinity;
+      for (let q = highest; q >= lowest && bestSplit > 1; q -= 1) {
+        let split = 0;
+        for (const s of spans) if (s.i < q && q <= s.j) split = Math.max(split, q - s.i);
+        if (split < bestSplit) [best, bestSplit] = [q, split];
+      }
+      return best;
+    };
+    const span = fc.tuple(fc.nat(59), fc.nat(30)).map(([i, length]) => ({ i, j: Math.min(59, i + length) }));
+    fc.assert(
+      fc.property(fc.array(span, { maxLength: 40 }), fc.integer({ min: 1, max: 40 }), fc.integer({ min: 0, max: 20 }), (spans, highest, below) => {
+        const lowest = Math.max(1, highest - below);
+        expect(chooseCut(text, lowest, highest, spans)).toBe(reference(lowest, highest, spans));
+      }),
+      { numRuns: 500, seed: 26 },
+    );
   });
 
   it('never cuts a surrogate pair', () => {
