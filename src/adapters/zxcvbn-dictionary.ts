@@ -50,11 +50,16 @@ export class DictionaryLists {
   /** Without user inputs, the same for every call: made once (its buffers are reset by each lookup). */
   private withoutUser: PreparedLists | undefined;
 
+  /** Whether a call with these user inputs reads the lists alone (no user-input list), as prepare() decides. */
+  readsListsOnly(userInputsOptions: MatchOptions['userInputsOptions']): boolean {
+    return this.wordSequenceOnly || !userInputsOptions || Object.keys(userInputsOptions.rankedDictionary).length === 0;
+  }
+
   /** Per call: the user-input list (when read), the longest word of the lists read. */
   prepare(userInputsOptions: MatchOptions['userInputsOptions']): PreparedLists {
     const sizes = this.options.rankedDictionariesMaxWordSize;
     const widest = (): number => Math.max(0, ...this.read.map((b) => sizes[this.names[b]]));
-    if (this.wordSequenceOnly || !userInputsOptions || Object.keys(userInputsOptions.rankedDictionary).length === 0) {
+    if (!userInputsOptions || this.readsListsOnly(userInputsOptions)) {
       return (this.withoutUser ??= new PreparedLists(this, undefined, widest()));
     }
     const user = userInputsOptions.rankedDictionary;
@@ -152,15 +157,56 @@ export abstract class ListMatcher extends MatcherBaseClass {
   }
 }
 
+const ASCII = /^[\x00-\x7f]*$/;
+
+/** Matchers holding their last text's matches (forgetDictionaryMatches empties them). */
+const holding = new Set<WordFilteredDictionaryMatcher>();
+
+/** Drop every remembered text and its matches: nothing of a password outlives its estimate. */
+export function forgetDictionaryMatches(): void {
+  for (const matcher of holding) matcher.forget();
+  holding.clear();
+}
+
+/** Whether a dictionary matcher holds a text's matches now (tests: none once an estimate is over). */
+export function dictionaryMatchesHeld(): boolean {
+  return holding.size > 0;
+}
+
 /**
  * Same matches, in the same order, as the library's dictionary matcher with Levenshtein off. The library looks
  * every window of up to the longest word's length up in every list (20 hash lookups of a sliced string each for
  * common + en); here the sorted word index finds the windows that are words and only those are looked up in the
  * lists. On a 128-character random text that was most of the cost.
+ *
+ * A text that begins the last one matched (the estimate of a long password's part before its cut, after the spans
+ * around the cut were looked for in a longer piece) gets that text's matches which end within it: a word is found
+ * wherever it stands, so those are its matches, in the same order (test/unit/password-l33t.test.ts).
  */
 export class WordFilteredDictionaryMatcher extends ListMatcher {
+  #last: { text: string; matches: DictionaryMatch[] } | undefined;
 
   match({ password, userInputsOptions }: MatchOptions): DictionaryMatch[] {
+    if (!this.lists.readsListsOnly(userInputsOptions)) return this.find(password, userInputsOptions);
+    const last = this.#last;
+    if (last !== undefined && last.text.startsWith(password)) {
+      return password.length === last.text.length ? last.matches.slice() : last.matches.filter((m) => m.j < password.length);
+    }
+    const matches = this.find(password, userInputsOptions);
+    // ASCII only: elsewhere lower-casing can depend on what follows (a final sigma) or change the length.
+    if (ASCII.test(password)) {
+      this.#last = { text: password, matches: matches.slice() };
+      holding.add(this);
+    }
+    return matches;
+  }
+
+  forget(): void {
+    this.#last = undefined;
+  }
+
+  /** Every match in `password`, found afresh. */
+  protected find(password: string, userInputsOptions: MatchOptions['userInputsOptions']): DictionaryMatch[] {
     const lists = this.lists.prepare(userInputsOptions);
     const n = password.length;
     const lower = password.toLowerCase();
@@ -179,10 +225,9 @@ export class WordFilteredDictionaryMatcher extends ListMatcher {
 
 /** The library's reversed-dictionary matcher ("drowssap") on the word-filtered dictionary matcher. */
 export class WordFilteredReverseMatcher extends WordFilteredDictionaryMatcher {
-  match(matchOptions: MatchOptions): DictionaryMatch[] {
-    const { password } = matchOptions;
+  protected override find(password: string, userInputsOptions: MatchOptions['userInputsOptions']): DictionaryMatch[] {
     const reversed = password.split('').reverse().join('');
-    return super.match({ ...matchOptions, password: reversed }).map((m) => ({
+    return super.find(reversed, userInputsOptions).map((m) => ({
       ...m,
       token: m.token.split('').reverse().join(''),
       reversed: true,

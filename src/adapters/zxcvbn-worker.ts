@@ -18,6 +18,7 @@ import {
   type Strength,
 } from '../domain/password.js';
 import { SharedPrefixL33tMatcher, forgetL33tReadings, quickWordSequenceMatcher, sharedPrefixMatchers } from './zxcvbn-l33t.js';
+import { forgetDictionaryMatches } from './zxcvbn-dictionary.js';
 import { forgetRepeatedUnits, repeatMatcher } from './zxcvbn-repeat.js';
 import { useFastScoring } from './zxcvbn-scoring.js';
 
@@ -166,6 +167,7 @@ export function checkAnalysed(zxcvbn: ZxcvbnFactory, analysed: string, longest =
   } finally {
     forgetL33tReadings();
     forgetRepeatedUnits();
+    forgetDictionaryMatches();
   }
 }
 

@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { Options, ZxcvbnFactory, type MatcherBaseClass, type OptionsType } from '@zxcvbn-ts/core';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { WordFilteredDictionaryMatcher, WordFilteredReverseMatcher } from '../../src/adapters/zxcvbn-dictionary.js';
+import { WordFilteredDictionaryMatcher, WordFilteredReverseMatcher, dictionaryMatchesHeld, forgetDictionaryMatches } from '../../src/adapters/zxcvbn-dictionary.js';
 import { SharedPrefixL33tMatcher, l33tReadingsHeld } from '../../src/adapters/zxcvbn-l33t.js';
 import { substitutedReadings } from '../../src/adapters/zxcvbn-readings.js';
 import { chooseCut, collapseRepeats, ESTIMATED_CHARS, MAX_ANALYSED_CHARS, type Span } from '../../src/domain/password.js';
@@ -88,10 +88,12 @@ describe('shared-prefix l33t matcher', () => {
     for (const pw of ['4747x0000y7070z4747', 'p4ssw0rdp4ssw0rd', `${'abc'.repeat(9)}v3rw4ltung5g3m31n5ch4ft`]) {
       checkAnalysed(ours, analysedText(pw));
       const scoring = (ours as unknown as { scoring: { password: string } }).scoring;
-      expect({ pw, readings: l33tReadingsHeld(), units: repeatedUnitsHeld(), scored: scoring.password }).toEqual({ pw, readings: false, units: 0, scored: '' });
+      const held = { readings: l33tReadingsHeld(), units: repeatedUnitsHeld(), words: dictionaryMatchesHeld(), scored: scoring.password };
+      expect({ pw, ...held }).toEqual({ pw, readings: false, units: 0, words: false, scored: '' });
     }
     ours.check('4747x0000y7070z4747');
     expect(repeatedUnitsHeld()).toBeGreaterThan(0);
+    expect(dictionaryMatchesHeld()).toBe(true);
   }, SLOW);
 
   it('reads the user-input list as the library does', () => {
@@ -167,6 +169,26 @@ describe('word-index dictionary matchers', () => {
       }),
       { numRuns: 150, seed: 29 },
     );
+  }, SLOW);
+
+  it.each(cases.slice(0, 2))('%s: a text that begins the last one matched gets the same matches as the library', (_name, Ours, Theirs) => {
+    const ours = new Ours(options);
+    const theirs = new Theirs(options);
+    const pieces = fc.oneof(fc.constantFrom('pass', 'word', 'drow', 'ssap', 'love', 'evol', 'the', 'ing', 'x', '1', ' '), fc.string({ maxLength: 3 }));
+    let reused = 0;
+    fc.assert(
+      fc.property(fc.array(pieces, { maxLength: 14 }), fc.nat(60), (parts, cut) => {
+        const text = parts.join('').slice(0, 55);
+        const prefix = text.slice(0, Math.min(cut, text.length));
+        expectSameMatches(ours, theirs, text);
+        const a = expectSameMatches(ours, theirs, prefix);
+        if (a.length > 0 && prefix.length < text.length && /^[\x00-\x7f]*$/.test(text)) reused += 1;
+        forgetDictionaryMatches();
+      }),
+      { numRuns: 300, seed: 43 },
+    );
+    expect(reused).toBeGreaterThan(30); // prefixes with matches of ASCII texts, the ones taken from the last text
+    expect(dictionaryMatchesHeld()).toBe(false);
   }, SLOW);
 
   it('readings: the same substituted readings, in the same order, as the library (generated text, limits 1 to 100)', () => {
