@@ -32,6 +32,7 @@ export const CRAFTED_PASSWORDS = ((): string[] => {
 })();
 
 const expect = (ok: boolean, what: string): string | null => (ok ? null : what);
+const passwordResult = (b: any): string | null => expect(Number.isInteger(b?.score) && typeof b?.breached === 'boolean', 'score and breached');
 
 /** Items of the bulk row: valid IBANs of five countries, cycled to 1,000 (openapi.yaml validateIbans). */
 export const BULK_ITEMS = 1000;
@@ -66,7 +67,7 @@ export const ENDPOINTS: Endpoint[] = [
     path: '/api/v1/password/strength',
     bodies: PASSWORDS.map((password) => JSON.stringify({ password })),
     auth: true,
-    check: (b) => expect(Number.isInteger(b?.score) && typeof b?.breached === 'boolean', 'score and breached'),
+    check: passwordResult,
   },
   {
     id: 'password-crafted',
@@ -75,7 +76,7 @@ export const ENDPOINTS: Endpoint[] = [
     path: '/api/v1/password/strength',
     bodies: CRAFTED_PASSWORDS.map((password) => JSON.stringify({ password })),
     auth: true,
-    check: (b) => expect(Number.isInteger(b?.score) && typeof b?.breached === 'boolean', 'score and breached'),
+    check: passwordResult,
   },
   {
     id: 'dns',
