@@ -23,7 +23,10 @@ present() { [ "${GEOIP_REFRESH:-0}" != "1" ] && [ -s "$1" ]; }
 
 log() { printf 'fetch-geoip: %s\n' "$*" >&2; }
 
-mkdir -p "$DEST"
+# DATA_DIR holds the key store, and on a fresh machine this step creates it (make run fetches before the first
+# start): every level made here is the owner's alone (0700), as the service makes them (src/adapters/startup-files.ts);
+# an existing directory keeps its mode.
+(umask 077 && mkdir -p "$DEST")
 WORK="$(mktemp -d)"
 # Temporary names carry this run's PID: two first starts at once (two instances from one checkout) each
 # write their own file and rename it into place, instead of one moving the other's half-written file.

