@@ -91,20 +91,20 @@ const mainIds = ENDPOINTS.map((e): [string, string] => [e.id, e.label]).filter((
 const concurrent: Array<[string, string]> = [['password-concurrent', 'password, concurrent with ↓'], ['bic-under-password', 'BIC while password saturated']];
 // The password endpoint goes last (and out of the first warm-up): its worker threads start on demand, so the memory of
 // the rows before it is the service's own (the GeoIP target), and their CPU is not shared with a starting pool.
+// The crafted password row goes after BIC beside the saturated password endpoint (#4), so that row sees the pool as
+// the 12-character row left it, as before the crafted row existed.
 const usesPool = (id: string): boolean => id.startsWith('password');
-const measureOrder = [...mainIds.filter(([id]) => !usesPool(id)), ...mainIds.filter(([id]) => usesPool(id))];
+const CRAFTED = 'password-crafted';
+const measureOrder = [...mainIds.filter(([id]) => !usesPool(id)), ...mainIds.filter(([id]) => usesPool(id) && id !== CRAFTED)];
 const main = await run.launch({ name: 'service', env: env('main'), dir }, 'BIC, limits on (embedded)', [...mainIds, ...concurrent], mainIds.map(([id]) => id).filter((id) => !usesPool(id)));
 if (main) {
   const { svc, key } = main;
   const bicProbe = await probe(svc.url, endpoint('bic'), key);
   state.limitsOn = bicProbe.headers.has('ratelimit-limit');
-  for (const [id, label] of measureOrder) {
+  const measureRow = async (id: string, label: string): Promise<void> => {
     const note: string[] = id === 'bic' && !state.limitsOn ? ['no RateLimit-* headers: limits are not active'] : [];
     const p = await probe(svc.url, endpoint(id), key);
-    if (!p.ok) {
-      run.mark(id, label, 'failed', `probe answered ${p.problem}`);
-      continue;
-    }
+    if (!p.ok) return run.mark(id, label, 'failed', `probe answered ${p.problem}`);
     if (p.problem) note.push(`WARNING ${p.problem}`);
     if (id === 'password') await ratiosToKoa(svc.url, key, svc.pid); // before the password pool exists
     if (id === 'password') await waitIdle(svc.pid, 15); // the pool started on the probe
@@ -112,17 +112,9 @@ if (main) {
     const row = await run.measure(id, label, svc.url, requestsFor(endpoint(id), key), svc.pid, note, usesPool(id) ? Math.max(2, settings.warmupS) : settings.warmupS);
     if (upstreamNote) row.note = [row.note, upstreamNote()].filter(Boolean).join('; ');
     rows.push(row);
-  }
+  };
+  for (const [id, label] of measureOrder) await measureRow(id, label);
   await ratiosToKoa(svc.url, key, svc.pid); // when the password row was not wanted
-  // Issue #29: what a crafted password costs the service per request against a typical one, in turn on one service.
-  if (run.wanted('password') && run.wanted('password-crafted') && rows.some((r) => r.id === 'password-crafted' && r.status === 'ok')) {
-    const side = (id: string) => ({ url: svc.url, requests: requestsFor(endpoint(id), key), pid: svc.pid });
-    run.log(`password crafted and typical in turn: ${settings.pairRounds} rounds of ${(durationS / settings.pairRounds).toFixed(1)} s per side`);
-    const p = await run.alternate('password-crafted-vs-password', 'password (POST, 12 ch)', side('password-crafted'), side('password'), durationS);
-    const row = rows.find((r) => r.id === 'password-crafted')!;
-    const cost = p.cpuUsPerReq !== null && p.versusCpuUsPerReq ? `; in turn with the 12-character row: CPU ${p.cpuUsPerReq.toFixed(0)} vs ${p.versusCpuUsPerReq.toFixed(0)} us/req` : '';
-    row.note = [row.note, `req/s ${p.ratio.toFixed(2)}x the 12-character row's${cost}`].filter(Boolean).join('; ');
-  }
   if (run.wanted('bic-under-password')) {
     if (!(await probe(svc.url, endpoint('password'), key)).ok) {
       for (const [id, label] of concurrent) run.mark(id, label, 'failed', 'the password endpoint does not answer 200');
@@ -138,6 +130,16 @@ if (main) {
       rows.push(run.toRow(concurrent[0][0], concurrent[0][1], pw, peak, []));
       rows.push(run.toRow(concurrent[1][0], concurrent[1][1], bic, peak, [`open loop at ${bicRate} req/s: event-loop latency, not a CPU fight; target p99 < 25 ms`]));
     }
+  }
+  // Issue #29: what a crafted password costs the service per request against a typical one, in turn on one service.
+  for (const [id, label] of mainIds.filter(([id]) => id === CRAFTED)) await measureRow(id, label);
+  if (run.wanted('password') && rows.some((r) => r.id === CRAFTED && r.status === 'ok')) {
+    const side = (id: string) => ({ url: svc.url, requests: requestsFor(endpoint(id), key), pid: svc.pid });
+    run.log(`password crafted and typical in turn: ${settings.pairRounds} rounds of ${(durationS / settings.pairRounds).toFixed(1)} s per side`);
+    const p = await run.alternate(`${CRAFTED}-vs-password`, 'password (POST, 12 ch)', side(CRAFTED), side('password'), durationS);
+    const row = rows.find((r) => r.id === CRAFTED)!;
+    const cost = p.cpuUsPerReq !== null && p.versusCpuUsPerReq ? `; in turn with the 12-character row: CPU ${p.cpuUsPerReq.toFixed(0)} vs ${p.versusCpuUsPerReq.toFixed(0)} us/req` : '';
+    row.note = [row.note, `req/s ${p.ratio.toFixed(2)}x the 12-character row's${cost}`].filter(Boolean).join('; ');
   }
 }
 
