@@ -64,26 +64,23 @@ describe('DATA_DIR permissions', () => {
     copyFileSync(join(repo, 'test/fixtures/geoip/GeoLite2-ASN-Test.mmdb'), join(pkg, 'GeoLite2-ASN.mmdb'));
     const tarball = join(root, 'geolite2-test.tgz');
     expect(spawnSync('tar', ['-czf', tarball, '-C', join(root, 'geolite2-pkg'), 'package']).status).toBe(0);
+    const fetchInto = (dataDir: string): void => {
+      const run = spawnSync('bash', [join(repo, 'scripts/fetch-geoip.sh')], {
+        cwd: repo,
+        env: { ...process.env, DATA_DIR: dataDir, GEOLITE2_SPEC: tarball, GEOIP_NEWER_CITY: '0', npm_config_offline: 'true' },
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      expect(run.status, run.stderr).toBe(0);
+    };
     const data = join(root, 'fresh-machine', 'var');
-    const run = spawnSync('bash', [join(repo, 'scripts/fetch-geoip.sh')], {
-      cwd: repo,
-      env: { ...process.env, DATA_DIR: data, GEOLITE2_SPEC: tarball, GEOIP_NEWER_CITY: '0', npm_config_offline: 'true' },
-      encoding: 'utf8',
-      timeout: 60_000,
-    });
-    expect(run.status, run.stderr).toBe(0);
+    fetchInto(data);
     for (const d of [join(root, 'fresh-machine'), data, join(data, 'geoip')]) expect(`${d} ${mode(d).toString(8)}`).toBe(`${d} 700`);
     // An existing directory keeps its mode, as with the service.
     const mine = join(root, 'operator-geo');
     mkdirSync(mine, { mode: 0o750 });
     chmodSync(mine, 0o750);
-    const again = spawnSync('bash', [join(repo, 'scripts/fetch-geoip.sh')], {
-      cwd: repo,
-      env: { ...process.env, DATA_DIR: mine, GEOLITE2_SPEC: tarball, GEOIP_NEWER_CITY: '0', npm_config_offline: 'true' },
-      encoding: 'utf8',
-      timeout: 60_000,
-    });
-    expect(again.status, again.stderr).toBe(0);
+    fetchInto(mine);
     expect(mode(mine).toString(8)).toBe('750');
   }, 120_000);
 
