@@ -28,6 +28,16 @@ const UNROUTED: ParsedRequest = Object.freeze({ method: '', path: '', headers: {
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /**
+ * Where a request keeps its match between matchOperation and parseRequest: a property of the request object rather
+ * than a WeakMap entry, which V8 keeps as an ephemeron that every scavenge must process.
+ */
+const PARSED = Symbol('PrecompiledRouter.parsed');
+type Tagged = Request & { [PARSED]?: Parsed };
+
+/** Operation methods as openapi-backend keys them (lower case), without a new string per request. */
+const LOWER_METHODS: ReadonlyMap<string, string> = new Map(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE'].map((m) => [m, m.toLowerCase()]));
+
+/**
  * The stock OpenAPIRouter builds a RegExp per operation on every request and parses each request twice through
  * lodash, cookie and qs (measured at ~0.1x bare Koa, docs/adr/0010). This subclass keeps its behaviour (exact paths
  * first, then templates by specificity; 404 vs 405 as its `strict` errors say) with the patterns compiled once, and
@@ -39,7 +49,6 @@ export class PrecompiledRouter extends OpenAPIRouter {
   private readonly exact = new Map<string, Route>();
   private readonly templated: Route[] = [];
   private readonly queryNames = new Map<Operation, string[]>();
-  private readonly parsed = new WeakMap<Request, Parsed>();
   /**
    * When every template is a literal prefix and one parameter as its last segment (`/api/v1/bic/{bic}`), no two
    * can match one path: the route is found by the prefix in one lookup instead of trying each pattern. Null otherwise.
@@ -99,7 +108,7 @@ export class PrecompiledRouter extends OpenAPIRouter {
   override matchOperation(req: Request, strict: boolean): Operation;
   override matchOperation(req: Request, strict?: boolean): Operation | undefined {
     const path = this.relative(req.path);
-    const method = req.method.toLowerCase();
+    const method = LOWER_METHODS.get(req.method) ?? req.method.toLowerCase();
     const exact = this.exact.get(path);
     const direct = exact?.byMethod.get(method);
     if (direct) return this.remember(req, direct, exact!, null);
@@ -131,11 +140,11 @@ export class PrecompiledRouter extends OpenAPIRouter {
   override parseRequest(req: Request, operation?: Operation): ParsedRequest {
     // Before routing openapi-backend parses without an operation, and uses nothing of it: no work for that call.
     if (!operation) return UNROUTED;
-    let known = this.parsed.get(req);
+    let known = (req as Tagged)[PARSED];
     if (!known || known.operation !== operation) {
       // Matched elsewhere (a caller that skipped matchOperation): match once to take the parameters.
       this.matchOperation(req, true);
-      known = this.parsed.get(req)!;
+      known = (req as Tagged)[PARSED]!;
     }
     // Built once per request (openapi-backend asks again to validate); the body is read after routing, so it is
     // taken afresh. Decoded here rather than in matchOperation, whose every error openapi-backend answers as a 404.
@@ -170,7 +179,7 @@ export class PrecompiledRouter extends OpenAPIRouter {
   }
 
   private remember(req: Request, operation: Operation, route: Route, values: RegExpExecArray | null): Operation {
-    this.parsed.set(req, { operation, route, values });
+    (req as Tagged)[PARSED] = { operation, route, values };
     return operation;
   }
 }
