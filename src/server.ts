@@ -173,13 +173,23 @@ function tooManyPipelined(p: Pipeline): ApiError | null {
  * `Connection: close`, whenever its request arrived (Node then closes the connection after it).
  */
 function responseClass(state: ServerState): typeof ServerResponse {
-  return class DrainingResponse extends ServerResponse {
-    // Node's implicit head (res.end() without writeHead) comes through here too.
-    override writeHead(statusCode: number, ...rest: unknown[]): this {
+  return class DrainingResponse extends PipelinedResponse {
+    // Node's implicit head (res.end() without writeHead) comes through here too. Node reads a headers object
+    // passed second as it reads one passed third (reason phrase omitted), so the arguments go on as they came.
+    override writeHead(statusCode: number, reason?: unknown, headers?: unknown): this {
       if (state.drainingSince !== null && !this.headersSent) this.setHeader('Connection', 'close');
-      return Reflect.apply(super.writeHead, this, [statusCode, ...rest]) as this;
+      return (super.writeHead as (status: number, reason?: unknown, headers?: unknown) => this)(statusCode, reason, headers);
     }
-  } as typeof ServerResponse;
+  } as unknown as typeof ServerResponse;
+}
+
+/** A response that knows its connection's pipeline, so that finishing it needs no closure of its own. */
+class PipelinedResponse extends ServerResponse {
+  pipeline: Pipeline | null = null;
+}
+
+function answered(this: PipelinedResponse): void {
+  this.pipeline!.waiting--;
 }
 
 export function createHttpServer(app: { callback(): RequestListener }, overrides: Partial<ServerLimits> = {}): Server {
@@ -209,7 +219,9 @@ export function createHttpServer(app: { callback(): RequestListener }, overrides
         return refuse(req, res, refused);
       }
       p.waiting++;
-      res.once('finish', () => p.waiting--);
+      // 'finish' comes at most once per response.
+      (res as PipelinedResponse).pipeline = p;
+      res.on('finish', answered);
       handle(req, res);
     },
   );
