@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import Koa, { type Context } from 'koa';
 import { createApi, type ApiDeps } from './http/api.js';
 import { ApiError, asApiError, errorReply } from './http/errors.js';
+import { rememberBodyTypes } from './http/json-body.js';
 import { accessLogger, type Logger } from './http/logging.js';
 import type { Metrics } from './http/metrics.js';
 import { addHeaders, writeJson } from './http/reply-writer.js';
@@ -41,6 +42,7 @@ function bodyUnread(ctx: Context): boolean | Promise<boolean> {
 export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: false });
   app.silent = true;
+  rememberBodyTypes(app.request);
   const { middleware: api } = createApi({ ...deps, document: deps.spec.document });
   const system = createSystemRoutes(deps);
   const systemPaths = new Set(system.stack.map((layer) => layer.path));
