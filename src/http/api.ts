@@ -3,6 +3,7 @@ import type { Context as KoaContext, Middleware } from 'koa';
 import addFormats from 'ajv-formats';
 import { OpenAPIBackend, type AjvCustomizer, type Context, type Request } from 'openapi-backend';
 import type { KeyDirectory } from '../accounts/key-directory.js';
+import type { KeyRecord } from '../adapters/key-store.js';
 import { ApiError } from '../errors.js';
 import { errorReply } from './errors.js';
 import { readJsonBody } from './json-body.js';
@@ -37,19 +38,21 @@ export interface ApiDeps {
 /** RFC 9110 §11.6.1: a 401 names how to authenticate; the API key is a header, named in openapi.yaml's ApiKey scheme. */
 export const WWW_AUTHENTICATE = 'ApiKey header="X-Api-Key"';
 
-/** The request handed to openapi-backend: Koa's parsed query is read only when the operation declares query parameters. */
+/**
+ * The request handed to openapi-backend: method, path and headers read once (openapi-backend, the router and the
+ * validator each ask again); Koa's parsed query only when the operation declares query parameters.
+ */
 class KoaRequest implements Request {
   body: unknown = undefined;
-  constructor(private readonly ctx: KoaContext) {}
-  get method(): string {
+  readonly method: string;
+  readonly path: string;
+  readonly headers: Request['headers'];
+  constructor(private readonly ctx: KoaContext) {
+    const method = ctx.method;
     // HEAD is GET without a body (RFC 9110 §9.3.2): Koa leaves the body out.
-    return this.ctx.method === 'HEAD' ? 'GET' : this.ctx.method;
-  }
-  get path(): string {
-    return this.ctx.path;
-  }
-  get headers(): Request['headers'] {
-    return this.ctx.req.headers as Request['headers'];
+    this.method = method === 'HEAD' ? 'GET' : method;
+    this.path = ctx.path;
+    this.headers = ctx.req.headers as Request['headers'];
   }
   get query(): Record<string, string | string[]> {
     return this.ctx.query as Record<string, string | string[]>;
@@ -58,6 +61,9 @@ class KoaRequest implements Request {
     return this.ctx.req.socket.remoteAddress ?? '';
   }
 }
+
+/** A refusal settles as `{ error }` (see the ApiKey handler below). */
+const asRefusal = (error: unknown) => ({ error });
 
 /** Operations marked `x-counted: false` in openapi.yaml are not counted against the key's limits (GET /api/v1/usage). */
 export function uncountedOperations(document: Record<string, any>): Set<string> {
@@ -123,13 +129,7 @@ export function createApi(deps: ApiDeps): { middleware: Middleware; api: OpenAPI
    */
   api.registerSecurityHandler('ApiKey', (c: Context, ctx: KoaContext) => {
     state(ctx).phase = 'auth';
-    return deps.keys.authenticate(c.request.headers['x-api-key']).then(
-      (key) => {
-        state(ctx).keyId = key.id;
-        return key;
-      },
-      (error: unknown) => ({ error }),
-    );
+    return deps.keys.authenticate(c.request.headers['x-api-key']).then(undefined, asRefusal);
   });
 
   api.register({
@@ -152,6 +152,8 @@ export function createApi(deps: ApiDeps): { middleware: Middleware; api: OpenAPI
     /** Limits count after authentication and before validation: a malformed request of a known key counts. */
     postSecurityHandler: async (c: Context, ctx: KoaContext) => {
       if (!c.security?.authorized) return; // unauthorizedHandler answers
+      const key = c.security.ApiKey as KeyRecord;
+      state(ctx).keyId = key.id;
       const operationId = c.operation.operationId!;
       // A bulk request counts one unit per item (openapi.yaml `x-counted: items`): its body is read first; one that
       // cannot be read or is over BULK_MAX_ITEMS counts one, like any refused request.
@@ -164,7 +166,7 @@ export function createApi(deps: ApiDeps): { middleware: Middleware; api: OpenAPI
       if (!uncounted.has(operationId)) {
         state(ctx).phase = 'limits';
         const units = read && 'body' in read ? unitsOf(read.body, bulkMax) : 1;
-        state(ctx).limitHeaders = (await deps.limiter.consume(c.security.ApiKey, units)).headers;
+        state(ctx).limitHeaders = (await deps.limiter.consume(key, units)).headers;
       }
       state(ctx).phase = 'request-validation';
       if (!c.operation.requestBody) return;
