@@ -115,13 +115,15 @@ export interface ServiceOptions {
   processes?: number;
   /** A bench script to run (through tsx) instead of dist/src/main.js. */
   script?: string;
+  /** Another build's entry (the dist/src/main.js of another checkout) instead of this one's. */
+  main?: string;
 }
 
 /** The service on a free port with its env; ready when /readyz answers 200 (and all workers run). */
 export async function startService(o: ServiceOptions): Promise<Proc> {
   const port = await freePort();
   const env = cleanEnv({ ...o.env, PORT: String(port), HOST: '127.0.0.1' });
-  const entry = o.script ? ['--import', 'tsx', join(ROOT, 'bench', o.script)] : [join(ROOT, 'dist/src/main.js')];
+  const entry = o.script ? ['--import', 'tsx', join(ROOT, 'bench', o.script)] : [o.main ?? join(ROOT, 'dist/src/main.js')];
   const t0 = Date.now();
   const { child, logFile } = spawnLogged(o.name, [...(o.nodeArgs ?? []), ...entry], env, o.dir);
   const url = `http://127.0.0.1:${port}`;
