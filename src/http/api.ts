@@ -1,5 +1,5 @@
 // The API middleware: openapi-backend's handleRequest with every status decision in one of its named hooks (openapi.yaml).
-import type { Context as KoaContext, Middleware } from 'koa';
+import type { Context as KoaContext } from 'koa';
 import addFormats from 'ajv-formats';
 import { OpenAPIBackend, type AjvCustomizer, type Context, type Request } from 'openapi-backend';
 import type { KeyDirectory } from '../accounts/key-directory.js';
@@ -104,7 +104,7 @@ export const VALIDATION_OPTIONS = {
  * openapi-backend in quick mode: its definition check uses the OpenAPI 3.0 meta-schema and would reject 3.1 (redocly
  * lint checks the document instead). Its Ajv is draft-07 without ajv-formats: the formats are added here.
  */
-export function createApi(deps: ApiDeps): { middleware: Middleware; api: OpenAPIBackend } {
+export function createApi(deps: ApiDeps): { handle: (ctx: KoaContext) => Promise<Reply>; api: OpenAPIBackend } {
   const api = new OpenAPIBackend({ definition: apiDocument(deps.document) as any, quick: true, strict: true, ...VALIDATION_OPTIONS });
   // In quick mode init() runs to its end synchronously (nothing in it awaits): the app can be built without a promise.
   void api.init().catch(() => undefined);
@@ -206,10 +206,11 @@ export function createApi(deps: ApiDeps): { middleware: Middleware; api: OpenAPI
     ...(deps.handlers as unknown as Record<string, (c: Context, ...rest: unknown[]) => unknown>),
   });
 
-  const middleware: Middleware = async (ctx) => {
+  /** One API request through openapi-backend; the error middleware awaits the reply and writes it. */
+  const handle = (ctx: KoaContext): Promise<Reply> => {
     const request = new KoaRequest(ctx);
     state(ctx).request = request;
-    state(ctx).reply = (await api.handleRequest(request, ctx)) as Reply;
+    return api.handleRequest(request, ctx) as Promise<Reply>;
   };
-  return { middleware, api };
+  return { handle, api };
 }

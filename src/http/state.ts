@@ -1,6 +1,5 @@
 // What the pipeline keeps per request on Koa's ctx.state: the request id, the error phase and the fields of the access log.
 import type { ErrorPhase } from '../errors.js';
-import type { Reply } from '../operations/types.js';
 
 export interface ApiState {
   requestId: string;
@@ -14,6 +13,4 @@ export interface ApiState {
   limitHeaders?: Readonly<Record<string, string>>;
   /** The request handed to openapi-backend (its body is set once read). */
   request?: { body: unknown };
-  /** The API's answer, written by the one write step. */
-  reply?: Reply;
 }
