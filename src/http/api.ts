@@ -1,4 +1,4 @@
-// The API middleware: openapi-backend's handleRequest with every status decision in one of its named hooks (openapi.yaml).
+// The API step: openapi-backend's handleRequest with every status decision in one of its named hooks (openapi.yaml).
 import type { Context as KoaContext } from 'koa';
 import addFormats from 'ajv-formats';
 import { OpenAPIBackend, type AjvCustomizer, type Context, type Request } from 'openapi-backend';
