@@ -39,8 +39,12 @@ export function censorSecrets(value: unknown, depth = 0, seen = new WeakSet<obje
   return out;
 }
 
+/** The destination of each logger made here: the access log writes its lines there (pino keeps its own out of reach). */
+const destinations = new WeakMap<Logger, DestinationStream>();
+
 export function createLogger(level: string, destination?: DestinationStream): Logger {
-  return pino(
+  const stream: DestinationStream = destination ?? new LogSink(1);
+  const logger = pino(
     {
       level,
       base: { service: 'validation-lookup' },
@@ -48,8 +52,10 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
       formatters: { log: (obj) => censorSecrets(obj) as Record<string, unknown> },
     },
-    destination ?? (new LogSink(1) as unknown as DestinationStream),
+    stream,
   );
+  destinations.set(logger, stream);
+  return logger;
 }
 
 /** The fields of an access-log line: fixed and safe by construction (never a path, query, header or body). */
@@ -71,11 +77,12 @@ export interface AccessLog {
 
 /**
  * One pino-format line per request (level, time, the root's bindings, then the fields above), serialised
- * here and handed to the root logger's destination: the fields need neither redaction nor pino's generic
- * serialiser, which together measured at 5% of a light request. Honours the root's level.
+ * here and handed to the destination createLogger gave the root: the fields need neither redaction nor pino's
+ * generic serialiser, which together measured at 5% of a light request. Honours the root's level. A logger made
+ * elsewhere writes the entry through pino itself.
  */
 export function accessLogger(root: Logger): AccessLog {
-  const stream = (root as unknown as Record<symbol, DestinationStream | undefined>)[pino.symbols.streamSym];
+  const stream = destinations.get(root);
   if (!stream) return { write: (e) => root.info(e) };
   const level = root.levels.values.info;
   const bindings = JSON.stringify(root.bindings()).slice(1, -1);

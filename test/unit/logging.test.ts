@@ -1,5 +1,6 @@
 // Log redaction: secrets never reach a log line, whichever shape a log call passes them in.
 import { Writable } from 'node:stream';
+import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { accessLogger, createLogger, type AccessEntry } from '../../src/http/logging.js';
 
@@ -77,6 +78,15 @@ describe('access log line', () => {
     expect(lines).toHaveLength(1);
     expect(lines[0].endsWith('\n')).toBe(true);
     expect(JSON.parse(lines[0])).toEqual({ level: 30, time: expect.any(Number), service: 'validation-lookup', ...given });
+  });
+
+  it('goes through pino itself for a logger not made by createLogger', () => {
+    const lines: string[] = [];
+    const logger = pino({ base: { service: 'elsewhere' } }, new Writable({ write: (c, _e, cb) => (lines.push(String(c)), cb()) }));
+    accessLogger(logger).write(entry);
+    logger.flush();
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0])).toEqual({ level: 30, time: expect.any(Number), service: 'elsewhere', ...entry });
   });
 
   it('writes nothing below info level', () => {
