@@ -1,12 +1,11 @@
 // createApp(deps): one Koa application for every route: the system routes (@koa/router) and the API (openapi-backend).
-import { randomUUID } from 'node:crypto';
 import Koa, { type Context } from 'koa';
 import { createApi, type ApiDeps } from './http/api.js';
-import { ApiError, asApiError, errorReply } from './http/errors.js';
+import { asApiError, errorReply, methodNotAllowed } from './http/errors.js';
 import { rememberBodyTypes } from './http/json-body.js';
 import { accessLogger, type Logger } from './http/logging.js';
 import type { Metrics } from './http/metrics.js';
-import { addHeaders, writeJson } from './http/reply-writer.js';
+import { newRequestId, writeReply } from './http/reply-writer.js';
 import type { ApiState } from './http/state.js';
 import type { Reply } from './operations/types.js';
 import { createSystemRoutes, type SystemRoutesDeps } from './http/system-routes.js';
@@ -16,13 +15,13 @@ export interface AppDeps extends Omit<ApiDeps, 'document'>, SystemRoutesDeps {
   metrics: Metrics;
 }
 
-/** openapi.yaml (Errors): answers that carry results are not stored by caches, nor content-sniffed by browsers. */
-const API_HEADERS: Readonly<Record<string, string>> = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' };
-
 /** Name and message only: a stack or an object dump could carry request data. */
 function describe(err: unknown): { name: string; message: string } {
   return err instanceof Error ? { name: err.name, message: err.message } : { name: typeof err, message: 'non-error thrown' };
 }
+
+/** The methods of every system route (@koa/router answers HEAD as GET). */
+const SYSTEM_METHODS = ['GET', 'HEAD'] as const;
 
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 const noNext = async (): Promise<void> => {};
@@ -61,7 +60,7 @@ export function createApp(deps: AppDeps): Koa {
   const route = (ctx: Context): Promise<Reply | undefined> => {
     if (ctx.path.startsWith('/api/') || !systemPaths.has(ctx.path)) return api(ctx);
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
-      throw new ApiError(405, 'METHOD_NOT_ALLOWED', `method ${ctx.method} is not allowed on this path`, { headers: { Allow: 'GET, HEAD' } });
+      throw methodNotAllowed(ctx.method, SYSTEM_METHODS);
     }
     return systemRoutes(ctx, noNext).then(answeredByKoa);
   };
@@ -72,7 +71,7 @@ export function createApp(deps: AppDeps): Koa {
    */
   app.use(async (ctx) => {
     const started = process.hrtime.bigint();
-    const requestId = randomUUID();
+    const requestId = newRequestId();
     const state = ctx.state as ApiState;
     state.requestId = requestId;
     state.phase = 'routing';
@@ -96,13 +95,7 @@ export function createApp(deps: AppDeps): Koa {
       return;
     }
     ctx.respond = false;
-    const headers: Record<string, string | number> = {};
-    addHeaders(headers, state.limitHeaders);
-    addHeaders(headers, reply.headers);
-    addHeaders(headers, API_HEADERS);
-    if (reply.status !== 401) headers['x-request-id'] = requestId;
-    if (close) headers.connection = 'close';
-    writeJson(ctx.res, ctx.method, reply.status, reply.body, headers);
+    writeReply(ctx.res, ctx.method, reply, requestId, state.limitHeaders, close);
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     metrics.observe(state.operationId, reply.status, seconds);
     access.write({

@@ -68,6 +68,10 @@ export class ApiError extends Error {
   }
 }
 
+/** RFC 9110 §15.5.6: a 405 names the methods the target does allow. */
+export const methodNotAllowed = (method: string, allow: readonly string[], why = 'on this path'): ApiError =>
+  new ApiError(405, 'METHOD_NOT_ALLOWED', `method ${method} is not allowed ${why}`, { headers: { Allow: allow.join(', ') } });
+
 export const missingParameter = (name: string): ApiError =>
   new ApiError(400, 'MISSING_PARAMETER', `parameter ${name} is required`, {
     details: [{ field: name, message: 'is required' }],

@@ -1,9 +1,9 @@
 // HTTP server lifecycle (RFC 9112): bounded timeouts, header sizes and pipelining; a drain on Node's own close mechanisms.
-import { randomUUID } from 'node:crypto';
-import { createServer, ServerResponse, type IncomingMessage, type RequestListener, type Server } from 'node:http';
+import { createServer, ServerResponse, STATUS_CODES, type IncomingMessage, type RequestListener, type Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { ApiError, toErrorInfo } from './http/errors.js';
+import { ApiError, errorReply, methodNotAllowed } from './http/errors.js';
+import { newRequestId, replyHeaders, writeReply } from './http/reply-writer.js';
 
 export interface ServerLimits {
   /** Whole request (headers + body) must arrive within this. */
@@ -36,23 +36,17 @@ export const DEFAULT_LIMITS: ServerLimits = {
  * Requests Node rejects before the app sees them (malformed HTTP, headers over maxHeaderSize, timeouts)
  * still answer ErrorInfo JSON; nothing of the request is echoed.
  */
-function clientErrorReply(code: string | undefined): { status: number; reason: string; error: ApiError } {
-  if (code === 'HPE_HEADER_OVERFLOW') {
-    return { status: 431, reason: 'Request Header Fields Too Large', error: new ApiError(431, 'VALIDATION_ERROR', 'request line and headers are too large') };
-  }
-  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') {
-    return { status: 408, reason: 'Request Timeout', error: new ApiError(408, 'VALIDATION_ERROR', 'the request did not arrive in time') };
-  }
-  return { status: 400, reason: 'Bad Request', error: new ApiError(400, 'INVALID_FORMAT', 'malformed HTTP request') };
+function clientErrorReply(code: string | undefined): ApiError {
+  if (code === 'HPE_HEADER_OVERFLOW') return new ApiError(431, 'VALIDATION_ERROR', 'request line and headers are too large');
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return new ApiError(408, 'VALIDATION_ERROR', 'the request did not arrive in time');
+  return new ApiError(400, 'INVALID_FORMAT', 'malformed HTTP request');
 }
 
 /** A refusal answered before the app sees the request (ErrorInfo, connection closed); nothing of it is echoed. */
 function refuse(req: IncomingMessage, res: ServerResponse, error: ApiError): void {
-  const requestId = randomUUID();
+  const requestId = newRequestId();
   const path = (req.url ?? '').split('?')[0];
-  const body = JSON.stringify(toErrorInfo(error, path.startsWith('/') ? path : '', requestId));
-  res.writeHead(error.status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), 'X-Request-Id': requestId, Connection: 'close' });
-  res.end(body);
+  writeReply(res, req.method, errorReply(error, path.startsWith('/') ? path : '', requestId), requestId, undefined, true);
 }
 
 /** RFC 3986 §3.2.2-3.2.3 host (IP-literal, IPv4 or reg-name) and optional port; empty is allowed (RFC 9112 §3.2). */
@@ -83,14 +77,17 @@ function refusal(req: IncomingMessage, maxHeadersCount: number): ApiError | null
 
 type ClientSocket = Duplex & { _httpMessage?: ServerResponse | null };
 
-/** ErrorInfo straight on the socket, then close: for requests Node never hands to a request listener. */
-function writeRaw(socket: Duplex, reason: string, error: ApiError, extraHeaders = ''): void {
-  const requestId = randomUUID();
-  const body = JSON.stringify(toErrorInfo(error, '', requestId));
-  socket.write(
-    `HTTP/1.1 ${error.status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-      `X-Request-Id: ${requestId}\r\n${extraHeaders}Connection: close\r\n\r\n${body}`,
-  );
+/**
+ * ErrorInfo straight on the socket, then close: for requests Node never hands to a request listener. The same head
+ * and body as any API answer (replyHeaders), written as HTTP/1.1 text.
+ */
+function writeRaw(socket: Duplex, error: ApiError): void {
+  const requestId = newRequestId();
+  const reply = errorReply(error, '', requestId);
+  const payload = JSON.stringify(reply.body);
+  let head = `HTTP/1.1 ${reply.status} ${STATUS_CODES[reply.status]}\r\n`;
+  for (const [name, value] of Object.entries(replyHeaders(reply, requestId, undefined, true, payload))) head += `${name}: ${value}\r\n`;
+  socket.write(`${head}\r\n${payload}`);
   socket.destroy();
 }
 
@@ -116,16 +113,14 @@ function onClientError(err: Error & { code?: string }, socket: ClientSocket): vo
     // Like Node's default: no refusal once a response has started (its bytes would be corrupted); just close.
     const inFlight = socket._httpMessage;
     if (!socket.writable || (inFlight && inFlight.headersSent && !inFlight.writableFinished)) return void socket.destroy();
-    const { reason, error } = clientErrorReply(err.code);
-    writeRaw(socket, reason, error);
+    writeRaw(socket, clientErrorReply(err.code));
   });
 }
 
 /** CONNECT (RFC 9110 §9.3.6) asks for a tunnel; this is not a proxy. Node would close without a word. */
 function onConnect(req: IncomingMessage, socket: Duplex): void {
   socket.on('error', () => socket.destroy());
-  const error = new ApiError(405, 'METHOD_NOT_ALLOWED', `method ${req.method} is not allowed: this server is not a proxy`);
-  writeRaw(socket, 'Method Not Allowed', error, 'Allow: GET, HEAD, POST\r\n');
+  writeRaw(socket, methodNotAllowed(req.method ?? 'CONNECT', ['GET', 'HEAD', 'POST'], 'here: this server is not a proxy'));
 }
 
 /**

@@ -4,7 +4,7 @@ import addFormats from 'ajv-formats';
 import { OpenAPIBackend, type AjvCustomizer, type Context, type Request } from 'openapi-backend';
 import type { KeyDirectory } from '../accounts/key-directory.js';
 import type { KeyRecord } from '../adapters/key-store.js';
-import { ApiError } from '../errors.js';
+import { ApiError, methodNotAllowed } from '../errors.js';
 import { errorReply } from './errors.js';
 import { readJsonBody } from './json-body.js';
 import type { Limiter } from '../accounts/limits.js';
@@ -140,9 +140,7 @@ export function createApi(deps: ApiDeps): { handle: (ctx: KoaContext) => Promise
       throw new ApiError(404, 'RESOURCE_NOT_FOUND', 'no endpoint at this path');
     },
     methodNotAllowed: (_c: Context, ctx: KoaContext) => {
-      throw new ApiError(405, 'METHOD_NOT_ALLOWED', `method ${ctx.method} is not allowed on this path`, {
-        headers: { Allow: router.allowedMethods(ctx.path).join(', ') },
-      });
+      throw methodNotAllowed(ctx.method, router.allowedMethods(ctx.path));
     },
     postRoutingHandler: (c: Context, ctx: KoaContext) => {
       if (!c.operation) return;

@@ -1,5 +1,13 @@
 // The one write step for JSON answers (RFC 9110): every header in one writeHead, field names in lower case, no body for HEAD.
+import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
+import type { Reply } from '../operations/types.js';
+
+/** The one maker of request ids (X-Request-Id, ErrorInfo's requestId, the access log): a random UUID (RFC 9562 v4). */
+export const newRequestId = (): string => randomUUID();
+
+/** openapi.yaml (Errors): answers that carry results are not stored by caches, nor content-sniffed by browsers. */
+const API_HEADERS: Readonly<Record<string, string>> = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' };
 
 /**
  * Field names go out in lower case (RFC 9110 §5.1: case-insensitive; HTTP/2 requires it): Node lower-cases a copy of
@@ -16,18 +24,45 @@ function wireName(name: string): string {
 }
 
 /** Copy header fields into `into` under their wire names. */
-export function addHeaders(into: Record<string, string | number>, from: Readonly<Record<string, string>> | undefined): void {
+function addHeaders(into: Record<string, string | number>, from: Readonly<Record<string, string>> | undefined): void {
   for (const name in from) into[wireName(name)] = from[name];
 }
 
 /**
- * Send `body` as JSON with `headers` (wire names, see addHeaders) in one writeHead, beside Koa's respond() (the
- * caller sets ctx.respond = false): a ctx.set() per header measured at a fifth of a light request.
+ * The header fields of an API answer whose JSON body is `payload`: the limiter's fields, the reply's own, the API's,
+ * X-Request-Id (but on the 401, openapi.yaml Authentication), `Connection: close` when asked, the body's type and length.
  */
-export function writeJson(res: ServerResponse, method: string, status: number, body: unknown, headers: Record<string, string | number>): void {
-  const payload = JSON.stringify(body);
+export function replyHeaders(
+  reply: Reply,
+  requestId: string,
+  limitHeaders: Readonly<Record<string, string>> | undefined,
+  close: boolean,
+  payload: string,
+): Record<string, string | number> {
+  const headers: Record<string, string | number> = {};
+  addHeaders(headers, limitHeaders);
+  addHeaders(headers, reply.headers);
+  addHeaders(headers, API_HEADERS);
+  if (reply.status !== 401) headers['x-request-id'] = requestId;
+  if (close) headers.connection = 'close';
   headers['content-type'] = 'application/json; charset=utf-8';
   headers['content-length'] = Buffer.byteLength(payload);
-  res.writeHead(status, headers);
+  return headers;
+}
+
+/**
+ * Send an API answer as JSON in one writeHead (fields: replyHeaders), beside Koa's respond() (a Koa caller sets
+ * ctx.respond = false): a ctx.set() per header measured at a fifth of a light request. No body for HEAD.
+ */
+export function writeReply(
+  res: ServerResponse,
+  method: string | undefined,
+  reply: Reply,
+  requestId: string,
+  limitHeaders?: Readonly<Record<string, string>>,
+  close = false,
+): void {
+  const payload = JSON.stringify(reply.body);
+  res.writeHead(reply.status, replyHeaders(reply, requestId, limitHeaders, close, payload));
   res.end(method === 'HEAD' ? undefined : payload);
 }

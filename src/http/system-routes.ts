@@ -1,10 +1,10 @@
 // Non-API routes (no key needed): the contract, the Redoc page, health, readiness, metrics (or its own port).
-import { randomUUID } from 'node:crypto';
 import Router from '@koa/router';
 import Koa from 'koa';
 import type { DocsPage } from '../adapters/docs-page.js';
 import { chooseCoding } from '../domain/accept-encoding.js';
-import { ApiError, errorReply } from './errors.js';
+import { ApiError, errorReply, methodNotAllowed } from './errors.js';
+import { newRequestId, writeReply } from './reply-writer.js';
 import type { Metrics } from './metrics.js';
 import type { Spec } from './spec.js';
 
@@ -88,14 +88,11 @@ function metricsRoute(metrics: Metrics): Koa.Middleware {
   };
 }
 
-/** ErrorInfo with its request id, for the metrics port's own refusals. */
+/** ErrorInfo with its request id, for the metrics port's own refusals: written as the API writes its answers. */
 function answerError(ctx: Koa.Context, error: unknown): void {
-  const requestId = randomUUID();
-  const reply = errorReply(error, ctx.path, requestId);
-  ctx.status = reply.status;
-  ctx.set('X-Request-Id', requestId);
-  ctx.set(reply.headers);
-  ctx.body = reply.body;
+  const requestId = newRequestId();
+  ctx.respond = false;
+  writeReply(ctx.res, ctx.method, errorReply(error, ctx.path, requestId), requestId);
 }
 
 /** The server of METRICS_PORT: GET and HEAD /metrics, ErrorInfo 404 for any other path, 405 for other methods. */
@@ -113,7 +110,7 @@ export function createMetricsApp(metrics: Metrics): Koa {
   app.use(async (ctx, next) => {
     if (ctx.path !== '/metrics') return answerError(ctx, new ApiError(404, 'RESOURCE_NOT_FOUND', 'only /metrics is served on this port'));
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
-      return answerError(ctx, new ApiError(405, 'METHOD_NOT_ALLOWED', `method ${ctx.method} is not allowed on this path`, { headers: { Allow: 'GET, HEAD' } }));
+      return answerError(ctx, methodNotAllowed(ctx.method, ['GET', 'HEAD']));
     }
     return serve(ctx, next);
   });

@@ -1,7 +1,7 @@
 // Limits on what a client controls: header and URL size (431), body size (413), slow-loris and slow bodies (408), idle keep-alive.
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import { STATUS_CODES, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { BODY_LIMIT_BYTES } from '../../src/http/json-body.js';
@@ -190,7 +190,7 @@ describe('requests Node would answer with an empty body', () => {
   it('CONNECT: 405 ErrorInfo, not a silently closed connection', async () => {
     const res = await raw(port(), [request(['CONNECT api.example:443 HTTP/1.1', 'Host: api.example:443'])]);
     expect(res.status).toBe(405);
-    expect(res.headers).toMatch(/\r\nAllow: GET, HEAD, POST\r\n/);
+    expect(res.headers).toMatch(/\r\nallow: GET, HEAD, POST\r\n/i); // field names are case-insensitive (RFC 9110 §5.1)
     const body = JSON.parse(res.body);
     expect(checkError(body)).toBeNull();
     expect(body.code).toBe('METHOD_NOT_ALLOWED');
@@ -311,5 +311,31 @@ describe('slow clients (short limits injected)', () => {
     expect(res.status).toBe(200);
     expect(res.headers).toMatch(/keep-alive/i);
     expect(res.closedByServer).toBe(true);
+  });
+});
+
+describe('refusals made before the app: the head of every API answer', () => {
+  const port = () => Number(new URL(h.url).port);
+  const bic = 'GET /api/v1/bic/DEUTDEFF HTTP/1.1';
+
+  it.each([
+    ['101 header lines (431, before the app)', 431, request([bic, 'Host: x', ...Array.from({ length: 100 }, (_, i) => `X-H${i}: 1`)])],
+    ['no Host (400, before the app)', 400, request([bic])],
+    ['malformed HTTP (400, written on the socket)', 400, 'GET /api/v1/bic/DE\x01UT HTTP/1.1\r\nHost: x\r\n\r\n'],
+    ['CONNECT (405, written on the socket)', 405, request(['CONNECT api.example:443 HTTP/1.1', 'Host: api.example:443'])],
+    ['an unknown path (404, through the app)', 404, request(['GET /nowhere HTTP/1.1', 'Host: x', 'Connection: close'])],
+  ])('%s', async (_label, status, payload) => {
+    const res = await raw(port(), [payload]);
+    const field = (name: string) => new RegExp(`\\r\\n${name}: ([^\\r]*)`, 'i').exec(res.headers)?.[1];
+    expect(res.headers.split('\r\n')[0]).toBe(`HTTP/1.1 ${status} ${STATUS_CODES[status]}`);
+    expect(field('content-type')).toBe('application/json; charset=utf-8');
+    expect(Number(field('content-length'))).toBe(Buffer.byteLength(res.body));
+    expect(field('cache-control')).toBe('no-store');
+    expect(field('x-content-type-options')).toBe('nosniff');
+    expect(field('connection')).toBe('close');
+    const body = JSON.parse(res.body);
+    expect(checkError(body)).toBeNull();
+    expect(field('x-request-id')).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(body.requestId).toBe(field('x-request-id'));
   });
 });

@@ -41,7 +41,10 @@ describe('METRICS_PORT set', () => {
     const res = await fetch(`http://127.0.0.1:${metricsPort}/metrics`, { method: 'POST' });
     expect(res.status).toBe(405);
     expect(res.headers.get('allow')).toBe('GET, HEAD');
-    expect((await res.json()).code).toBe('METHOD_NOT_ALLOWED');
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    const body = await res.json();
+    expect(body.code).toBe('METHOD_NOT_ALLOWED');
+    expect(body.requestId).toBe(res.headers.get('x-request-id'));
   });
 
   it('keeps serving the API on PORT', async () => {
