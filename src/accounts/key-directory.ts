@@ -2,7 +2,7 @@
 import { LRUCache } from 'lru-cache';
 import type { KeyRecord, KeyStore } from '../adapters/key-store.js';
 import { hashKey } from '../adapters/key-store.js';
-import { ApiError, serviceUnavailable } from '../http/errors.js';
+import { ApiError, serviceUnavailable } from '../errors.js';
 
 export interface KeyDirectoryOptions {
   store: KeyStore;

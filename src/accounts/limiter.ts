@@ -3,7 +3,7 @@ import type { CounterStore, CountOptions } from '../adapters/counter-store.js';
 import { MINUTE_SECONDS } from '../adapters/counter-store.js';
 import type { KeyRecord } from '../adapters/key-store.js';
 import { secondsUntil, utcDay, utcMonth, type UtcWindow } from '../domain/utc-windows.js';
-import { ApiError, serviceUnavailable } from '../http/errors.js';
+import { ApiError, serviceUnavailable } from '../errors.js';
 import type { Limiter, LimitOutcome, UsageSnapshot, WindowUsage } from './limits.js';
 
 export interface LimitValues {

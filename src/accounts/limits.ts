@@ -1,6 +1,6 @@
 // Per-key rate limit and quotas port (openapi.yaml, RateLimit headers and 429 answers): checked after authentication, before the handler.
 import type { KeyRecord } from '../adapters/key-store.js';
-import { notFound } from '../http/errors.js';
+import { notFound } from '../errors.js';
 
 export interface LimitOutcome {
   /** RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, X-Quota-Daily-Remaining, X-Quota-Monthly-Remaining. */

@@ -10,7 +10,7 @@ import { readJsonBody } from './json-body.js';
 import type { Limiter } from '../accounts/limits.js';
 import { PrecompiledRouter } from './openapi-router.js';
 import { RequestValidator } from './request-validator.js';
-import { validationError } from './request-validation.js';
+import { validationError } from '../validation-error.js';
 import type { ApiState } from './state.js';
 import type { Handlers, Reply } from '../operations/types.js';
 import { bulkSpecs, overItemLimit, unitsOf } from '../operations/bulk-items.js';

@@ -1,6 +1,6 @@
-// Request validation failures (openapi-backend's Ajv errors) as ErrorInfo: MISSING_PARAMETER or INVALID_FORMAT, never values.
+// Request validation failures (Ajv errors) as ErrorInfo: MISSING_PARAMETER or INVALID_FORMAT, naming fields, never values.
 import type { ErrorObject } from 'ajv';
-import { ApiError, type FieldError } from '../errors.js';
+import { ApiError, type FieldError } from './errors.js';
 
 const FIELD = /^\/(?:path|query|header|requestBody)\/?([^/]*)/;
 
