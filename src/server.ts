@@ -36,7 +36,7 @@ export const DEFAULT_LIMITS: ServerLimits = {
  * Requests Node rejects before the app sees them (malformed HTTP, headers over maxHeaderSize, timeouts)
  * still answer ErrorInfo JSON; nothing of the request is echoed.
  */
-function clientErrorReply(code: string | undefined): ApiError {
+function clientErrorOf(code: string | undefined): ApiError {
   if (code === 'HPE_HEADER_OVERFLOW') return new ApiError(431, 'VALIDATION_ERROR', 'request line and headers are too large');
   if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return new ApiError(408, 'VALIDATION_ERROR', 'the request did not arrive in time');
   return new ApiError(400, 'INVALID_FORMAT', 'malformed HTTP request');
@@ -113,7 +113,7 @@ function onClientError(err: Error & { code?: string }, socket: ClientSocket): vo
     // Like Node's default: no refusal once a response has started (its bytes would be corrupted); just close.
     const inFlight = socket._httpMessage;
     if (!socket.writable || (inFlight && inFlight.headersSent && !inFlight.writableFinished)) return void socket.destroy();
-    writeRaw(socket, clientErrorReply(err.code));
+    writeRaw(socket, clientErrorOf(err.code));
   });
 }
 
