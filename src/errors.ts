@@ -106,11 +106,6 @@ export function asApiError(err: unknown): ApiError | null {
   return null;
 }
 
-/** Build the ErrorInfo body for an ApiError or an adapter failure; anything else becomes a bare INTERNAL_ERROR. */
-export function toErrorInfo(err: unknown, path: string, requestId: string | null): ErrorInfo {
-  return errorInfo(asApiError(err) ?? internalError(), path, requestId);
-}
-
 export const internalError = (): ApiError => new ApiError(500, 'INTERNAL_ERROR', 'internal server error');
 
 /** Texts that may quote a client's input pass maskCardNumbers: a card number sent to the wrong endpoint is not echoed. */

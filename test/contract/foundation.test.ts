@@ -455,8 +455,8 @@ describe('draining', () => {
 
 describe('ApiError', () => {
   it('carries retryAfter into the body', async () => {
-    const { toErrorInfo } = await import('../../src/http/errors.js');
-    const body = toErrorInfo(new ApiError(429, 'RATE_LIMIT_EXCEEDED', 'slow down', { retryAfter: 7 }), '/x', 'id');
+    const { errorReply } = await import('../../src/http/errors.js');
+    const { body } = errorReply(new ApiError(429, 'RATE_LIMIT_EXCEEDED', 'slow down', { retryAfter: 7 }), '/x', 'id');
     expect(body.retryAfter).toBe(7);
   });
 });

@@ -5,7 +5,7 @@ import { createBankingOperations } from '../../src/operations/banking.js';
 import { createSecurityOperations } from '../../src/operations/security.js';
 import { binTableFromCsv } from '../../src/adapters/bin-table.js';
 import { resolveBic } from '../../src/adapters/bank-directory.js';
-import { ApiError, toErrorInfo } from '../../src/http/errors.js';
+import { ApiError, errorReply } from '../../src/http/errors.js';
 
 const bin = binTableFromCsv(
   'iin_start,iin_end,type,prepaid,country,bank_name\n401288,,credit,,US,Test Issuer\n',
@@ -86,7 +86,7 @@ describe('validateCard handler', () => {
     const err = failure(() => ops.validateCard(request({ body })));
     expect(err).toMatchObject({ status: 400, code: 'INVALID_FORMAT' });
     expect(err.details.map((d) => d.field)).toEqual(['cardNumber']);
-    const sent = JSON.stringify(toErrorInfo(err, '/api/v1/creditcard/validate', 'req-1'));
+    const sent = JSON.stringify(errorReply(err, '/api/v1/creditcard/validate', 'req-1').body);
     expect(sent).not.toContain(secret);
     expect(sent).not.toContain(secret.slice(0, 6));
     expect(sent).not.toContain(secret.slice(-4));

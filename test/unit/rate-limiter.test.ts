@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { KeyRecord } from '../../src/adapters/key-store.js';
 import { createSqliteCounters, type SqliteCounterStore } from '../../src/adapters/sqlite-counters.js';
 import { openDatabase } from '../../src/adapters/sqlite-key-store.js';
-import { ApiError, toErrorInfo } from '../../src/http/errors.js';
+import { ApiError, errorReply } from '../../src/http/errors.js';
 import type { Limiter as CountingLimiter } from '../../src/accounts/limits.js';
 import { createLimiter, type LimitValues } from '../../src/accounts/limiter.js';
 import { CalendarLimiter } from '../../src/adapters/local-counters.js';
@@ -138,7 +138,7 @@ describe('429 refusals', () => {
     expect(retryAfter(err.retryAfter!)).toBe(true);
     expect(err.headers).toMatchObject({ ...headers, 'Retry-After': String(err.retryAfter) });
     expect(Number(err.headers['RateLimit-Reset'])).toBeGreaterThan(0);
-    expect(toErrorInfo(err, '/api/v1/bic/DEUTDEFF', 'req-1')).toMatchObject({
+    expect(errorReply(err, '/api/v1/bic/DEUTDEFF', 'req-1').body).toMatchObject({
       status: 429,
       code,
       retryAfter: err.retryAfter,
