@@ -15,8 +15,9 @@ function imports(): [string, string][] {
       const path = join(dir, entry.name);
       if (entry.isDirectory()) walk(path);
       else if (entry.name.endsWith('.ts')) {
-        for (const m of readFileSync(path, 'utf8').matchAll(/^(?:import|export)\b[^;]*?from '(\.{1,2}\/[^']+)'/gms)) {
-          out.push([relative(SRC, path), relative(SRC, resolve(dirname(path), m[1])).replace(/\.js$/, '.ts')]);
+        // Static imports and re-exports, and dynamic import('...') calls.
+        for (const m of readFileSync(path, 'utf8').matchAll(/^(?:import|export)\b[^;]*?from '(\.{1,2}\/[^']+)'|\bimport\('(\.{1,2}\/[^']+)'\)/gms)) {
+          out.push([relative(SRC, path), relative(SRC, resolve(dirname(path), m[1] ?? m[2])).replace(/\.js$/, '.ts')]);
         }
       }
     }
@@ -31,6 +32,7 @@ const folderOf = (path: string) => (path.includes('/') ? path.split('/')[0] : '.
 describe('layers', () => {
   it('finds the imports it checks', () => {
     expect(all).toContainEqual(['http/api.ts', 'errors.ts']);
+    expect(all).toContainEqual(['compose.ts', 'adapters/redis-counters.ts']); // a dynamic import
     expect(all.length).toBeGreaterThan(100);
   });
 
