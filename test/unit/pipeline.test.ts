@@ -315,6 +315,23 @@ describe('the error middleware', () => {
     const lines = logs.map((l) => JSON.parse(l)).filter((l) => l.requestId === res.headers['x-request-id']);
     expect(lines).toEqual([expect.objectContaining({ method: 'GET', route: '/api/v1/bic/{bic}', operationId: 'validateBic', status: 200, keyId: record.id })]);
   });
+
+  it.each<[string, string, { method?: string; key?: string | null; refused?: boolean }, { status: number; route: string | null; operationId: string }]>([
+    ['a missing key', '/api/v1/bic/DEUTDEFF', { key: null }, { status: 401, route: '/api/v1/bic/{bic}', operationId: 'validateBic' }],
+    ['an unknown key', '/api/v1/bic/DEUTDEFF', { key: 'vls_unknownunknownunknownunknown00' }, { status: 403, route: '/api/v1/bic/{bic}', operationId: 'validateBic' }],
+    ['a refused limit', '/api/v1/bic/DEUTDEFF', { refused: true }, { status: 429, route: '/api/v1/bic/{bic}', operationId: 'validateBic' }],
+    ['an invalid parameter', '/api/v1/bic/DE%2BUT', {}, { status: 400, route: '/api/v1/bic/{bic}', operationId: 'validateBic' }],
+    ['an unknown path', '/api/v1/nothing', {}, { status: 404, route: null, operationId: 'unmatched' }],
+    ['a method the path does not allow', '/api/v1/bic/DEUTDEFF', { method: 'DELETE' }, { status: 405, route: null, operationId: 'unmatched' }],
+  ])('labels the access line and the metrics of %s with the matched operation', async (_label, path, given, want) => {
+    if (given.refused) refuse = new ApiError(429, 'RATE_LIMIT_EXCEEDED', 'slow down', { retryAfter: 1 });
+    const metrics = createMetrics({ defaults: false, renderIntervalMs: 0 });
+    const res = await call(path, { method: given.method, key: given.key }, { metrics });
+    expect(res.status).toBe(want.status);
+    const lines = logs.map((l) => JSON.parse(l)).filter((l) => 'durationMs' in l);
+    expect(lines).toEqual([expect.objectContaining(want)]);
+    expect(await metrics.render()).toContain(`http_requests_total{operationId="${want.operationId}",status="${want.status}"} 1`);
+  });
 });
 
 describe('system routes on the same app', () => {
