@@ -150,9 +150,6 @@ export function createApi(deps: ApiDeps): { handle: (ctx: KoaContext) => Promise
   });
 
   api.register({
-    preRoutingHandler: () => {
-      if (deps.draining()) throw new ApiError(503, 'SERVICE_UNAVAILABLE', 'server is shutting down', { headers: { 'Retry-After': '5' } });
-    },
     notFound: () => {
       throw new ApiError(404, 'RESOURCE_NOT_FOUND', 'no endpoint at this path');
     },
@@ -220,8 +217,21 @@ export function createApi(deps: ApiDeps): { handle: (ctx: KoaContext) => Promise
     ...inHandlerPhase(deps.handlers, state),
   });
 
+  /**
+   * Once shutdown has begun every API request is answered 503 before routing, by a preRoutingHandler registered
+   * then: registered from the start it would cost every request an await (openapi-backend awaits each hook it has).
+   */
+  let drainHook = false;
+  const refuseWhileDraining = () => {
+    throw new ApiError(503, 'SERVICE_UNAVAILABLE', 'server is shutting down', { headers: { 'Retry-After': '5' } });
+  };
+
   /** One API request through openapi-backend; the error middleware awaits the reply and writes it. */
   const handle = (ctx: KoaContext): Promise<Reply> => {
+    if (!drainHook && deps.draining()) {
+      api.register('preRoutingHandler', refuseWhileDraining);
+      drainHook = true;
+    }
     const request = new KoaRequest(ctx);
     state(ctx).request = request;
     return api.handleRequest(request, ctx) as Promise<Reply>;

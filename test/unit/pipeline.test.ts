@@ -105,6 +105,20 @@ const call = (path: string, opts: InjectOptions & { key?: string | null } = {}, 
 const json = { 'content-type': 'application/json' };
 
 describe('preRoutingHandler', () => {
+  it('serves until shutdown begins, then answers every API request 503 (the hook is registered then)', async () => {
+    let draining = false;
+    const one = build({ draining: () => draining });
+    const headers = { 'x-api-key': KEY };
+    const served = await inject(one, '/api/v1/bic/DEUTDEFF', { headers });
+    expect(served.status).toBe(200);
+    draining = true;
+    for (const path of ['/api/v1/bic/DEUTDEFF', '/api/v1/nowhere']) {
+      const res = await inject(one, path, { headers });
+      expect(res.status, path).toBe(503);
+      expect(res.body.code).toBe('SERVICE_UNAVAILABLE');
+    }
+  });
+
   it('answers 503 with Retry-After once shutdown has begun, before routing', async () => {
     const res = await call('/api/v1/nowhere', {}, { draining: () => true });
     expect(res.status).toBe(503);
