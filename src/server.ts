@@ -3,7 +3,7 @@ import { createServer, ServerResponse, STATUS_CODES, type IncomingMessage, type 
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ApiError, errorReply, methodNotAllowed } from './http/errors.js';
-import { newRequestId, replyHeaders, writeReply } from './http/reply-writer.js';
+import { newRequestId, replyHeaders, writeErrorReply } from './http/reply-writer.js';
 
 export interface ServerLimits {
   /** Whole request (headers + body) must arrive within this. */
@@ -44,9 +44,8 @@ function clientErrorOf(code: string | undefined): ApiError {
 
 /** A refusal answered before the app sees the request (ErrorInfo, connection closed); nothing of it is echoed. */
 function refuse(req: IncomingMessage, res: ServerResponse, error: ApiError): void {
-  const requestId = newRequestId();
   const path = (req.url ?? '').split('?')[0];
-  writeReply(res, req.method, errorReply(error, path.startsWith('/') ? path : '', requestId), requestId, undefined, true);
+  writeErrorReply(res, req.method, error, path.startsWith('/') ? path : '', true);
 }
 
 /** RFC 3986 §3.2.2-3.2.3 host (IP-literal, IPv4 or reg-name) and optional port; empty is allowed (RFC 9112 §3.2). */

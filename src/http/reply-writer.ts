@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { Reply } from '../operations/types.js';
+import { errorReply } from './errors.js';
 
 /** The one maker of request ids (X-Request-Id, ErrorInfo's requestId, the access log): a random UUID (RFC 9562 v4). */
 export const newRequestId = (): string => randomUUID();
@@ -65,4 +66,13 @@ export function writeReply(
   const payload = JSON.stringify(reply.body);
   res.writeHead(reply.status, replyHeaders(reply, requestId, limitHeaders, close, payload));
   res.end(method === 'HEAD' ? undefined : payload);
+}
+
+/**
+ * Answer a refusal made outside the API step (before the app, or on the metrics port) as the API answers one:
+ * ErrorInfo for `error` at `path`, with a request id of its own.
+ */
+export function writeErrorReply(res: ServerResponse, method: string | undefined, error: unknown, path: string, close = false): void {
+  const requestId = newRequestId();
+  writeReply(res, method, errorReply(error, path, requestId), requestId, undefined, close);
 }

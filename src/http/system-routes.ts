@@ -3,8 +3,8 @@ import Router from '@koa/router';
 import Koa from 'koa';
 import type { DocsPage } from '../adapters/docs-page.js';
 import { chooseCoding } from '../domain/accept-encoding.js';
-import { ApiError, errorReply, methodNotAllowed } from './errors.js';
-import { newRequestId, writeReply } from './reply-writer.js';
+import { ApiError, methodNotAllowed } from './errors.js';
+import { writeErrorReply } from './reply-writer.js';
 import type { Metrics } from './metrics.js';
 import type { Spec } from './spec.js';
 
@@ -90,9 +90,8 @@ function metricsRoute(metrics: Metrics): Koa.Middleware {
 
 /** ErrorInfo with its request id, for the metrics port's own refusals: written as the API writes its answers. */
 function answerError(ctx: Koa.Context, error: unknown): void {
-  const requestId = newRequestId();
   ctx.respond = false;
-  writeReply(ctx.res, ctx.method, errorReply(error, ctx.path, requestId), requestId);
+  writeErrorReply(ctx.res, ctx.method, error, ctx.path);
 }
 
 /** The server of METRICS_PORT: GET and HEAD /metrics, ErrorInfo 404 for any other path, 405 for other methods. */
