@@ -1,0 +1,61 @@
+// Bench only: the designed stack with nothing of the service's own on it (issue #26's prototype): Koa, koa-body,
+// openapi-backend's handleRequest on the project's precompiled router and request validator, an ApiKey security
+// handler that admits any key, fixed answers written by Koa. What BIC and card can reach on this stack before keys,
+// limits, header fields, request ids, logs and metrics; bench/body-cost.ts --stack runs it. Prints {"port":N}.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Koa from 'koa';
+import { koaBody } from 'koa-body';
+import { OpenAPIBackend, type Context } from 'openapi-backend';
+import { apiDocument, VALIDATION_OPTIONS } from '../src/http/api.js';
+import { PrecompiledRouter } from '../src/http/openapi-router.js';
+import { RequestValidator } from '../src/http/request-validator.js';
+import { loadSpec } from '../src/http/spec.js';
+
+interface Answer {
+  status: number;
+  body: unknown;
+}
+
+const BIC = { bic: 'DEUTDEFFXXX', valid: true, bankCode: 'DEUT', countryCode: 'DE', locationCode: 'FF', branchCode: 'XXX' };
+const CARD = { valid: true, luhnValid: true, cardBrand: 'Visa', lastFour: '5677', cardType: 'CREDIT', issuingBank: null, cardCountry: 'US' };
+const refused = (status: number) => (): Answer => ({ status, body: { code: 'REFUSED' } });
+
+const { document } = await loadSpec();
+const api = new OpenAPIBackend({ definition: apiDocument(document) as any, quick: true, strict: true, ...VALIDATION_OPTIONS });
+await api.init();
+const router = new PrecompiledRouter({ definition: api.definition });
+api.router = router;
+api.validator = new RequestValidator({ definition: api.definition, router, lazyCompileValidators: true, ...VALIDATION_OPTIONS });
+for (const op of api.getOperations()) api.validator.getRequestValidatorsForOperation(op.operationId!);
+api.registerSecurityHandler('ApiKey', (c: Context) => typeof c.request.headers['x-api-key'] === 'string');
+api.register({
+  validateBic: (): Answer => ({ status: 200, body: BIC }),
+  validateCard: (): Answer => ({ status: 200, body: CARD }),
+  notFound: refused(404),
+  methodNotAllowed: refused(405),
+  unauthorizedHandler: refused(401),
+  validationFail: refused(400),
+});
+
+const app = new Koa();
+app.use(koaBody({ json: true, urlencoded: false, text: false, multipart: false, jsonStrict: true, jsonLimit: 16 * 1024, jsonTypes: ['application/json'] }));
+app.use(async (ctx) => {
+  if (ctx.path === '/') {
+    ctx.body = { ready: true };
+    return;
+  }
+  const request = { method: ctx.method, path: ctx.path, headers: ctx.req.headers as Record<string, string>, query: ctx.query as Record<string, string>, body: ctx.request.body };
+  const answer = (await api.handleRequest(request, ctx)) as Answer;
+  ctx.status = answer.status;
+  ctx.body = answer.body;
+});
+const server = createServer(app.callback());
+server.keepAliveTimeout = 5_000;
+server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
+  process.stdout.write(`${JSON.stringify({ port: (server.address() as AddressInfo).port })}\n`);
+});
+process.on('SIGTERM', () => {
+  server.closeAllConnections();
+  server.close(() => process.exit(0));
+});
