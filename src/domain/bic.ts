@@ -6,8 +6,6 @@ import type { components } from '../../generated/api.js';
 /** The contract's BicResult (openapi.yaml is the source of truth). */
 export type BicResult = components['schemas']['BicResult'];
 
-/** What a client may plausibly have meant as a BIC: letters, digits, spaces, dashes; 64 characters at most. */
-const PLAUSIBLE = /^[A-Za-z0-9 -]{1,64}$/;
 const INSTITUTION = /^[A-Z]{4}$/;
 const LOCATION = /^[A-Z0-9]{2}$/;
 const BRANCH = /^[A-Z0-9]{3}$/;
@@ -17,13 +15,11 @@ export function normaliseBic(input: string): string {
 }
 
 /**
- * Validate a BIC. Returns null when the input is not a plausible attempt (the caller answers 400);
- * otherwise the verdict with whatever fields could be extracted.
+ * Validate a BIC: the verdict with whatever fields could be extracted. What openapi.yaml's Bic parameter admits
+ * (1-64 letters, digits, spaces, dashes) is all the operation passes here; anything else still gets a verdict.
  */
-export function validateBic(input: string): BicResult | null {
-  if (typeof input !== 'string' || !PLAUSIBLE.test(input.trim())) return null;
+export function validateBic(input: string): BicResult {
   const raw = normaliseBic(input);
-  if (raw.length === 0) return null;
   const normalised = raw.length === 8 ? `${raw}XXX` : raw;
   // A card number sent here by mistake comes back masked to its last four digits, in every field sliced from it. A card
   // number has 12-19 digits (ISO/IEC 7812) and a BIC 11 characters at most, so no BIC is ever changed by this.

@@ -11,9 +11,6 @@ export type BicLookup = (countryCode: string, bankCode: string) => string | null
 /** The contract's IbanResult (openapi.yaml is the source of truth). */
 export type IbanResult = components['schemas']['IbanResult'];
 
-const MAX_INPUT = 64;
-/** A plausible attempt: ASCII letters, digits, spaces and dashes only. */
-const PLAUSIBLE = /^[A-Za-z0-9 -]+$/;
 /** Check digits that ISO 13616 never issues (98 - (n mod 97) is always 02..98). */
 const NEVER_ISSUED = new Set(['00', '01', '99']);
 
@@ -28,17 +25,12 @@ export function normaliseIban(input: string): string {
 }
 
 /**
- * Validate an IBAN. Returns null when the input is not a plausible attempt (empty, longer than 64 characters,
- * or characters other than letters, digits, spaces and dashes); otherwise the verdict with every field that can
- * be extracted. The BIC is resolved through `bicOf` from the bank code even when the IBAN fails, as long as a bank
- * code is there.
+ * Validate an IBAN: the verdict with every field that can be extracted. The BIC is resolved through `bicOf` from the
+ * bank code even when the IBAN fails, as long as a bank code is there. What openapi.yaml's Iban parameter admits
+ * (1-64 letters, digits, spaces, dashes) is all the operation passes here; anything else still gets a verdict.
  */
-export function validateIban(input: string, bicOf: BicLookup): IbanResult | null {
-  if (typeof input !== 'string' || input.length > MAX_INPUT) return null;
-  const trimmed = input.trim();
-  if (trimmed === '' || !PLAUSIBLE.test(trimmed)) return null;
-  const normalised = normaliseIban(trimmed);
-  if (normalised === '') return null;
+export function validateIban(input: string, bicOf: BicLookup): IbanResult {
+  const normalised = normaliseIban(input);
   const given = checkDigitsOf(normalised);
   const valid = given !== '' && !NEVER_ISSUED.has(given) && ibanStructureAndChecksumValid(normalised);
   // What is no IBAN but holds a card number (12-19 digits passing Luhn, ISO/IEC 7812), e.g. one pasted into the wrong
@@ -54,7 +46,7 @@ export function validateIban(input: string, bicOf: BicLookup): IbanResult | null
     : { bankCode: '', branchCode: null, accountNumber: '' };
 
   const bic = countryCode && fields.bankCode !== '' ? bicOf(countryCode, fields.bankCode) : null;
-  const bicValid = bic !== null && validateBic(bic)?.valid === true;
+  const bicValid = bic !== null && validateBic(bic).valid;
 
   return {
     iban,

@@ -2,7 +2,6 @@
 import type { DnsResolver } from '../adapters/dns-resolver.js';
 import { maskEchoedEmail, parseEmailAddress, type EmailClassifier } from '../domain/email.js';
 import { specialUseReason } from '../domain/special-use-names.js';
-import { invalidFormat, missingParameter } from '../errors.js';
 import type { OperationHandler } from './types.js';
 
 export interface EmailDeps {
@@ -16,11 +15,9 @@ export interface EmailDeps {
 export function createEmailOperations(deps: EmailDeps): { validateEmail: OperationHandler<'validateEmail'> } {
   const { resolver } = deps;
   return {
-    /** The validator guarantees a string of 1-320 code points when the address is given (an empty one is INVALID_FORMAT). */
+    /** The validator guarantees the address, 1-320 characters (absent: MISSING_PARAMETER, empty: INVALID_FORMAT). */
     async validateEmail({ request }) {
       const address = request.query.address;
-      if (address === undefined) throw missingParameter('address');
-      if (address === '') throw invalidFormat('address', 'must not be empty');
       const parsed = parseEmailAddress(address);
       let mxRecord = false;
       let aRecord = false;

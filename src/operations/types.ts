@@ -27,11 +27,11 @@ export type PathParams<Op extends OperationId> = operations[Op]['parameters'] ex
     : P
   : Record<string, never>;
 
-/** Query parameters of an operation (absent ones undefined). */
+/** Query parameters of an operation, as generated: the validator guarantees the required ones (optional ones may be undefined). */
 export type QueryParams<Op extends OperationId> = operations[Op]['parameters'] extends { query?: infer Q }
   ? [NonNullable<Q>] extends [never]
     ? Record<string, never>
-    : Partial<NonNullable<Q>>
+    : NonNullable<Q>
   : Record<string, never>;
 
 /** The JSON request body of an operation, as validated against openapi.yaml. */
