@@ -2,9 +2,9 @@
 // KOA_BODY=1 (bench/body-cost.ts): POST bodies are read through koa-body first, the idiomatic Koa way (as the service
 // does, src/http/json-body.ts).
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import { koaBody } from 'koa-body';
+import { serveBaseline } from './baseline-server.js';
 
 const BODY = { bic: 'DEUTDEFFXXX', valid: true, bankCode: 'DEUT', countryCode: 'DE', locationCode: 'FF', branchCode: 'XXX' };
 
@@ -16,11 +16,4 @@ app.use((ctx) => {
   ctx.body = BODY;
 });
 const server = createServer(app.callback());
-server.keepAliveTimeout = 5_000;
-server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
-  process.stdout.write(`${JSON.stringify({ port: (server.address() as AddressInfo).port })}\n`);
-});
-process.on('SIGTERM', () => {
-  server.closeAllConnections();
-  server.close(() => process.exit(0));
-});
+serveBaseline(server);

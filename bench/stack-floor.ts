@@ -3,7 +3,6 @@
 // handler that admits any key, fixed answers written by Koa. What BIC and card can reach on this stack before keys,
 // limits, header fields, request ids, logs and metrics; bench/body-cost.ts --stack runs it. Prints {"port":N}.
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import { koaBody } from 'koa-body';
 import { OpenAPIBackend, type Context } from 'openapi-backend';
@@ -11,6 +10,7 @@ import { apiDocument, VALIDATION_OPTIONS } from '../src/http/api.js';
 import { PrecompiledRouter } from '../src/http/openapi-router.js';
 import { RequestValidator } from '../src/http/request-validator.js';
 import { loadSpec } from '../src/http/spec.js';
+import { serveBaseline } from './baseline-server.js';
 
 interface Answer {
   status: number;
@@ -51,11 +51,4 @@ app.use(async (ctx) => {
   ctx.body = answer.body;
 });
 const server = createServer(app.callback());
-server.keepAliveTimeout = 5_000;
-server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
-  process.stdout.write(`${JSON.stringify({ port: (server.address() as AddressInfo).port })}\n`);
-});
-process.on('SIGTERM', () => {
-  server.closeAllConnections();
-  server.close(() => process.exit(0));
-});
+serveBaseline(server);
