@@ -1,14 +1,12 @@
 // Bench only: the designed stack with nothing of the service's own on it (issue #26's prototype): Koa, koa-body,
-// openapi-backend's handleRequest on the project's precompiled router and request validator, an ApiKey security
-// handler that admits any key, fixed answers written by Koa. What BIC and card can reach on this stack before keys,
-// limits, header fields, request ids, logs and metrics; bench/body-cost.ts --stack runs it. Prints {"port":N}.
+// openapi-backend's handleRequest set up as the service sets it up (createBackend: precompiled router, request
+// validator), an ApiKey handler that admits any key, fixed answers written by Koa. What BIC and card can reach on this
+// stack before keys, limits, header fields, request ids, logs and metrics; bench/body-cost.ts --stack runs it.
 import { createServer } from 'node:http';
 import Koa from 'koa';
 import { koaBody } from 'koa-body';
-import { OpenAPIBackend, type Context } from 'openapi-backend';
-import { apiDocument, VALIDATION_OPTIONS } from '../src/http/api.js';
-import { PrecompiledRouter } from '../src/http/openapi-router.js';
-import { RequestValidator } from '../src/http/request-validator.js';
+import type { Context } from 'openapi-backend';
+import { createBackend } from '../src/http/api.js';
 import { loadSpec } from '../src/http/spec.js';
 import { serveBaseline } from './baseline-server.js';
 
@@ -18,16 +16,10 @@ interface Answer {
 }
 
 const BIC = { bic: 'DEUTDEFFXXX', valid: true, bankCode: 'DEUT', countryCode: 'DE', locationCode: 'FF', branchCode: 'XXX' };
-const CARD = { valid: true, luhnValid: true, cardBrand: 'Visa', lastFour: '5677', cardType: 'CREDIT', issuingBank: null, cardCountry: 'US' };
+const CARD = { valid: true, luhnValid: true, cardBrand: 'Visa', lastFourDigits: '5677', cardType: 'CREDIT', issuingBank: null, cardCountry: 'US', cardCategory: null };
 const refused = (status: number) => (): Answer => ({ status, body: { code: 'REFUSED' } });
 
-const { document } = await loadSpec();
-const api = new OpenAPIBackend({ definition: apiDocument(document) as any, quick: true, strict: true, ...VALIDATION_OPTIONS });
-await api.init();
-const router = new PrecompiledRouter({ definition: api.definition });
-api.router = router;
-api.validator = new RequestValidator({ definition: api.definition, router, lazyCompileValidators: true, ...VALIDATION_OPTIONS });
-for (const op of api.getOperations()) api.validator.getRequestValidatorsForOperation(op.operationId!);
+const { api } = createBackend((await loadSpec()).document);
 api.registerSecurityHandler('ApiKey', (c: Context) => typeof c.request.headers['x-api-key'] === 'string');
 api.register({
   validateBic: (): Answer => ({ status: 200, body: BIC }),

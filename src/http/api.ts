@@ -121,19 +121,25 @@ export const VALIDATION_OPTIONS = {
  * openapi-backend in quick mode: its definition check uses the OpenAPI 3.0 meta-schema and would reject 3.1 (redocly
  * lint checks the document instead). Its Ajv is draft-07 without ajv-formats: the formats are added here.
  */
-export function createApi(deps: ApiDeps): { handle: (ctx: KoaContext) => Promise<Reply>; api: OpenAPIBackend } {
-  const api = new OpenAPIBackend({ definition: apiDocument(deps.document) as any, quick: true, strict: true, ...VALIDATION_OPTIONS });
+export function createBackend(document: Record<string, any>, stockRouter = false): { api: OpenAPIBackend; router: PrecompiledRouter } {
+  const api = new OpenAPIBackend({ definition: apiDocument(document) as any, quick: true, strict: true, ...VALIDATION_OPTIONS });
   // In quick mode init() runs to its end synchronously (nothing in it awaits): the app can be built without a promise.
   void api.init().catch(() => undefined);
   if (!api.initialized) throw new Error('openapi-backend could not load openapi.yaml');
   const router = new PrecompiledRouter({ definition: api.definition });
-  if (!deps.stockRouter) {
+  if (!stockRouter) {
     api.router = router;
     // Quick mode builds its validator lazily (nothing compiled yet): ours takes its place, with the same options.
     api.validator = new RequestValidator({ definition: api.definition, router, lazyCompileValidators: true, ...VALIDATION_OPTIONS });
   }
   // Quick mode compiles a validator on an operation's first request (about a second each on a busy host): at start instead.
   for (const op of api.getOperations()) api.validator.getRequestValidatorsForOperation(op.operationId!);
+  return { api, router };
+}
+
+/** The API step: the backend above with the service's key, limits, hooks and handlers registered. */
+export function createApi(deps: ApiDeps): { handle: (ctx: KoaContext) => Promise<Reply>; api: OpenAPIBackend } {
+  const { api, router } = createBackend(deps.document, deps.stockRouter);
   const uncounted = uncountedOperations(deps.document);
   const bulkMax = deps.bulkMaxItems ?? 1000;
   const bulk = bulkSpecs(deps.document, bulkMax);
