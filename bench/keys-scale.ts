@@ -21,7 +21,7 @@ import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { Pool } from 'undici';
 import { KeyDirectory } from '../src/accounts/key-directory.js';
-import { createSqliteKeyStore, openDatabase } from '../src/adapters/sqlite-key-store.js';
+import { createSqliteKeyStore, openDatabase } from '../src/adapters/keys/sqlite-key-store.js';
 import { freePort, track } from './children.js';
 import { cpuSeconds, ROOT } from './processes.js';
 import { geoDatabases } from './service-env.js';

@@ -11,7 +11,7 @@
 import { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterUnion } from 'rate-limiter-flexible';
 import { createLimiter, type LimitValues } from '../src/accounts/limiter.js';
-import { createRedisCounters } from '../src/adapters/redis-counters.js';
+import { createRedisCounters } from '../src/adapters/limits/redis-counters.js';
 import { startRedis } from './fixtures.js';
 
 const ROUNDS = Number(process.env.LIMITS_UNION_ROUNDS ?? 10);

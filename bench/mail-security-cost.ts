@@ -2,7 +2,7 @@
 // analyseMailSecurity against the SPF/DKIM/DMARC work it runs beside, on a loopback DNS server (docs/adr/0017).
 // Run: node --import tsx bench/mail-security-cost.ts [--rounds 30]
 import { parseArgs } from 'node:util';
-import { createDnsResolver } from '../src/adapters/dns-resolver.js';
+import { createDnsResolver } from '../src/adapters/dns/resolver.js';
 import { DKIM_SELECTORS, dkimName } from '../src/domain/dkim.js';
 import { analyseMailSecurity } from '../src/domain/mail-security.js';
 import { analyseSpf } from '../src/domain/spf-analysis.js';

@@ -2,9 +2,9 @@
 // once + HSTS) against the single handshake it used to be, on a loopback TLS 1.2-1.3 server (docs/adr/0017).
 // Run: node --import tsx bench/tls-inspection-cost.ts [--rounds 30]
 import { parseArgs } from 'node:util';
-import { createTlsProber } from '../src/adapters/tls-prober.js';
-import { createTrustStore } from '../src/adapters/tls-cert.js';
-import { inspectionContext, tlsHandshake } from '../src/adapters/tls-connect.js';
+import { createTlsProber } from '../src/adapters/tls/prober.js';
+import { createTrustStore } from '../src/adapters/tls/cert.js';
+import { inspectionContext, tlsHandshake } from '../src/adapters/tls/connect.js';
 import { startValidTlsTarget } from '../test/support/tls-fixtures.js';
 
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '30' } } });

@@ -1,4 +1,4 @@
-// Per-call CPU time of one zxcvbn-ts estimate as the service's worker runs it (src/adapters/zxcvbn-worker.ts), and its CPU profile.
+// Per-call CPU time of one zxcvbn-ts estimate as the service's worker runs it (src/adapters/password/zxcvbn-worker.ts), and its CPU profile.
 import { Session } from 'node:inspector/promises';
 import type { ZxcvbnFactory } from '@zxcvbn-ts/core';
 import type { CpuProfile } from './cpuprofile-top.js';
@@ -8,14 +8,14 @@ type Check = (password: string) => unknown;
 
 async function serviceZxcvbn(): Promise<{ check: Check }> {
   // Loaded by URL so that a change in that module's exports degrades these figures, not the whole bench.
-  const mod = (await import(new URL('../src/adapters/zxcvbn-worker.ts', import.meta.url).href)) as {
+  const mod = (await import(new URL('../src/adapters/password/zxcvbn-worker.ts', import.meta.url).href)) as {
     createZxcvbn?: () => ZxcvbnFactory;
     analysedText?: (password: string) => string;
     checkAnalysed?: (zxcvbn: ZxcvbnFactory, analysed: string) => unknown;
   };
   const { createZxcvbn, analysedText, checkAnalysed } = mod;
   if (typeof createZxcvbn !== 'function' || typeof analysedText !== 'function' || typeof checkAnalysed !== 'function') {
-    throw new Error('createZxcvbn(), analysedText() or checkAnalysed() not exported by src/adapters/zxcvbn-worker.ts');
+    throw new Error('createZxcvbn(), analysedText() or checkAnalysed() not exported by src/adapters/password/zxcvbn-worker.ts');
   }
   const zxcvbn = createZxcvbn();
   const check: Check = (p) => checkAnalysed(zxcvbn, analysedText(p));

@@ -1,10 +1,10 @@
 // CPU time of zxcvbn's two phases on crafted and typical text: matching, then the "most guessable match sequence"
-// (Wheeler 2016) with the library's Scoring and with FastScoring (src/adapters/zxcvbn-scoring.ts; same results).
+// (Wheeler 2016) with the library's Scoring and with FastScoring (src/adapters/password/zxcvbn/scoring.ts; same results).
 // Run: npx tsx bench/zxcvbn-scoring.ts
 import { createRequire } from 'node:module';
 import type { Options } from '@zxcvbn-ts/core';
-import { FastScoring } from '../src/adapters/zxcvbn-scoring.js';
-import { createZxcvbn } from '../src/adapters/zxcvbn-worker.js';
+import { FastScoring } from '../src/adapters/password/zxcvbn/scoring.js';
+import { createZxcvbn } from '../src/adapters/password/zxcvbn-worker.js';
 
 type Match = Parameters<FastScoring['mostGuessableMatchSequence']>[1][number];
 type Score = (password: string, matches: Match[]) => unknown;

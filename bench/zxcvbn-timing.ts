@@ -3,8 +3,8 @@
 // where no match is split, docs/adr/0016-honest-password-scores.md); then pool throughput. Run: npx tsx bench/zxcvbn-timing.ts   (--extra-languages: with the de, fr, es-es lists;
 // --no-library: skip the slow library-default column)
 import { ZxcvbnFactory } from '@zxcvbn-ts/core';
-import { L33T_MAX_SUBSTITUTIONS, analysedText, checkAnalysed, createZxcvbn, zxcvbnOptions } from '../src/adapters/zxcvbn-worker.js';
-import { createStrengthEstimator } from '../src/adapters/password-pool.js';
+import { L33T_MAX_SUBSTITUTIONS, analysedText, checkAnalysed, createZxcvbn, zxcvbnOptions } from '../src/adapters/password/zxcvbn-worker.js';
+import { createStrengthEstimator } from '../src/adapters/password/pool.js';
 import { ESTIMATED_CHARS, truncateForAnalysis } from '../src/domain/password.js';
 import { PASSWORDS as BENCH_PASSWORDS } from './endpoints.js';
 

@@ -6,7 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import { bankDataByBLZ } from 'bankdata-germany';
 import { createRequire } from 'node:module';
-import { loadBankDirectory } from '../src/adapters/bank-directory.js';
+import { loadBankDirectory } from '../src/adapters/bank-data/bank-directory.js';
 
 const gitDir = process.argv[2];
 if (!gitDir) {

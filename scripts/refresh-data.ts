@@ -14,7 +14,7 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Reader } from 'maxmind';
-import type { DatasetRecord } from '../src/adapters/datasets.js';
+import type { DatasetRecord } from '../src/adapters/files/datasets.js';
 
 const DATASETS = 'data/datasets.json';
 const args = process.argv.slice(2);

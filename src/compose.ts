@@ -1,36 +1,37 @@
 // Composition root: config -> adapters -> operations -> app dependencies. The one place that knows every adapter.
 import { access } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { KeyStore } from './adapters/key-store.js';
-import type { CounterStore } from './adapters/counter-store.js';
-import { createSqliteCounters } from './adapters/sqlite-counters.js';
-import { createSqliteKeyStore, openDatabase } from './adapters/sqlite-key-store.js';
+import type { KeyStore } from './adapters/keys/key-store.js';
+import type { CounterStore } from './adapters/limits/counter-store.js';
+import { createSqliteCounters } from './adapters/limits/sqlite-counters.js';
+import { createSqliteKeyStore, openDatabase } from './adapters/keys/sqlite-key-store.js';
 import { createLimiter } from './accounts/limiter.js';
 import type { AppDeps } from './app.js';
 import { ConfigError, type Config } from './config.js';
 import { KeyDirectory } from './accounts/key-directory.js';
-import { loadDocsPage, type DocsPage } from './adapters/docs-page.js';
+import { loadDocsPage, type DocsPage } from './adapters/files/docs-page.js';
 import { createContractValidator } from './http/contract-validator.js';
 import { unlimited, type Limiter } from './accounts/limits.js';
 import cluster from 'node:cluster';
-import { createClusterCounters } from './adapters/cluster-counters.js';
+import { createClusterCounters } from './adapters/limits/cluster-counters.js';
 import type { Logger } from './http/logging.js';
 import { createMetrics } from './http/metrics.js';
 import { loadSpec, projectPath } from './http/spec.js';
-import { loadBankDirectory } from './adapters/bank-directory.js';
-import { createDatasetRegistry, loadDatasets, STATE_VALUE, warnStaleDatasets } from './adapters/datasets.js';
-import { loadBinTable } from './adapters/bin-table.js';
-import { createDnsResolver, resolveServerNames, systemDnsServers, type DnsServer } from './adapters/dns-resolver.js';
-import { loadEmailLists } from './adapters/email-lists.js';
-import { createStrengthEstimator } from './adapters/password-pool.js';
-import { createRangeClient } from './adapters/range-client.js';
-import { resolverLookup } from './adapters/dns-lookup.js';
-import { loadNamedFile, readCaBundle, requireDirectory } from './adapters/startup-files.js';
-import { GeoDatabaseError, openGeoIp, UNAVAILABLE_GEOIP, type GeoIp } from './adapters/geoip-reader.js';
-import { addressResolver, createTlsProber, type TlsProber } from './adapters/tls-prober.js';
-import { createMtaStsFetcher } from './adapters/mta-sts-fetch.js';
+import { loadBankDirectory } from './adapters/bank-data/bank-directory.js';
+import { createDatasetRegistry, loadDatasets, STATE_VALUE, warnStaleDatasets } from './adapters/files/datasets.js';
+import { loadBinTable } from './adapters/bank-data/bin-table.js';
+import { createDnsResolver, resolveServerNames, systemDnsServers, type DnsServer } from './adapters/dns/resolver.js';
+import { loadEmailLists } from './adapters/mail/email-lists.js';
+import { createStrengthEstimator } from './adapters/password/pool.js';
+import { createRangeClient } from './adapters/password/range-client.js';
+import { resolverLookup } from './adapters/dns/lookup.js';
+import { loadNamedFile, readCaBundle, requireDirectory } from './adapters/files/startup-files.js';
+import { GeoDatabaseError, openGeoIp, UNAVAILABLE_GEOIP, type GeoIp } from './adapters/geoip/geoip-reader.js';
+import { createTlsProber, type TlsProber } from './adapters/tls/prober.js';
+import { addressResolver } from './adapters/tls/target-guard.js';
+import { createMtaStsFetcher } from './adapters/mail/mta-sts-fetch.js';
 import { createEmailClassifier } from './domain/email.js';
-import { createMailSecurity } from './adapters/mail-security.js';
+import { createMailSecurity } from './adapters/mail/mail-security.js';
 import { createAccountOperations } from './operations/account.js';
 import { createBankingOperations } from './operations/banking.js';
 import { createEmailOperations } from './operations/email.js';
@@ -90,7 +91,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
   let counters: CounterStore;
   if (config.redisUrl) {
     // Imported only in Redis mode: ioredis costs ~0.1 s of start-up that the embedded store does not need.
-    const [{ createRedisKeyStore }, { createRedisCounters }] = await Promise.all([import('./adapters/redis-key-store.js'), import('./adapters/redis-counters.js')]);
+    const [{ createRedisKeyStore }, { createRedisCounters }] = await Promise.all([import('./adapters/keys/redis-key-store.js'), import('./adapters/limits/redis-counters.js')]);
     const onError = (err: Error) => logger.debug({ err: err.message }, 'redis connection error');
     const redisKeys = createRedisKeyStore({ url: config.redisUrl, onError });
     const redisCounters = createRedisCounters({ url: config.redisUrl, logger, onError });
@@ -102,7 +103,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
   } else {
     const db = openDatabase(config.dataDir);
     keyStore = createSqliteKeyStore(db);
-    // WORKERS>1: the primary counts for every worker (src/adapters/cluster-counters.ts).
+    // WORKERS>1: the primary counts for every worker (src/adapters/limits/cluster-counters.ts).
     counters = cluster.isWorker ? createClusterCounters() : createSqliteCounters({ db, logger });
   }
   const keys = new KeyDirectory({ store: keyStore, onError: (err) => logger.warn({ err: String(err) }, 'key store unreachable') });

@@ -2,8 +2,10 @@
 
 import { parseHostPortOrName } from './domain/host-port.js';
 import type { HostPort } from './domain/host-port.js';
+import { ConfigError } from './config-error.js';
 
 export type { HostPort } from './domain/host-port.js';
+export { ConfigError } from './config-error.js';
 
 /** The largest per-key limits: for the server-wide defaults here and for a key's own (the keys CLI). */
 export const MAX_LIMITS = Object.freeze({ perMinute: 1e9, perDay: 1e12, perMonth: 1e12 });
@@ -39,13 +41,6 @@ export interface Config {
   rateLimits: boolean;
   shutdownTimeoutMs: number;
   metricsPort: number | null;
-}
-
-export class ConfigError extends Error {
-  constructor(readonly variable: string, message: string) {
-    super(`${variable}: ${message}`);
-    this.name = 'ConfigError';
-  }
 }
 
 type Parse<T> = (raw: string, name: string) => T;

@@ -2,8 +2,8 @@
 import cluster from 'node:cluster';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app.js';
-import { startClusterPrimary } from './adapters/cluster-counters.js';
-import { openDatabase } from './adapters/sqlite-key-store.js';
+import { startClusterPrimary } from './adapters/limits/cluster-counters.js';
+import { openDatabase } from './adapters/keys/sqlite-key-store.js';
 import { openKeyStore } from './cli/key-store-factory.js';
 import { compose } from './compose.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
@@ -112,7 +112,7 @@ async function serve(config: Readonly<Config>): Promise<void> {
  * replacement that fails to boot later is retried once a second.
  */
 function supervise(config: Readonly<Config>): void {
-  // Embedded store: the primary holds the workers' usage counters (src/adapters/cluster-counters.ts).
+  // Embedded store: the primary holds the workers' usage counters (src/adapters/limits/cluster-counters.ts).
   const counters = config.redisUrl ? null : startClusterPrimary({ db: openDatabase(config.dataDir) });
   const exit = (code: number) => void (counters?.close() ?? Promise.resolve()).finally(() => process.exit(code));
   let stopping = false;

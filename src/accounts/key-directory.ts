@@ -1,7 +1,7 @@
 // API key authentication (X-Api-Key): SHA-256 lookup on demand, bounded caches, evicted by the store's change feed (docs/keys.md).
 import { LRUCache } from 'lru-cache';
-import type { KeyRecord, KeyStore } from '../adapters/key-store.js';
-import { hashKey } from '../adapters/key-store.js';
+import type { KeyRecord, KeyStore } from '../adapters/keys/key-store.js';
+import { hashKey } from '../adapters/keys/key-store.js';
 import { ApiError, serviceUnavailable } from '../errors.js';
 
 export interface KeyDirectoryOptions {

@@ -1,5 +1,5 @@
 // Bulk key import (docs/keys.md): JSON lines (RFC 8259 values, one per line) of name and optional limits, checked before any is created.
-import type { NewKey } from '../adapters/key-store.js';
+import type { NewKey } from '../adapters/keys/key-store.js';
 import { MAX_LIMITS } from '../config.js';
 
 const LIMIT_FIELDS = ['perMinute', 'perDay', 'perMonth'] as const;

@@ -1,7 +1,7 @@
 // Per-key rate limit and quotas (docs/limits.md): minute, UTC day, UTC month; IETF RateLimit header fields.
-import type { CounterStore, CountOptions } from '../adapters/counter-store.js';
-import { MINUTE_SECONDS } from '../adapters/counter-store.js';
-import type { KeyRecord } from '../adapters/key-store.js';
+import type { CounterStore, CountOptions } from '../adapters/limits/counter-store.js';
+import { MINUTE_SECONDS } from '../adapters/limits/counter-store.js';
+import type { KeyRecord } from '../adapters/keys/key-store.js';
 import { secondsUntil, utcDay, utcMonth, type UtcWindow } from '../domain/utc-windows.js';
 import { ApiError, serviceUnavailable } from '../errors.js';
 import type { Limiter, LimitOutcome, UsageSnapshot, WindowUsage } from './limits.js';

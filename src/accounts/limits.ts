@@ -1,5 +1,5 @@
 // Per-key rate limit and quotas port (openapi.yaml, RateLimit headers and 429 answers): checked after authentication, before the handler.
-import type { KeyRecord } from '../adapters/key-store.js';
+import type { KeyRecord } from '../adapters/keys/key-store.js';
 import { notFound } from '../errors.js';
 
 export interface LimitOutcome {

@@ -1,5 +1,5 @@
 // What adapters throw when the outside world says no: kinds of failure with client-safe messages, no HTTP.
-// http/errors.ts is the one place these become a status and an error code.
+// operations/error-answer.ts is the one place these become a status and an error code.
 
 /** Failures carry no stack: they are expected answers, thrown per request, and are never logged with one. */
 abstract class Failure extends Error {

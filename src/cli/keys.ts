@@ -2,7 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { parseKeyLines } from '../accounts/key-import.js';
-import type { KeyRecord, KeyStore } from '../adapters/key-store.js';
+import type { KeyRecord, KeyStore } from '../adapters/keys/key-store.js';
 import { ConfigError, loadConfig, MAX_LIMITS, type Config } from '../config.js';
 import { openKeyStore } from './key-store-factory.js';
 

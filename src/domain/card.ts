@@ -12,7 +12,7 @@ export interface BinEntry {
   cardCountry: string | null;
 }
 
-/** Anything that maps a card number's leading digits to issuer data (see src/adapters/bin-table.ts). */
+/** Anything that maps a card number's leading digits to issuer data (see src/adapters/bank-data/bin-table.ts). */
 export interface BinLookup {
   lookup(digits: string): BinEntry | null;
 }

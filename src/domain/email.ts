@@ -16,7 +16,7 @@ export interface ParsedEmail {
   formatProblem?: string;
 }
 
-/** The reference lists classification works on (loaded by src/adapters/email-lists.ts), all lower case. */
+/** The reference lists classification works on (loaded by src/adapters/mail/email-lists.ts), all lower case. */
 export interface EmailLists {
   roleLocalParts: ReadonlySet<string>;
   disposableDomains: ReadonlySet<string>;

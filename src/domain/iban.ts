@@ -5,7 +5,7 @@ import { ibanStructureAndChecksumValid } from './iban-check.js';
 import { splitBban } from './iban-bban.js';
 import type { components } from '../../generated/api.js';
 
-/** The BIC of a bank from its country and national bank code (adapters/bank-directory.ts); null when unknown. */
+/** The BIC of a bank from its country and national bank code (adapters/bank-data/bank-directory.ts); null when unknown. */
 export type BicLookup = (countryCode: string, bankCode: string) => string | null;
 
 /** The contract's IbanResult (openapi.yaml is the source of truth). */

@@ -5,7 +5,7 @@ import { discoverDmarc, type DmarcResult, type TxtLookup } from './dmarc.js';
 import { analyseMtaSts, mtaStsName, type MtaStsResult, type PolicyFetch } from './mta-sts.js';
 import { parseTlsRpt, tlsRptName, type TlsRptResult } from './tls-rpt.js';
 
-/** One DNS answer as the resolver gives it (src/adapters/dns-resolver.ts). */
+/** One DNS answer as the resolver gives it (src/adapters/dns/resolver.ts). */
 export interface AnswerLike {
   records: Array<{ value: string }>;
   authenticated?: boolean;

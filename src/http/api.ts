@@ -3,7 +3,7 @@ import type { Context as KoaContext } from 'koa';
 import addFormats from 'ajv-formats';
 import { OpenAPIBackend, type AjvCustomizer, type Context, type Request } from 'openapi-backend';
 import type { KeyDirectory } from '../accounts/key-directory.js';
-import type { KeyRecord } from '../adapters/key-store.js';
+import type { KeyRecord } from '../adapters/keys/key-store.js';
 import { ApiError, methodNotAllowed } from '../errors.js';
 import { errorReply } from './errors.js';
 import { readJsonBody } from './json-body.js';

@@ -1,7 +1,9 @@
 // The HTTP side of the error model (RFC 9110 §15): an error becomes a status, the ErrorInfo body and header fields.
-import { asApiError, errorInfo, internalError, type ErrorInfo } from '../errors.js';
+import { internalError, type ErrorInfo } from '../errors.js';
+import { asApiError, errorInfo } from '../operations/error-answer.js';
 
 export * from '../errors.js';
+export { asApiError } from '../operations/error-answer.js';
 
 /**
  * The answer to a failure: its status, the ErrorInfo body and its header fields (the ApiError's own, and Retry-After

@@ -1,6 +1,6 @@
 // Structured logging with pino: one JSON line per request; secrets redacted by configuration, never by luck.
 import pino, { type Logger, type DestinationStream } from 'pino';
-import { LogSink } from '../adapters/log-sink.js';
+import { LogSink } from '../adapters/logging/log-sink.js';
 
 /** Paths that must never reach a log line, whatever a future log call passes in. */
 export const REDACT_PATHS = [

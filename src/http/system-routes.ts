@@ -1,7 +1,7 @@
 // Non-API routes (no key needed): the contract, the Redoc page, health, readiness, metrics (or its own port).
 import Router from '@koa/router';
 import Koa from 'koa';
-import type { DocsPage } from '../adapters/docs-page.js';
+import type { DocsPage } from '../adapters/files/docs-page.js';
 import { chooseCoding } from '../domain/accept-encoding.js';
 import { ApiError, methodNotAllowed } from './errors.js';
 import { writeErrorReply } from './reply-writer.js';
@@ -15,7 +15,7 @@ export interface SystemRoutesDeps {
   docsPage: () => DocsPage | null;
   /** Named readiness checks; the service is ready when all are true. */
   readiness: () => Record<string, boolean>;
-  /** Each shipped dataset's date and state (adapters/datasets.ts); reported by /readyz, never making it fail. */
+  /** Each shipped dataset's date and state (adapters/files/datasets.ts); reported by /readyz, never making it fail. */
   datasets?: () => readonly object[];
   /** METRICS_PORT is set: /metrics is served there (createMetricsApp), not among these routes. */
   metricsOnOwnPort?: boolean;
@@ -34,7 +34,7 @@ const DOCS_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-export type { DocsPage } from '../adapters/docs-page.js';
+export type { DocsPage } from '../adapters/files/docs-page.js';
 
 /** The encoding to send and its bytes: among those made, br before gzip when the client weighs them alike. */
 function pickEncoding(page: DocsPage, acceptEncoding: string | undefined): { coding: string | null; body: Buffer } {

@@ -4,7 +4,7 @@ import { validateIban, type BicLookup } from '../domain/iban.js';
 import type { OperationHandler } from './types.js';
 
 export interface BankingDeps {
-  /** Bank code to BIC (adapters/bank-directory.ts resolveBic). */
+  /** Bank code to BIC (adapters/bank-data/bank-directory.ts resolveBic). */
   bicOf: BicLookup;
 }
 

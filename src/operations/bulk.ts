@@ -1,7 +1,8 @@
 // Bulk validation (openapi.yaml validateIbans, validateBics, validateEmails): items answered in input order, each
 // with the single operation's result or the error it would answer.
-import type { DnsAnswer, DnsResolver } from '../adapters/dns-resolver.js';
-import { ApiError, asApiError, errorInfo } from '../errors.js';
+import type { DnsAnswer, DnsResolver } from '../adapters/dns/resolver.js';
+import { ApiError } from '../errors.js';
+import { asApiError, errorInfo } from './error-answer.js';
 import { createBankingOperations, type BankingDeps } from './banking.js';
 import { bulkSpecs, itemChecker } from './bulk-items.js';
 import { createEmailOperations, type EmailDeps } from './email.js';

@@ -1,5 +1,5 @@
 // Email operation (openapi.yaml tag Email): address syntax (RFC 5321/5322), MX (RFC 7505 null MX) and A/AAAA, list checks.
-import type { DnsResolver } from '../adapters/dns-resolver.js';
+import type { DnsResolver } from '../adapters/dns/resolver.js';
 import { maskEchoedEmail, parseEmailAddress, type EmailClassifier } from '../domain/email.js';
 import { specialUseReason } from '../domain/special-use-names.js';
 import type { OperationHandler } from './types.js';

@@ -1,9 +1,9 @@
 // Network operations (openapi.yaml tag Network): DNS records with mail security (RFC 1035, 7208, 7489, 6376),
 // TLS certificate inspection (RFC 8446, RFC 5280) and IP geolocation (RFC 791, RFC 8200 addresses).
-import type { DnsResolver } from '../adapters/dns-resolver.js';
-import type { GeoIp, GeoResult } from '../adapters/geoip-reader.js';
-import type { MailSecurity } from '../adapters/mail-security.js';
-import type { TlsProber } from '../adapters/tls-prober.js';
+import type { DnsResolver } from '../adapters/dns/resolver.js';
+import type { GeoIp, GeoResult } from '../adapters/geoip/geoip-reader.js';
+import type { MailSecurity } from '../adapters/mail/mail-security.js';
+import type { TlsProber } from '../adapters/tls/prober.js';
 import { normaliseLookupDomain, parseRecordTypes } from '../domain/dns-query.js';
 import { classifyIp } from '../domain/ip-ranges.js';
 import { specialUseReason } from '../domain/special-use-names.js';
@@ -14,7 +14,7 @@ import type { OperationHandler, OperationRequest, Reply } from './types.js';
 
 export interface NetworkDeps {
   resolver: DnsResolver;
-  /** The mail-security analysis of a domain (adapters/mail-security.ts). */
+  /** The mail-security analysis of a domain (adapters/mail/mail-security.ts). */
   mailSecurity: (domain: string) => Promise<MailSecurity>;
   /** Look up special-use and single-label names too (ALLOW_PRIVATE_TARGETS; test set-ups only). */
   allowSpecialUse?: boolean;

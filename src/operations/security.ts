@@ -1,7 +1,7 @@
 // Security operations (openapi.yaml tag Security): password strength with a k-anonymity breach check, card numbers (ISO/IEC 7812).
-import type { BinTable } from '../adapters/bin-table.js';
-import type { StrengthEstimator } from '../adapters/password-pool.js';
-import type { RangeClient } from '../adapters/range-client.js';
+import type { BinTable } from '../adapters/bank-data/bin-table.js';
+import type { StrengthEstimator } from '../adapters/password/pool.js';
+import type { RangeClient } from '../adapters/password/range-client.js';
 import { validateCard } from '../domain/card.js';
 import { breachCountFor, mergeBreach, sha1Parts } from '../domain/password.js';
 import type { OperationHandler } from './types.js';

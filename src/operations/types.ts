@@ -1,7 +1,7 @@
 // Handler contract (openapi-backend's handler signature): an operation gets the validated request and RETURNS {status, body}.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { operations } from '../../generated/api.js';
-import type { KeyRecord } from '../adapters/key-store.js';
+import type { KeyRecord } from '../adapters/keys/key-store.js';
 
 /** Operations of openapi.yaml's System tag: served by @koa/router (http/system-routes.ts), never by a handler here. */
 export type SystemOperationId = 'getHealth' | 'getReadiness' | 'getMetrics' | 'getOpenApiJson' | 'getOpenApiYaml' | 'getDocs';

@@ -6,7 +6,7 @@ import { openNetHandles, settleHandles, startFaultyTcp, type FaultyTcp } from '.
 import { startUpstreams, validRequests, type Upstreams } from './fixtures.js';
 
 const HAVE_REDIS = redisAvailable();
-/** The Redis client's per-command timeout is 500 ms (src/adapters/redis-client.ts); a request may meet it a few times. */
+/** The Redis client's per-command timeout is 500 ms (src/adapters/redis/redis-client.ts); a request may meet it a few times. */
 const BOUND_MS = 3 * 500 + 2500;
 
 /** The documented answer of each operation here: 200, except the own-IP lookup from loopback (404). */

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSqliteKeyStore, openDatabase } from '../../src/adapters/sqlite-key-store.js';
+import { createSqliteKeyStore, openDatabase } from '../../src/adapters/keys/sqlite-key-store.js';
 import { createHttpServer, drain, listen } from '../../src/server.js';
 import { GEOIP_TEST_DIR } from '../support/harness.js';
 import { startFaultyDns, type FaultyDns } from './fault-upstreams.js';

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadDocsPage, type DocsPage } from '../../src/adapters/docs-page.js';
+import { loadDocsPage, type DocsPage } from '../../src/adapters/files/docs-page.js';
 import { compose } from '../../src/compose.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/http/logging.js';

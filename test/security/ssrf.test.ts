@@ -3,7 +3,7 @@
 // (Single cases already covered: test/unit/tls-prober.test.ts, test/contract/tls-ip.test.ts, test/unit/range-client.test.ts.)
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTlsProber } from '../../src/adapters/tls-prober.js';
+import { createTlsProber } from '../../src/adapters/tls/prober.js';
 import { RefusedTarget } from '../../src/adapters/failures.js';
 import { asApiError } from '../../src/http/errors.js';
 import { startHarness, type Harness } from '../support/harness.js';

@@ -1,5 +1,5 @@
 // KeyRecord values for tests of code that takes an authenticated key (limiter, usage): unique ids, server-default limits.
-import type { KeyRecord } from '../../src/adapters/key-store.js';
+import type { KeyRecord } from '../../src/adapters/keys/key-store.js';
 
 let seq = 0;
 

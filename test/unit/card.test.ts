@@ -14,7 +14,7 @@ import {
   leadingNumber,
   type BinLookup,
 } from '../../src/domain/card.js';
-import { binTableFromCsv, loadBinTable, parseCsv, type LoadedBinTable } from '../../src/adapters/bin-table.js';
+import { binTableFromCsv, loadBinTable, parseCsv, type LoadedBinTable } from '../../src/adapters/bank-data/bin-table.js';
 
 const RANGES_CSV = fileURLToPath(new URL('../../data/bin/ranges.csv', import.meta.url));
 const NO_BIN: BinLookup = { lookup: () => null };

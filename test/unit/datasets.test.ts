@@ -8,7 +8,7 @@ import {
   staleDatasets,
   warnStaleDatasets,
   type DatasetRecord,
-} from '../../src/adapters/datasets.js';
+} from '../../src/adapters/files/datasets.js';
 import { projectPath } from '../../src/http/spec.js';
 import { startHarness, type Harness } from '../support/harness.js';
 

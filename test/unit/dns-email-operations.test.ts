@@ -1,13 +1,13 @@
 // DNS lookup and email validation handlers against a real DNS server on 127.0.0.1.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createDnsResolver } from '../../src/adapters/dns-resolver.js';
+import { createDnsResolver } from '../../src/adapters/dns/resolver.js';
 import { asApiError, type ApiError } from '../../src/http/errors.js';
-import type { DnsResolver } from '../../src/adapters/dns-resolver.js';
-import { createMailSecurity } from '../../src/adapters/mail-security.js';
+import type { DnsResolver } from '../../src/adapters/dns/resolver.js';
+import { createMailSecurity } from '../../src/adapters/mail/mail-security.js';
 import { createEmailOperations } from '../../src/operations/email.js';
 import { createNetworkOperations } from '../../src/operations/network.js';
 import type { components } from '../../generated/api.js';
-import { loadEmailLists } from '../../src/adapters/email-lists.js';
+import { loadEmailLists } from '../../src/adapters/mail/email-lists.js';
 import { createEmailClassifier } from '../../src/domain/email.js';
 
 type DnsLookupResult = components['schemas']['DnsResult'];

@@ -1,8 +1,8 @@
 // resolverLookup: the net.connect lookup contract (single address or all, family filter) over our DNS resolver.
 import type { LookupFunction } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { resolverLookup } from '../../src/adapters/dns-lookup.js';
-import type { DnsAnswer, RecordType } from '../../src/adapters/dns-resolver.js';
+import { resolverLookup } from '../../src/adapters/dns/lookup.js';
+import type { DnsAnswer, RecordType } from '../../src/adapters/dns/resolver.js';
 
 const zone: Record<string, Partial<Record<RecordType, string[]>>> = {
   'both.test': { A: ['192.0.2.1', '192.0.2.2'], AAAA: ['2001:db8::1'] },

@@ -1,14 +1,14 @@
 // DNS resolver adapter against a real DNS server on 127.0.0.1: record types, TTLs, TCP fallback, failures, cache, coalescing.
 import dns from 'node:dns';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { DnsAnswerCache } from '../../src/adapters/dns-cache.js';
+import { DnsAnswerCache } from '../../src/adapters/dns/cache.js';
 import {
   createDnsResolver,
   parseDnsServer,
   resolveServerNames,
   systemDnsServers,
-} from '../../src/adapters/dns-resolver.js';
-import type { DnsRecord, DnsResolver, RecordType } from '../../src/adapters/dns-resolver.js';
+} from '../../src/adapters/dns/resolver.js';
+import type { DnsRecord, DnsResolver, RecordType } from '../../src/adapters/dns/resolver.js';
 import { UpstreamFailure } from '../../src/adapters/failures.js';
 import { asApiError } from '../../src/http/errors.js';
 import { startDnsServer } from '../support/dns-server.js';

@@ -1,6 +1,6 @@
 // Email address syntax, normalisation and classification (role, disposable, free provider, typo suggestion).
 import { describe, expect, it } from 'vitest';
-import { loadEmailLists } from '../../src/adapters/email-lists.js';
+import { loadEmailLists } from '../../src/adapters/mail/email-lists.js';
 import { createEmailClassifier, editDistance, parseEmailAddress } from '../../src/domain/email.js';
 
 const { classifyEmail, isDisposableDomain, isFreeEmailDomain, isRoleAddress, suggestDomain } = createEmailClassifier(loadEmailLists());

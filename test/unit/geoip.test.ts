@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GeoDatabaseError, openGeoIp, type GeoIp, type GeoResult } from '../../src/adapters/geoip-reader.js';
+import { GeoDatabaseError, openGeoIp, type GeoIp, type GeoResult } from '../../src/adapters/geoip/geoip-reader.js';
 import { GEOIP_TEST_DIR as GEOIP_TESTDATA } from '../fixtures/paths.js';
 
 // MaxMind's test databases and their JSON sources: test/fixtures/geoip

@@ -3,8 +3,8 @@
 import { describe, it, expect } from 'vitest';
 import { createBankingOperations } from '../../src/operations/banking.js';
 import { createSecurityOperations } from '../../src/operations/security.js';
-import { binTableFromCsv } from '../../src/adapters/bin-table.js';
-import { resolveBic } from '../../src/adapters/bank-directory.js';
+import { binTableFromCsv } from '../../src/adapters/bank-data/bin-table.js';
+import { resolveBic } from '../../src/adapters/bank-data/bank-directory.js';
 
 const bin = binTableFromCsv(
   'iin_start,iin_end,type,prepaid,country,bank_name\n401288,,credit,,US,Test Issuer\n',

@@ -3,7 +3,7 @@ import { beforeAll, describe, it, expect } from 'vitest';
 import { validateIban, normaliseIban } from '../../src/domain/iban.js';
 import { bbanLayout, splitBban } from '../../src/domain/iban-bban.js';
 import { IBAN_COUNTRIES, ibanFormat } from '../../src/domain/iban-registry.js';
-import { loadBankDirectory, resolveBic, type BankDirectory } from '../../src/adapters/bank-directory.js';
+import { loadBankDirectory, resolveBic, type BankDirectory } from '../../src/adapters/bank-data/bank-directory.js';
 import { projectPath } from '../../src/http/spec.js';
 import { repairNational } from '../fixtures/iban/oracle.js';
 

@@ -5,9 +5,9 @@ import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { KeyDirectory } from '../../src/accounts/key-directory.js';
-import { hashKey, type KeyRecord } from '../../src/adapters/key-store.js';
-import { CREATE_LUA } from '../../src/adapters/redis-key-scripts.js';
-import { createRedisKeyStore } from '../../src/adapters/redis-key-store.js';
+import { hashKey, type KeyRecord } from '../../src/adapters/keys/key-store.js';
+import { CREATE_LUA } from '../../src/adapters/keys/redis-key-scripts.js';
+import { createRedisKeyStore } from '../../src/adapters/keys/redis-key-store.js';
 import { ApiError } from '../../src/http/errors.js';
 import { redisAvailable, startRedisServer, type TestRedis } from '../support/redis-server.js';
 

@@ -8,8 +8,8 @@ import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { KeyDirectory } from '../../src/accounts/key-directory.js';
-import { hashKey, MAX_LISTED_CHANGES, type KeyRecord, type KeyStore } from '../../src/adapters/key-store.js';
-import { createSqliteKeyStore, openDatabase } from '../../src/adapters/sqlite-key-store.js';
+import { hashKey, MAX_LISTED_CHANGES, type KeyRecord, type KeyStore } from '../../src/adapters/keys/key-store.js';
+import { createSqliteKeyStore, openDatabase } from '../../src/adapters/keys/sqlite-key-store.js';
 import { ApiError } from '../../src/http/errors.js';
 
 const run = promisify(execFile);
@@ -64,7 +64,7 @@ async function outcome(p: Promise<KeyRecord>): Promise<string> {
 
 /** Runs code against the store in another node process (as the CLI or another server would). */
 async function inOtherProcess(dataDir: string, body: string): Promise<string> {
-  const code = `const { createSqliteKeyStore, openDatabase } = await import(${JSON.stringify(new URL('../../src/adapters/sqlite-key-store.ts', import.meta.url).pathname)});
+  const code = `const { createSqliteKeyStore, openDatabase } = await import(${JSON.stringify(new URL('../../src/adapters/keys/sqlite-key-store.ts', import.meta.url).pathname)});
 const db = openDatabase(process.argv[1]);
 const store = createSqliteKeyStore(db);
 ${body}

@@ -3,7 +3,7 @@ import { closeSync, mkdtempSync, openSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { LogSink } from '../../src/adapters/log-sink.js';
+import { LogSink } from '../../src/adapters/logging/log-sink.js';
 
 const file = () => join(mkdtempSync(join(tmpdir(), 'vls-sink-')), 'log');
 

@@ -1,8 +1,8 @@
 // Mail-security analysis against a real DNS server and a real HTTPS policy server on loopback (RFC 7489, 8461, 8460, 8659, BIMI).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDnsResolver, type DnsResolver } from '../../src/adapters/dns-resolver.js';
-import { createMtaStsFetcher } from '../../src/adapters/mta-sts-fetch.js';
-import { addressResolver } from '../../src/adapters/tls-prober.js';
+import { createDnsResolver, type DnsResolver } from '../../src/adapters/dns/resolver.js';
+import { createMtaStsFetcher } from '../../src/adapters/mail/mta-sts-fetch.js';
+import { addressResolver } from '../../src/adapters/tls/target-guard.js';
 import { analyseCaaRecords, caaClimb, parseCaaRecord } from '../../src/domain/caa.js';
 import { mailtoDomains, organisationalDomain } from '../../src/domain/dmarc.js';
 import { analyseMailSecurity, type MailSecurityExtras } from '../../src/domain/mail-security.js';

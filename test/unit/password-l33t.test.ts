@@ -4,12 +4,12 @@ import { createRequire } from 'node:module';
 import { Options, ZxcvbnFactory, type MatcherBaseClass, type OptionsType } from '@zxcvbn-ts/core';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { WordFilteredDictionaryMatcher, WordFilteredReverseMatcher, dictionaryMatchesHeld, forgetDictionaryMatches } from '../../src/adapters/zxcvbn-dictionary.js';
-import { SharedPrefixL33tMatcher, l33tReadingsHeld } from '../../src/adapters/zxcvbn-l33t.js';
-import { substitutedReadings } from '../../src/adapters/zxcvbn-readings.js';
+import { WordFilteredDictionaryMatcher, WordFilteredReverseMatcher, dictionaryMatchesHeld, forgetDictionaryMatches } from '../../src/adapters/password/zxcvbn/dictionary.js';
+import { SharedPrefixL33tMatcher, l33tReadingsHeld } from '../../src/adapters/password/zxcvbn/l33t.js';
+import { substitutedReadings } from '../../src/adapters/password/zxcvbn/readings.js';
 import { chooseCut, collapseRepeats, ESTIMATED_CHARS, MAX_ANALYSED_CHARS, type Span } from '../../src/domain/password.js';
-import { analysedText, checkAnalysed, createZxcvbn, estimateStrength, longestWordOf, spansAround, zxcvbnOptions } from '../../src/adapters/zxcvbn-worker.js';
-import { repeatedUnitsHeld } from '../../src/adapters/zxcvbn-repeat.js';
+import { analysedText, checkAnalysed, createZxcvbn, estimateStrength, longestWordOf, spansAround, zxcvbnOptions } from '../../src/adapters/password/zxcvbn-worker.js';
+import { repeatedUnitsHeld } from '../../src/adapters/password/zxcvbn/repeat.js';
 
 /** Several seconds of CPU in all on a busy 2-core box (the library's default l33t pass is the slow part). */
 const SLOW = 120_000;
@@ -62,7 +62,7 @@ describe('shared-prefix l33t matcher', () => {
       'passwordiloveyouprincessrockyoujessicamichael', 'drowssapyeknomnogard', 'correcthorsebatterystaple',
       'abcdefghijklmnopqrstuvw', 'abcdefghijklmnopqrstuvwx', 'abcdefghijklmnopqrstuvwxy', 'abcdefghijklmnopqrstuvwxyz0123456789',
       'q8#Lm2!vR7wXk4zP9@tN3$yB6^hJ1&cF5*sD0(gA', 'MondayJanuarySpringNorthRedJupiter', 'Xy7!kq2#Lm9zXy7!kq2#Lm9z',
-      // Repeated units met again (each estimated once per password, src/adapters/zxcvbn-repeat.ts).
+      // Repeated units met again (each estimated once per password, src/adapters/password/zxcvbn/repeat.ts).
       '4747x0000y7070z4747w00007070', 'abab!!abab??ab', '007744770074700447704', 'zzzzqqzzzzqq',
     ];
     const differences = inputs.filter((pw) => {

@@ -3,9 +3,9 @@ import { createRequire } from 'node:module';
 import { Options, ZxcvbnFactory } from '@zxcvbn-ts/core';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { sharedPrefixMatchers } from '../../src/adapters/zxcvbn-l33t.js';
-import { FastScoring, type MatchSequence } from '../../src/adapters/zxcvbn-scoring.js';
-import { createZxcvbn, zxcvbnOptions } from '../../src/adapters/zxcvbn-worker.js';
+import { sharedPrefixMatchers } from '../../src/adapters/password/zxcvbn/l33t.js';
+import { FastScoring, type MatchSequence } from '../../src/adapters/password/zxcvbn/scoring.js';
+import { createZxcvbn, zxcvbnOptions } from '../../src/adapters/password/zxcvbn-worker.js';
 
 /** The library's own estimates are quadratic in the text length: seconds of CPU on a busy 2-core box. */
 const SLOW = 180_000;

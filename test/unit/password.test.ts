@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { ZxcvbnFactory } from '@zxcvbn-ts/core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createStrengthEstimator, type StrengthEstimator } from '../../src/adapters/password-pool.js';
-import { createRangeClient } from '../../src/adapters/range-client.js';
+import { createStrengthEstimator, type StrengthEstimator } from '../../src/adapters/password/pool.js';
+import { createRangeClient } from '../../src/adapters/password/range-client.js';
 import {
   MAX_ANALYSED_CHARS,
   breachCountFor,

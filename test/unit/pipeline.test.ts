@@ -2,8 +2,8 @@
 import { Writable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { KeyRecord, KeyStore } from '../../src/adapters/key-store.js';
-import { hashKey } from '../../src/adapters/key-store.js';
+import type { KeyRecord, KeyStore } from '../../src/adapters/keys/key-store.js';
+import { hashKey } from '../../src/adapters/keys/key-store.js';
 import { createApp, type AppDeps } from '../../src/app.js';
 import { ApiError, serviceUnavailable } from '../../src/errors.js';
 import { KeyDirectory } from '../../src/accounts/key-directory.js';

@@ -1,8 +1,8 @@
 // Multi-instance mode against a real redis-server on 127.0.0.1: shared quotas (RateLimiterRedis), the Redis key store, outage and recovery.
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { KeyStore } from '../../src/adapters/key-store.js';
-import { createRedisCounters, type RedisCounterStore } from '../../src/adapters/redis-counters.js';
-import { createRedisKeyStore } from '../../src/adapters/redis-key-store.js';
+import type { KeyStore } from '../../src/adapters/keys/key-store.js';
+import { createRedisCounters, type RedisCounterStore } from '../../src/adapters/limits/redis-counters.js';
+import { createRedisKeyStore } from '../../src/adapters/keys/redis-key-store.js';
 import { Redis } from 'ioredis';
 import { utcDay, utcMonth } from '../../src/domain/utc-windows.js';
 import { openKeyStore } from '../../src/cli/key-store-factory.js';

@@ -1,8 +1,9 @@
 // TLS inspection and IP geolocation operation handlers: input to adapters to reply, without HTTP.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDnsResolver } from '../../src/adapters/dns-resolver.js';
-import { openGeoIp, type GeoIp } from '../../src/adapters/geoip-reader.js';
-import { addressResolver, createTlsProber } from '../../src/adapters/tls-prober.js';
+import { createDnsResolver } from '../../src/adapters/dns/resolver.js';
+import { openGeoIp, type GeoIp } from '../../src/adapters/geoip/geoip-reader.js';
+import { createTlsProber } from '../../src/adapters/tls/prober.js';
+import { addressResolver } from '../../src/adapters/tls/target-guard.js';
 import { asApiError, type ApiError } from '../../src/http/errors.js';
 import { createNetworkOperations, type NetworkDeps, type NetworkOperations as TlsIpOperations } from '../../src/operations/network.js';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';

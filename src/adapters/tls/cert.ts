@@ -3,7 +3,7 @@ import { X509Certificate } from 'node:crypto';
 import { rootCertificates } from 'node:tls';
 import { AsnConvert } from '@peculiar/asn1-schema';
 import { AuthorityInfoAccessSyntax, Certificate, Name, SubjectAlternativeName, id_ad_caIssuers, id_ce_subjectAltName, id_pe_authorityInfoAccess } from '@peculiar/asn1-x509';
-import { signatureAlgorithmName } from '../domain/tls-grade.js';
+import { signatureAlgorithmName } from '../../domain/tls-grade.js';
 
 export interface CertificateFields {
   issuer: string;

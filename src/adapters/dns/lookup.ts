@@ -1,6 +1,6 @@
 // A net/tls `lookup` over the service's own DNS resolver, so outbound HTTP names resolve through DNS_SERVERS too.
 import { isIP, type LookupFunction } from 'node:net';
-import type { DnsResolver } from './dns-resolver.js';
+import type { DnsResolver } from './resolver.js';
 
 type Family = 4 | 6;
 type LookupOptions = { family?: number | 'IPv4' | 'IPv6'; all?: boolean };

@@ -1,14 +1,14 @@
 // Caching stub resolver (RFC 1035 client, RFC 2308 negative caching) over the configured recursive DNS servers.
 import dns from 'node:dns';
 import net from 'node:net';
-import { parseHostPort } from '../domain/host-port.js';
-import { UpstreamFailure } from './failures.js';
-import { DnsAnswerCache } from './dns-cache.js';
-import { exchange, toDnsAnswer } from './dns-wire.js';
-import type { DnsAnswer, DnsServer, RecordType } from './dns-wire.js';
+import { parseHostPort } from '../../domain/host-port.js';
+import { UpstreamFailure } from '../failures.js';
+import { DnsAnswerCache } from './cache.js';
+import { exchange, toDnsAnswer } from './wire.js';
+import type { DnsAnswer, DnsServer, RecordType } from './wire.js';
 
-export type { DnsAnswer, DnsRecord, DnsServer, RecordType } from './dns-wire.js';
-export { RECORD_TYPES } from './dns-wire.js';
+export type { DnsAnswer, DnsRecord, DnsServer, RecordType } from './wire.js';
+export { RECORD_TYPES } from './wire.js';
 
 export interface DnsResolver {
   /**

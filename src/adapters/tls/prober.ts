@@ -1,14 +1,14 @@
 // TLS inspection of a remote host: resolve, refuse non-public targets, handshake and per-version probes, verify, grade (RFC 5280, RFC 6797 HSTS, docs/tls-grading.md).
 import type { TLSSocket } from 'node:tls';
 import { LRUCache } from 'lru-cache';
-import { InvalidTarget, NoSuchDomain, RefusedTarget } from './failures.js';
-import { classifyIp, type IpClass } from '../domain/ip-ranges.js';
-import { gradeTls, hasForwardSecrecy, isAead } from '../domain/tls-grade.js';
-import { parseTlsTarget, type TlsTarget } from '../domain/tls-target.js';
-import { caIssuersUrls, createTrustStore, matchesHost, pathValidationProblem, readCertificate, verifyChain } from './tls-cert.js';
+import { InvalidTarget } from '../failures.js';
+import { gradeTls, hasForwardSecrecy, isAead } from '../../domain/tls-grade.js';
+import { parseTlsTarget } from '../../domain/tls-target.js';
+import { caIssuersUrls, createTrustStore, matchesHost, pathValidationProblem, readCertificate, verifyChain } from './cert.js';
 import { fetchIssuer } from './aia-fetch.js';
-import { inspectionContext, presentedChain, probeContexts, probeHsts, probeProtocol, tlsHandshake, PROBED_PROTOCOLS } from './tls-connect.js';
-import type { components } from '../../generated/api.js';
+import { guardedAddress, type TargetGuardOptions } from './target-guard.js';
+import { inspectionContext, presentedChain, probeContexts, probeHsts, probeProtocol, tlsHandshake, PROBED_PROTOCOLS } from './connect.js';
+import type { components } from '../../../generated/api.js';
 
 /** The contract's TlsResult (openapi.yaml is the source of truth). */
 export type TlsResult = components['schemas']['TlsResult'];
@@ -27,15 +27,12 @@ export interface TlsProber {
   stats(): TlsProberStats;
 }
 
-export interface TlsProberOptions {
-  /** Addresses of a name (A then AAAA). Rejects with NoSuchDomain for NXDOMAIN (reported as a failed inspection); any other rejection propagates. */
-  resolve: (name: string) => Promise<string[]>;
+export interface TlsProberOptions extends TargetGuardOptions {
   port: number;
   /** Budget for TCP connect plus TLS handshake. */
   timeoutMs: number;
   /** Extra trust anchors (PEM bundle), e.g. the contents of TLS_EXTRA_CA_FILE. */
   extraCaPem?: string;
-  allowPrivate: boolean;
   /** Default 5 minutes. */
   cacheTtlMs?: number;
   /** Default 1000. */
@@ -76,50 +73,6 @@ function failure(domain: string, errorMessage: string): TlsResult {
     ocspStapled: null,
     sctPresent: null,
   };
-}
-
-/** Minimal view of the DNS resolver (src/adapters/dns-resolver.ts) that `addressResolver` needs. */
-export interface AddressQuerier {
-  query(name: string, type: 'A' | 'AAAA'): Promise<{ rcode: string; records: Array<{ type: string; value: string }> }>;
-}
-
-/** A `resolve` for createTlsProber over the DNS resolver: A and AAAA addresses; NXDOMAIN → NoSuchDomain. */
-export function addressResolver(dns: AddressQuerier): (name: string) => Promise<string[]> {
-  return async (name) => {
-    const [a, aaaa] = await Promise.all([dns.query(name, 'A'), dns.query(name, 'AAAA')]);
-    if (a.rcode === 'NXDOMAIN' || aaaa.rcode === 'NXDOMAIN') throw new NoSuchDomain(name);
-    return [...a.records, ...aaaa.records].filter((r) => r.type === 'A' || r.type === 'AAAA').map((r) => r.value);
-  };
-}
-
-/**
- * The address to connect to for a parsed target, under the inspection's guard: an IP literal as is, a host name through
- * `resolve`; a string when there is none to try (no such domain, no addresses). Throws RefusedTarget when any address is
- * non-public and private targets are not allowed, and what `resolve` throws other than NoSuchDomain.
- */
-export async function guardedAddress(
-  o: Pick<TlsProberOptions, 'resolve' | 'allowPrivate'>,
-  target: Exclude<TlsTarget, { kind: 'invalid' }>,
-): Promise<{ address: string } | { failure: string }> {
-  let addresses: string[];
-  if (target.kind === 'ip' || target.kind === 'numeric-ipv4') addresses = [target.address];
-  else {
-    try {
-      addresses = await o.resolve(target.name);
-    } catch (err) {
-      if (err instanceof NoSuchDomain) return { failure: `no such domain: ${target.name}` };
-      throw err;
-    }
-  }
-  // Non-IP strings (e.g. CNAME targets a resolver may list) are ignored.
-  const ips = addresses.map(classifyIp).filter((c): c is IpClass => c !== null);
-  const bad = ips.find((c) => !c.public);
-  if (bad && !o.allowPrivate) {
-    const reason = `resolves to a non-public address (${bad.range})`;
-    throw new RefusedTarget('domain', reason, `refusing to inspect ${target.name}: it ${reason}`);
-  }
-  if (ips.length === 0) return { failure: `${target.name} has no A or AAAA records` };
-  return { address: ips[0].address };
 }
 
 /** OpenSSL's verify result as Node reports it: typed as an Error, a code string at run time. */

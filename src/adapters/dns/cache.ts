@@ -1,6 +1,6 @@
 // Bounded LRU cache of DNS answers, each kept for its TTL (RFC 1035 §7.4, negative answers per RFC 2308).
 import { LRUCache } from 'lru-cache';
-import type { DnsAnswer } from './dns-wire.js';
+import type { DnsAnswer } from './wire.js';
 
 interface Entry {
   answer: DnsAnswer;

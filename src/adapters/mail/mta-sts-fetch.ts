@@ -1,13 +1,14 @@
 // MTA-STS policy retrieval (RFC 8461 §3.3): HTTPS GET of /.well-known/mta-sts.txt under the TLS inspection's target guard, timeout and a size cap.
 import { request } from 'node:https';
 import { LRUCache } from 'lru-cache';
-import { MTA_STS_POLICY_PATH, mtaStsPolicyHost, type PolicyFetch } from '../domain/mta-sts.js';
-import { parseTlsTarget } from '../domain/tls-target.js';
-import { RefusedTarget } from './failures.js';
-import { createTrustStore } from './tls-cert.js';
-import { guardedAddress, type TlsProberOptions } from './tls-prober.js';
+import { MTA_STS_POLICY_PATH, mtaStsPolicyHost, type PolicyFetch } from '../../domain/mta-sts.js';
+import { parseTlsTarget } from '../../domain/tls-target.js';
+import { RefusedTarget } from '../failures.js';
+import { createTrustStore } from '../tls/cert.js';
+import { guardedAddress, type TargetGuardOptions } from '../tls/target-guard.js';
 
-export interface MtaStsFetcherOptions extends Pick<TlsProberOptions, 'resolve' | 'allowPrivate' | 'extraCaPem'> {
+export interface MtaStsFetcherOptions extends TargetGuardOptions {
+  extraCaPem?: string;
   /** Port of the policy host: 443 (the TLS inspection's port setting, so that tests can serve on loopback). */
   port: number;
   /** Budget for resolve, connect, handshake and the whole response. */

@@ -14,7 +14,7 @@ import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterRes } from 'rate-limiter-flexible';
 import { MINUTE_SECONDS, UNBOUNDED_POINTS, type CounterStore, type CountOptions, type WindowCounter } from './counter-store.js';
 import { CalendarLimiter } from './local-counters.js';
-import { closeClient, createRedisClient, waitForReady, type RedisClientOptions } from './redis-client.js';
+import { closeClient, createRedisClient, waitForReady, type RedisClientOptions } from '../redis/redis-client.js';
 
 export interface RedisCountersOptions extends RedisClientOptions {
   /** REDIS_URL; ignored when `client` is given. */

@@ -16,11 +16,11 @@ import {
   truncateForAnalysis,
   type Span,
   type Strength,
-} from '../domain/password.js';
-import { SharedPrefixL33tMatcher, forgetL33tReadings, quickWordSequenceMatcher, sharedPrefixMatchers } from './zxcvbn-l33t.js';
-import { forgetDictionaryMatches } from './zxcvbn-dictionary.js';
-import { forgetRepeatedUnits, repeatMatcher } from './zxcvbn-repeat.js';
-import { useFastScoring } from './zxcvbn-scoring.js';
+} from '../../domain/password.js';
+import { SharedPrefixL33tMatcher, forgetL33tReadings, quickWordSequenceMatcher, sharedPrefixMatchers } from './zxcvbn/l33t.js';
+import { forgetDictionaryMatches } from './zxcvbn/dictionary.js';
+import { forgetRepeatedUnits, repeatMatcher } from './zxcvbn/repeat.js';
+import { useFastScoring } from './zxcvbn/scoring.js';
 
 /**
  * The library's default number of l33t readings per password: fewer stops l33t matching early and overstates
@@ -108,7 +108,7 @@ export function analysedText(password: string): string {
   return collapseRepeats(truncateForAnalysis(String(password)), longestWord);
 }
 
-/** A factory's private parts read here: its options and matchers (src/adapters/zxcvbn-l33t.ts registers some). */
+/** A factory's private parts read here: its options and matchers (src/adapters/password/zxcvbn/l33t.ts registers some). */
 interface FactoryParts {
   options: Options;
   matching: { matchers: Record<string, { match: MatcherBaseClass['match'] }> };

@@ -2,7 +2,7 @@
 // disposable domains (exact and wildcard) and free-provider domains.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import type { EmailLists } from '../domain/email.js';
+import type { EmailLists } from '../../domain/email.js';
 
 const require = createRequire(import.meta.url);
 

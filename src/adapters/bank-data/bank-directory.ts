@@ -12,7 +12,7 @@ import { readFile, readdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { bankDataByBLZ } from 'bankdata-germany';
-import { BBAN_ALIASES } from '../domain/iban-bban.js';
+import { BBAN_ALIASES } from '../../domain/iban-bban.js';
 
 /** One country's table as data/banks/<CC>.json holds it: bank code -> [BIC, bank name]. */
 export interface BankTableFile {

@@ -2,7 +2,7 @@
 //
 // Workers ask the primary over node:cluster IPC (RateLimiterCluster); the primary's RateLimiterClusterMaster
 // counts in the limiters registered here under the same key prefixes: the per-minute RateLimiterMemory and the
-// calendar counters, which the primary writes to SQLite as a single process does (src/adapters/sqlite-counters.ts).
+// calendar counters, which the primary writes to SQLite as a single process does (src/adapters/limits/sqlite-counters.ts).
 import type Database from 'better-sqlite3';
 import { RateLimiterCluster, RateLimiterClusterMaster, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { MINUTE_SECONDS, UNBOUNDED_POINTS, type CounterStore } from './counter-store.js';

@@ -2,8 +2,8 @@
 import { X509Certificate } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { parseTlsTarget } from '../domain/tls-target.js';
-import { guardedAddress, type TlsProberOptions } from './tls-prober.js';
+import { parseTlsTarget } from '../../domain/tls-target.js';
+import { guardedAddress, type TargetGuardOptions } from './target-guard.js';
 
 /** A certificate is a few KiB; anything larger is not one. */
 const MAX_BYTES = 65_536;
@@ -12,7 +12,7 @@ const MAX_BYTES = 65_536;
  * The certificate at `url` (http or https), or null when it cannot be had within timeoutMs: a non-public or unresolvable
  * host, any status but 200, a body over 64 KiB, or a body that is neither a DER nor a PEM certificate. Never throws.
  */
-export async function fetchIssuer(o: Pick<TlsProberOptions, 'resolve' | 'allowPrivate'>, url: string, timeoutMs: number): Promise<X509Certificate | null> {
+export async function fetchIssuer(o: TargetGuardOptions, url: string, timeoutMs: number): Promise<X509Certificate | null> {
   const deadline = performance.now() + timeoutMs;
   let u: URL;
   try {

@@ -1,11 +1,11 @@
 // A domain's mail security from DNS: SPF (RFC 7208), DKIM keys (RFC 6376) at known selectors, and the blocks of
 // domain/mail-security.ts (DMARC RFC 7489, MTA-STS RFC 8461, TLS-RPT RFC 8460, BIMI, CAA RFC 8659, DNSSEC flag).
-import type { components } from '../../generated/api.js';
-import { DKIM_SELECTORS, dkimName, isDkimRecord } from '../domain/dkim.js';
-import { analyseMailSecurity, type MailSecurityIo } from '../domain/mail-security.js';
-import { MAX_DNS_NAME } from '../domain/dns-query.js';
-import { analyseSpf } from '../domain/spf-analysis.js';
-import type { DnsResolver, RecordType } from './dns-resolver.js';
+import type { components } from '../../../generated/api.js';
+import { DKIM_SELECTORS, dkimName, isDkimRecord } from '../../domain/dkim.js';
+import { analyseMailSecurity, type MailSecurityIo } from '../../domain/mail-security.js';
+import { MAX_DNS_NAME } from '../../domain/dns-query.js';
+import { analyseSpf } from '../../domain/spf-analysis.js';
+import type { DnsResolver, RecordType } from '../dns/resolver.js';
 
 export type MailSecurity = components['schemas']['DnsResult']['security'];
 

@@ -2,8 +2,8 @@
 // the library's own matches, found without re-scanning what consecutive substitution variants share.
 import { createRequire } from 'node:module';
 import { MatcherBaseClass, type Matcher, type Options } from '@zxcvbn-ts/core';
-import { ListMatcher, WordFilteredDictionaryMatcher, WordFilteredReverseMatcher, lastEnd, type DictionaryMatch } from './zxcvbn-dictionary.js';
-import { substitutedReadings, type Change, type Variant } from './zxcvbn-readings.js';
+import { ListMatcher, WordFilteredDictionaryMatcher, WordFilteredReverseMatcher, lastEnd, type DictionaryMatch } from './dictionary.js';
+import { substitutedReadings, type Change, type Variant } from './readings.js';
 
 type MatchOptions = Parameters<MatcherBaseClass['match']>[0];
 
@@ -260,7 +260,7 @@ const unused = (): never => {
 /**
  * Pass as `new ZxcvbnFactory(options, sharedPrefixMatchers)`: a custom matcher under a built-in's name replaces
  * it. The dictionary, reversed-dictionary and l33t matchers find the library's matches through the word index
- * (src/adapters/zxcvbn-dictionary.ts); their matches have pattern 'dictionary', so the library's dictionary scoring
+ * (src/adapters/password/zxcvbn/dictionary.ts); their matches have pattern 'dictionary', so the library's dictionary scoring
  * applies, and its dictionary feedback is passed on; the word-sequence matcher keeps the library's scoring and
  * feedback.
  */

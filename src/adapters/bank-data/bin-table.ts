@@ -1,6 +1,6 @@
 // Card BIN/IIN table (ISO/IEC 7812 issuer prefixes) from a binlist-format CSV (RFC 4180), read once at start-up.
 import { readFile } from 'node:fs/promises';
-import { leadingNumber, type BinEntry, type BinLookup, type CardType } from '../domain/card.js';
+import { leadingNumber, type BinEntry, type BinLookup, type CardType } from '../../domain/card.js';
 
 export type { BinEntry, CardType };
 

@@ -1,8 +1,8 @@
 // Embedded key store on SQLite (WAL) under DATA_DIR, with its change feed; the CLI and every local server share the file.
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { ConfigError } from '../config.js';
-import { ensureDirectorySync, ensurePrivateFileSync } from './startup-files.js';
+import { ConfigError } from '../../config-error.js';
+import { ensureDirectorySync, ensurePrivateFileSync } from '../files/startup-files.js';
 import {
   MAX_LISTED_CHANGES,
   newKeyRecord,

@@ -4,9 +4,9 @@ import { open, readFile } from 'node:fs/promises';
 import { createGunzip } from 'node:zlib';
 import { LRUCache } from 'lru-cache';
 import { Reader, type AsnResponse, type CityResponse } from 'maxmind';
-import { classifyIp, type IpClass } from '../domain/ip-ranges.js';
-import { fileProblem } from './startup-files.js';
-import type { components } from '../../generated/api.js';
+import { classifyIp, type IpClass } from '../../domain/ip-ranges.js';
+import { fileProblem } from '../files/startup-files.js';
+import type { components } from '../../../generated/api.js';
 
 const CHUNK = 1 << 20;
 

@@ -19,7 +19,7 @@ import {
   type NewKey,
 } from './key-store.js';
 import { CREATE_LUA, FEED_LUA, LIMITS_LUA, LOOKUP_LUA, STATUS_LUA } from './redis-key-scripts.js';
-import { closeClient, createRedisClient, waitForReady, type RedisClientOptions } from './redis-client.js';
+import { closeClient, createRedisClient, waitForReady, type RedisClientOptions } from '../redis/redis-client.js';
 
 export interface RedisKeyStoreOptions extends RedisClientOptions {
   /** REDIS_URL; ignored when `client` is given. */

@@ -3,7 +3,7 @@
 // The request path never touches the disk: counts live in memory; every `flushMs` (default 250 ms) and on close
 // the calendar counters changed since are written in one transaction (their absolute values), off the request
 // path. On start the live counters are loaded: a restart never hands out a fresh daily or monthly quota.
-// One process counts per DATA_DIR: WORKERS=N counts in the primary (src/adapters/cluster-counters.ts).
+// One process counts per DATA_DIR: WORKERS=N counts in the primary (src/adapters/limits/cluster-counters.ts).
 //
 // Loss window: a crash (SIGKILL, power loss) loses at most the counts of the last `flushMs`; a graceful
 // close() writes them. The per-minute window is per process and starts afresh after a restart.

@@ -1,11 +1,11 @@
 // Password strength estimation off the event loop: a piscina worker-thread pool running zxcvbn-ts.
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
-import { truncateForAnalysis, type Strength } from '../domain/password.js';
-import { Overloaded } from './failures.js';
+import { truncateForAnalysis, type Strength } from '../../domain/password.js';
+import { Overloaded } from '../failures.js';
 import type { ZxcvbnWorkerData } from './zxcvbn-worker.js';
 
-export type { Strength } from '../domain/password.js';
+export type { Strength } from '../../domain/password.js';
 
 export interface StrengthEstimator {
   /** zxcvbn estimate of the first 128 code points of the password, computed in a worker thread. */

@@ -23,7 +23,7 @@ export interface CalendarRow {
 /**
  * Calendar counters in memory. A month is longer than a Node timer can wait, so the end of each counter's period
  * is kept here (from `customDuration` on its first count) and ended counters are dropped by prune(); the keys
- * counted since the last takeChanged() are kept for persistence (src/adapters/sqlite-counters.ts).
+ * counted since the last takeChanged() are kept for persistence (src/adapters/limits/sqlite-counters.ts).
  */
 export class CalendarLimiter extends RateLimiterMemory {
   private readonly ends = new Map<string, number>();

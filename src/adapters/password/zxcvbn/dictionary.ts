@@ -1,7 +1,7 @@
 // zxcvbn dictionary and reversed-dictionary matchers (Wheeler, "zxcvbn: Low-Budget Password Strength Estimation",
 // USENIX Security 2016): the library's matches, without looking up windows that no word list holds.
 import { MatcherBaseClass, type Options } from '@zxcvbn-ts/core';
-import { WordEnds, WordIndex, wordIndexFor } from './zxcvbn-word-index.js';
+import { WordEnds, WordIndex, wordIndexFor } from './word-index.js';
 
 type MatchOptions = Parameters<MatcherBaseClass['match']>[0];
 
@@ -144,7 +144,7 @@ export const lastEnd = (i: number, n: number, widest: number): number =>
 /** A matcher over the dictionary lists through their word index; Levenshtein matching is not supported. */
 export abstract class ListMatcher extends MatcherBaseClass {
   /**
-   * The lists read, and the sorted index of their words (src/adapters/zxcvbn-word-index.ts): only windows that are
+   * The lists read, and the sorted index of their words (src/adapters/password/zxcvbn/word-index.ts): only windows that are
    * words are looked up, and a window no word begins with costs no string (V8 copies a sliced string to hash it).
    */
   protected readonly lists: DictionaryLists;

@@ -4,8 +4,8 @@ import dgram from 'node:dgram';
 import net from 'node:net';
 import dnsPacket from 'dns-packet';
 import type { Answer, DecodedPacket, Packet } from 'dns-packet';
-import { RECORD_TYPES, type RecordType } from '../domain/dns-query.js';
-import { canonicalIpv6 } from '../domain/ip-ranges.js';
+import { RECORD_TYPES, type RecordType } from '../../domain/dns-query.js';
+import { canonicalIpv6 } from '../../domain/ip-ranges.js';
 
 export { RECORD_TYPES, type RecordType };
 
