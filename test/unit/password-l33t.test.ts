@@ -8,7 +8,8 @@ import { WordFilteredDictionaryMatcher, WordFilteredReverseMatcher, dictionaryMa
 import { SharedPrefixL33tMatcher, l33tReadingsHeld } from '../../src/adapters/password/zxcvbn/l33t.js';
 import { substitutedReadings } from '../../src/adapters/password/zxcvbn/readings.js';
 import { chooseCut, collapseRepeats, ESTIMATED_CHARS, MAX_ANALYSED_CHARS, type Span } from '../../src/domain/password.js';
-import { analysedText, checkAnalysed, createZxcvbn, estimateStrength, longestWordOf, spansAround, zxcvbnOptions } from '../../src/adapters/password/zxcvbn-worker.js';
+import { analysedText, checkAnalysed, createZxcvbn, estimateStrength, longestWordOf, zxcvbnOptions } from '../../src/adapters/password/zxcvbn-worker.js';
+import { spansAround } from '../../src/adapters/password/zxcvbn/index.js';
 import { repeatedUnitsHeld } from '../../src/adapters/password/zxcvbn/repeat.js';
 
 /** Several seconds of CPU in all on a busy 2-core box (the library's default l33t pass is the slow part). */

@@ -1,6 +1,6 @@
 // Worker-thread task: zxcvbn-ts password strength estimate (common and en dictionaries; de, fr, es-es on request).
 import { isMainThread, workerData } from 'node:worker_threads';
-import { ZxcvbnFactory, type MatcherBaseClass, type Options, type OptionsType } from '@zxcvbn-ts/core';
+import type { OptionsType, ZxcvbnFactory } from '@zxcvbn-ts/core';
 import * as common from '@zxcvbn-ts/language-common';
 import * as en from '@zxcvbn-ts/language-en';
 import * as de from '@zxcvbn-ts/language-de';
@@ -12,15 +12,10 @@ import {
   chooseCut,
   codePoints,
   collapseRepeats,
-  repeatSpans,
   truncateForAnalysis,
-  type Span,
   type Strength,
 } from '../../domain/password.js';
-import { SharedPrefixL33tMatcher, forgetL33tReadings, quickWordSequenceMatcher, sharedPrefixMatchers } from './zxcvbn/l33t.js';
-import { forgetDictionaryMatches } from './zxcvbn/dictionary.js';
-import { forgetRepeatedUnits, repeatMatcher } from './zxcvbn/repeat.js';
-import { useFastScoring } from './zxcvbn/scoring.js';
+import { createFastZxcvbn, forgetCheckMemos, spansAround } from './zxcvbn/index.js';
 
 /**
  * The library's default number of l33t readings per password: fewer stops l33t matching early and overstates
@@ -79,7 +74,7 @@ export function zxcvbnOptions(extraLanguages = false): OptionsType {
  * unit once, and the library's scoring without its quadratic overhead (same results); exported for bench and tests.
  */
 export function createZxcvbn(extraLanguages = false): ZxcvbnFactory {
-  return useFastScoring(new ZxcvbnFactory(zxcvbnOptions(extraLanguages), { ...sharedPrefixMatchers, repeat: repeatMatcher }));
+  return createFastZxcvbn(zxcvbnOptions(extraLanguages));
 }
 
 /** Length of the longest word in the options' lists (23 for common + en). */
@@ -108,50 +103,6 @@ export function analysedText(password: string): string {
   return collapseRepeats(truncateForAnalysis(String(password)), longestWord);
 }
 
-/** A factory's private parts read here: its options and matchers (src/adapters/password/zxcvbn/l33t.ts registers some). */
-interface FactoryParts {
-  options: Options;
-  matching: { matchers: Record<string, { match: MatcherBaseClass['match'] }> };
-}
-
-/**
- * l33t readings looked at around a cut. In a long text the library's 100 readings differ only in its last
- * substitutions, so a word in its middle is found in the first reading or not at all; the next readings of the
- * text around the cut differ at its end, past any word across the cut.
- */
-const CUT_L33T_READINGS = 1;
-const cutMatchers = new WeakMap<ZxcvbnFactory, Array<{ match: MatcherBaseClass['match'] }>>();
-
-/**
- * zxcvbn's longest date is 10 characters ("11/11/1991"): a date that a cut at q splits lies within 9 of q, and so
- * does any date containing it (the date matcher drops dates inside another).
- */
-const DATE_REACH = 9;
-
-/**
- * Words (plain, reversed and l33t), word sequences ("one two three"), dates and repeats in `text`: what a cut must
- * not split, since the part before the cut would be priced as random characters or as one more match. Sequences
- * ("abcdef") and keyboard walks ("qwerty") are not looked for: their first part is one again, or a character or two.
- * Every one a cut from `lowest` to `highest` splits is found (others may be); exported for the tests.
- */
-export function spansAround(zxcvbn: ZxcvbnFactory, text: string, lowest: number, highest: number): Span[] {
-  const { options, matching } = zxcvbn as unknown as FactoryParts;
-  let quick = cutMatchers.get(zxcvbn);
-  if (!quick) {
-    quick = [new SharedPrefixL33tMatcher(options, false, CUT_L33T_READINGS), quickWordSequenceMatcher(options, CUT_L33T_READINGS)];
-    cutMatchers.set(zxcvbn, quick);
-  }
-  const spans: Span[] = repeatSpans(text);
-  const request = { password: text, omniMatch: matching as never, userInputsOptions: undefined };
-  for (const matcher of quick) spans.push(...(matcher.match(request) as Span[]));
-  for (const name of ['dictionary', 'dictionaryReverse']) spans.push(...(matching.matchers[name].match(request) as Span[]));
-  // Dates only near the cuts: on a long run of digits the date matcher reads every 4-10 character window.
-  const from = Math.max(0, lowest - DATE_REACH);
-  const window = text.slice(from, highest + DATE_REACH);
-  for (const date of matching.matchers.date.match({ ...request, password: window }) as Span[]) spans.push({ i: date.i + from, j: date.j + from });
-  return spans;
-}
-
 /**
  * zxcvbn's result for an analysed text: the whole of it up to ESTIMATED_CHARS code points; a longer text is cut
  * between a longest word before that length and that length, where no word, word sequence, repeat or date found
@@ -165,9 +116,7 @@ export function checkAnalysed(zxcvbn: ZxcvbnFactory, analysed: string, longest =
     const around = truncateForAnalysis(analysed, ESTIMATED_CHARS + longest);
     return zxcvbn.check(analysed.slice(0, chooseCut(around, lowest, highest, spansAround(zxcvbn, around, lowest, highest))));
   } finally {
-    forgetL33tReadings();
-    forgetRepeatedUnits();
-    forgetDictionaryMatches();
+    forgetCheckMemos();
   }
 }
 
