@@ -10,7 +10,7 @@ import { createHttpServer, listen } from '../src/server.js';
 const config = loadConfig(process.env, availableParallelism());
 const logger = createLogger(config.logLevel);
 const composition = await compose(config, logger);
-const server = createHttpServer(createApp({ ...composition.deps, stockRouter: true }));
+const server = createHttpServer(await createApp({ ...composition.deps, stockRouter: true }));
 await listen(server, config.port, config.host);
 logger.info({ port: config.port, router: 'stock' }, 'listening');
 process.on('SIGTERM', () => {

@@ -2,7 +2,6 @@
 import Koa, { type Context } from 'koa';
 import { createApi, type ApiDeps } from './http/api.js';
 import { asApiError, errorReply, methodNotAllowed } from './http/errors.js';
-import { rememberBodyTypes } from './http/json-body.js';
 import { accessLogger, type Logger } from './http/logging.js';
 import type { Metrics } from './http/metrics.js';
 import { newRequestId, writeReply } from './http/reply-writer.js';
@@ -41,11 +40,10 @@ function bodyUnread(ctx: Context): boolean | Promise<boolean> {
   return nextTurn().then(() => !req.complete);
 }
 
-export function createApp(deps: AppDeps): Koa {
+export async function createApp(deps: AppDeps): Promise<Koa> {
   const app = new Koa({ proxy: false });
   app.silent = true;
-  rememberBodyTypes(app.request);
-  const { handle: api } = createApi({ ...deps, document: deps.spec.document });
+  const { handle: api } = await createApi({ ...deps, document: deps.spec.document });
   const system = createSystemRoutes(deps);
   const systemPaths = new Set(system.stack.map((layer) => layer.path));
   const systemRoutes = system.routes() as unknown as Koa.Middleware;
@@ -66,15 +64,15 @@ export function createApp(deps: AppDeps): Koa {
   };
 
   /**
-   * The one error middleware and the one place a request id is made: every thrown error becomes ErrorInfo (its phase
-   * logged when it is a fault), every answer carries X-Request-Id (but the 401, openapi.yaml Authentication).
+   * The one error middleware and the one place a request id is made: every thrown error becomes ErrorInfo (a fault is
+   * logged with its operation), every answer carries X-Request-Id (but the 401, openapi.yaml Authentication). Once
+   * draining has begun every answer says `Connection: close`, so that Node closes each connection after it.
    */
   app.use(async (ctx) => {
     const started = process.hrtime.bigint();
     const requestId = newRequestId();
     const state = ctx.state as ApiState;
     state.requestId = requestId;
-    state.phase = 'routing';
     state.operationId = 'unmatched';
     state.route = null;
     state.keyId = null;
@@ -83,11 +81,11 @@ export function createApp(deps: AppDeps): Koa {
       reply = await route(ctx);
     } catch (err) {
       reply = errorReply(err, ctx.path, requestId);
-      if (asApiError(err) === null) logger.error({ requestId, operationId: state.operationId, phase: state.phase, err: describe(err) }, 'unexpected error');
+      if (asApiError(err) === null) logger.error({ requestId, operationId: state.operationId, err: describe(err) }, 'unexpected error');
     }
     const unread = bodyUnread(ctx);
     // Answered at once in the usual case (the body was read, or there was none): no extra turn for every request.
-    const close = typeof unread === 'boolean' ? unread : await unread;
+    const close = (typeof unread === 'boolean' ? unread : await unread) || deps.draining();
     if (!reply) {
       // A system route answered through Koa's own respond().
       if (!ctx.response.get('x-request-id')) ctx.set('x-request-id', requestId);

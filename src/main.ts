@@ -65,7 +65,7 @@ function listenFailure(err: NodeJS.ErrnoException, config: Readonly<Config>, var
 async function serve(config: Readonly<Config>): Promise<void> {
   const logger = createLogger(config.logLevel);
   const composition = await compose(config, logger);
-  const server = createHttpServer(createApp({ ...composition.deps, metricsOnOwnPort: config.metricsPort !== null }));
+  const server = createHttpServer(await createApp({ ...composition.deps, metricsOnOwnPort: config.metricsPort !== null }));
   await listen(server, config.port, config.host).catch((err: NodeJS.ErrnoException) => {
     throw listenFailure(err, config);
   });

@@ -1,5 +1,5 @@
 // HTTP server lifecycle (RFC 9112): bounded timeouts, header sizes and pipelining; a drain on Node's own close mechanisms.
-import { createServer, ServerResponse, STATUS_CODES, type IncomingMessage, type RequestListener, type Server } from 'node:http';
+import { createServer, STATUS_CODES, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ApiError, errorReply, methodNotAllowed } from './http/errors.js';
@@ -74,8 +74,6 @@ function refusal(req: IncomingMessage, maxHeadersCount: number): ApiError | null
   return null;
 }
 
-type ClientSocket = Duplex & { _httpMessage?: ServerResponse | null };
-
 /**
  * ErrorInfo straight on the socket, then close: for requests Node never hands to a request listener. The same head
  * and body as any API answer (replyHeaders), written as HTTP/1.1 text.
@@ -90,13 +88,16 @@ function writeRaw(socket: Duplex, error: ApiError): void {
   socket.destroy();
 }
 
+/** The oldest response on a connection not yet finished: the one being written (HTTP/1.1 answers in order). */
+const inFlight = (socket: Duplex): ServerResponse | undefined => pipelines.get(socket as Socket)?.unanswered[0];
+
 /**
  * Runs `then` once the responses to requests that arrived whole have been written (HTTP/1.1 answers in order).
  * A request the error cut short (a timeout, a malformed body) is not waited for: the refusal is its answer.
  */
-function afterCompleteRequests(socket: ClientSocket, then: () => void): void {
-  const pending = socket._httpMessage;
-  if (!pending || pending.writableFinished || !pending.req?.complete) return then();
+function afterCompleteRequests(socket: Duplex, then: () => void): void {
+  const pending = inFlight(socket);
+  if (!pending || pending.writableFinished || !pending.req.complete) return then();
   // Node hands the connection to the next queued response after this one closes; look again a turn later.
   pending.once('close', () => setImmediate(() => afterCompleteRequests(socket, then)));
 }
@@ -104,14 +105,14 @@ function afterCompleteRequests(socket: ClientSocket, then: () => void): void {
 /** Connections already refused: the parser reports again on every later chunk. */
 const refusedSockets = new WeakSet<Duplex>();
 
-function onClientError(err: Error & { code?: string }, socket: ClientSocket): void {
+function onClientError(err: Error & { code?: string }, socket: Duplex): void {
   if (refusedSockets.has(socket)) return;
   refusedSockets.add(socket);
   if (err.code === 'ECONNRESET') return void socket.destroy();
   afterCompleteRequests(socket, () => {
     // Like Node's default: no refusal once a response has started (its bytes would be corrupted); just close.
-    const inFlight = socket._httpMessage;
-    if (!socket.writable || (inFlight && inFlight.headersSent && !inFlight.writableFinished)) return void socket.destroy();
+    const started = inFlight(socket);
+    if (!socket.writable || (started && started.headersSent && !started.writableFinished)) return void socket.destroy();
     writeRaw(socket, clientErrorOf(err.code));
   });
 }
@@ -131,8 +132,6 @@ function onConnect(req: IncomingMessage, socket: Duplex): void {
 export const MAX_PIPELINED_REQUESTS = 16;
 
 interface ServerState {
-  /** When draining began (Date.now()), or null. */
-  drainingSince: number | null;
   /** Connections accepted since start. */
   accepted: number;
   /** Connections that have not sent a request yet, with when they were accepted. Each leaves on its 'close'. */
@@ -143,8 +142,8 @@ const states = new WeakMap<Server, ServerState>();
 
 /** Per connection; goes with the socket (nothing else holds it, whether or not its responses ever finish). */
 interface Pipeline {
-  /** Requests handed to the app and not answered yet. */
-  waiting: number;
+  /** Responses to the requests handed to the app and not finished yet, oldest first. */
+  unanswered: ServerResponse[];
   /** A refusal with `Connection: close` was queued: nothing after it will be sent. */
   closing: boolean;
 }
@@ -153,43 +152,19 @@ const pipelines = new WeakMap<Socket, Pipeline>();
 
 function pipelineOf(socket: Socket): Pipeline {
   let p = pipelines.get(socket);
-  if (p === undefined) pipelines.set(socket, (p = { waiting: 0, closing: false }));
+  if (p === undefined) pipelines.set(socket, (p = { unanswered: [], closing: false }));
   return p;
 }
 
 function tooManyPipelined(p: Pipeline): ApiError | null {
-  if (p.waiting < MAX_PIPELINED_REQUESTS) return null;
+  if (p.unanswered.length < MAX_PIPELINED_REQUESTS) return null;
   return new ApiError(503, 'SERVICE_UNAVAILABLE', `more than ${MAX_PIPELINED_REQUESTS} pipelined requests wait on this connection: send the rest on a new one`);
-}
-
-/**
- * The response class of a server: once it drains, every answer whose head is not yet written says
- * `Connection: close`, whenever its request arrived (Node then closes the connection after it).
- */
-function responseClass(state: ServerState): typeof ServerResponse {
-  return class DrainingResponse extends PipelinedResponse {
-    // Node's implicit head (res.end() without writeHead) comes through here too. Node reads a headers object
-    // passed second as it reads one passed third (reason phrase omitted), so the arguments go on as they came.
-    override writeHead(statusCode: number, reason?: unknown, headers?: unknown): this {
-      if (state.drainingSince !== null && !this.headersSent) this.setHeader('Connection', 'close');
-      return (super.writeHead as (status: number, reason?: unknown, headers?: unknown) => this)(statusCode, reason, headers);
-    }
-  } as unknown as typeof ServerResponse;
-}
-
-/** A response that knows its connection's pipeline, so that finishing it needs no closure of its own. */
-class PipelinedResponse extends ServerResponse {
-  pipeline: Pipeline | null = null;
-}
-
-function answered(this: PipelinedResponse): void {
-  this.pipeline!.waiting--;
 }
 
 export function createHttpServer(app: { callback(): RequestListener }, overrides: Partial<ServerLimits> = {}): Server {
   const limits = { ...DEFAULT_LIMITS, ...overrides };
   const handle = app.callback();
-  const state: ServerState = { drainingSince: null, accepted: 0, fresh: new Map() };
+  const state: ServerState = { accepted: 0, fresh: new Map() };
   const server = createServer(
     {
       maxHeaderSize: limits.maxHeaderSize,
@@ -198,7 +173,6 @@ export function createHttpServer(app: { callback(): RequestListener }, overrides
       connectionsCheckingInterval: limits.connectionsCheckingIntervalMs,
       // Checked in refusal() so that the 400 is ErrorInfo like every other answer.
       requireHostHeader: false,
-      ServerResponse: responseClass(state),
     },
     (req, res) => {
       const socket = req.socket as Socket;
@@ -212,10 +186,8 @@ export function createHttpServer(app: { callback(): RequestListener }, overrides
         p.closing = true;
         return refuse(req, res, refused);
       }
-      p.waiting++;
-      // 'finish' comes at most once per response.
-      (res as PipelinedResponse).pipeline = p;
-      res.on('finish', answered);
+      p.unanswered.push(res);
+      res.once('finish', () => p.unanswered.splice(p.unanswered.indexOf(res), 1));
       handle(req, res);
     },
   );
@@ -253,8 +225,8 @@ const FRESH_GRACE_MS = 1000;
  * Stop accepting and let every request the server has received finish, then resolve; after timeoutMs the
  * stragglers are cut (closeAllConnections). Node's own mechanisms do the work; shutdown must not reset a
  * connection whose request was already sent:
- * - answers written from now on carry `Connection: close` (see responseClass), so Node closes each connection
- *   after its answer; the app answers requests that arrive from now on 503 (its own drain flag);
+ * - the app answers requests that arrive from now on 503 and writes every answer with `Connection: close` (its
+ *   own drain flag, set before this is called), so Node closes each connection after its answer;
  * - connections the kernel completed before the signal are still accepted (the listener stays open until a
  *   loop iteration accepts nothing more, at most 1 s) and answered, instead of being reset with the listener;
  * - server.close() then closes the idle keep-alive connections, and closeIdleConnections() runs again every
@@ -274,7 +246,6 @@ export function drain(server: Server, timeoutMs: number): Promise<'drained' | 't
       resolve(how);
     };
     const drainingSince = Date.now();
-    if (state) state.drainingSince = drainingSince;
     let closing = false;
     const closeIdle = () => {
       if (!closing) return;

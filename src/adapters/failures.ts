@@ -1,13 +1,10 @@
 // What adapters throw when the outside world says no: kinds of failure with client-safe messages, no HTTP.
 // operations/error-answer.ts is the one place these become a status and an error code.
 
-/** Failures carry no stack: they are expected answers, thrown per request, and are never logged with one. */
+/** An expected answer from the outside world, thrown per request; never logged as a fault. */
 abstract class Failure extends Error {
   constructor(message: string) {
-    const limit = Error.stackTraceLimit;
-    Error.stackTraceLimit = 0;
     super(message);
-    Error.stackTraceLimit = limit;
     this.name = new.target.name;
   }
 }

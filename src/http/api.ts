@@ -40,13 +40,16 @@ export const WWW_AUTHENTICATE = 'ApiKey header="X-Api-Key"';
 
 /**
  * The request handed to openapi-backend: method, path and headers read once (openapi-backend, the router and the
- * validator each ask again); Koa's parsed query only when the operation declares query parameters.
+ * validator each ask again); Koa's parsed query only when the operation declares query parameters. It reads its own
+ * JSON body, once, when the pipeline asks (after the key and the count): the validator and the handler see it
+ * through `body` (the router's parsed view reads it from here).
  */
-class KoaRequest implements Request {
-  body: unknown = undefined;
+export class KoaRequest implements Request {
   readonly method: string;
   readonly path: string;
   readonly headers: Request['headers'];
+  private read: Promise<unknown> | undefined;
+  private value: unknown = undefined;
   constructor(private readonly ctx: KoaContext) {
     const method = ctx.method;
     // HEAD is GET without a body (RFC 9110 §9.3.2): Koa leaves the body out.
@@ -60,23 +63,14 @@ class KoaRequest implements Request {
   get ip(): string {
     return this.ctx.req.socket.remoteAddress ?? '';
   }
-}
-
-type KoaHandler = (c: Context, ctx: KoaContext) => unknown;
-
-/**
- * The operation handlers, each marking the request's phase as 'handler' before it runs (a fault is logged with the
- * phase it arose in): in the call itself rather than in a preOperationHandler, which openapi-backend would await.
- */
-function inHandlerPhase(handlers: Handlers, state: (ctx: KoaContext) => ApiState): Record<string, KoaHandler> {
-  const out: Record<string, KoaHandler> = {};
-  for (const [operationId, handler] of Object.entries(handlers as unknown as Record<string, KoaHandler>)) {
-    out[operationId] = (c, ctx) => {
-      state(ctx).phase = 'handler';
-      return handler(c, ctx);
-    };
+  get body(): unknown {
+    return this.value;
   }
-  return out;
+  /** Read and parse the JSON body (readJsonBody's refusals), once: a second call answers as the first did. */
+  readBody(limit?: number): Promise<unknown> {
+    this.read ??= readJsonBody(this.ctx, limit).then((value) => (this.value = value));
+    return this.read;
+  }
 }
 
 /** A refusal settles as `{ error }` (see the ApiKey handler below). */
@@ -121,11 +115,9 @@ export const VALIDATION_OPTIONS = {
  * openapi-backend in quick mode: its definition check uses the OpenAPI 3.0 meta-schema and would reject 3.1 (redocly
  * lint checks the document instead). Its Ajv is draft-07 without ajv-formats: the formats are added here.
  */
-export function createBackend(document: Record<string, any>, stockRouter = false): { api: OpenAPIBackend; router: PrecompiledRouter } {
+export async function createBackend(document: Record<string, any>, stockRouter = false): Promise<{ api: OpenAPIBackend; router: PrecompiledRouter }> {
   const api = new OpenAPIBackend({ definition: apiDocument(document) as any, quick: true, strict: true, ...VALIDATION_OPTIONS });
-  // In quick mode init() runs to its end synchronously (nothing in it awaits): the app can be built without a promise.
-  void api.init().catch(() => undefined);
-  if (!api.initialized) throw new Error('openapi-backend could not load openapi.yaml');
+  await api.init();
   const router = new PrecompiledRouter({ definition: api.definition });
   if (!stockRouter) {
     api.router = router;
@@ -137,67 +129,39 @@ export function createBackend(document: Record<string, any>, stockRouter = false
   return { api, router };
 }
 
-/** The API step: the backend above with the service's key, limits, hooks and handlers registered. */
-export function createApi(deps: ApiDeps): { handle: (ctx: KoaContext) => Promise<Reply>; api: OpenAPIBackend } {
-  const { api, router } = createBackend(deps.document, deps.stockRouter);
+/**
+ * The API step: the backend above with the service's hooks and handlers. A request goes through them top to bottom,
+ * each step deciding its own statuses: refuse while draining, route (404, 405), authenticate (401, 403), count (429),
+ * read the body (400, 413), validate (400), handle, check the reply (VALIDATE_RESPONSES). Each hook and handler is
+ * called as (context, ctx, request): openapi-backend's context, Koa's, and the KoaRequest it was given.
+ */
+export async function createApi(deps: ApiDeps): Promise<{ handle: (ctx: KoaContext) => Promise<Reply>; api: OpenAPIBackend }> {
+  const { api, router } = await createBackend(deps.document, deps.stockRouter);
   const uncounted = uncountedOperations(deps.document);
   const bulkMax = deps.bulkMaxItems ?? 1000;
   const bulk = bulkSpecs(deps.document, bulkMax);
   const state = (ctx: KoaContext) => ctx.state as ApiState;
 
-  /**
-   * A refusal (401/403) settles as `{ error }`, which openapi-backend counts as failed authentication, and
-   * unauthorizedHandler returns its answer: a flood of unknown keys is refused without a rejected promise at every
-   * async frame up to the error middleware (Node's rejection bookkeeping made a 403 dearer than a served 200).
-   */
-  api.registerSecurityHandler('ApiKey', (c: Context, ctx: KoaContext) => {
-    state(ctx).phase = 'auth';
-    return deps.keys.authenticate(c.request.headers['x-api-key']).then(undefined, asRefusal);
-  });
-
   api.register({
+    preRoutingHandler: () => {
+      if (deps.draining()) throw new ApiError(503, 'SERVICE_UNAVAILABLE', 'server is shutting down', { headers: { 'Retry-After': '5' } });
+    },
     notFound: () => {
       throw new ApiError(404, 'RESOURCE_NOT_FOUND', 'no endpoint at this path');
     },
     methodNotAllowed: (_c: Context, ctx: KoaContext) => {
       throw methodNotAllowed(ctx.method, router.allowedMethods(ctx.path));
     },
-    /**
-     * Limits count after authentication and before validation: a malformed request of a known key counts. Every
-     * matched operation passes here, whatever its security handlers decided: the operation is noted for the access
-     * log and the metrics here rather than in a postRoutingHandler of its own (each hook is one more await per
-     * request: card's CPU 0.945-0.966x without it and preOperationHandler, docs/adr/0010).
-     */
-    postSecurityHandler: async (c: Context, ctx: KoaContext) => {
-      state(ctx).operationId = c.operation.operationId!;
-      state(ctx).route = c.operation.path;
-      if (!c.security?.authorized) return; // unauthorizedHandler answers
-      const key = c.security.ApiKey as KeyRecord;
-      state(ctx).keyId = key.id;
-      const operationId = c.operation.operationId!;
-      // A bulk request counts one unit per item (openapi.yaml `x-counted: items`): its body is read first; one that
-      // cannot be read or is over BULK_MAX_ITEMS counts one, like any refused request.
-      const many = bulk.get(operationId);
-      let read: { body: unknown } | { error: unknown } | undefined;
-      if (many) {
-        state(ctx).phase = 'request-validation';
-        read = await readJsonBody(ctx, many.bodyLimit).then((body) => ({ body }), (error: unknown) => ({ error }));
-      }
-      if (!uncounted.has(operationId)) {
-        state(ctx).phase = 'limits';
-        const units = read && 'body' in read ? unitsOf(read.body, bulkMax) : 1;
-        state(ctx).limitHeaders = (await deps.limiter.consume(key, units)).headers;
-      }
-      state(ctx).phase = 'request-validation';
-      if (!c.operation.requestBody) return;
-      if (read && 'error' in read) throw read.error;
-      const body = read ? read.body : await readJsonBody(ctx);
-      const over = read ? overItemLimit(body, bulkMax) : null;
-      if (over) throw over;
-      // The validator parses the original request again; the handler reads the context's parsed copy.
-      state(ctx).request!.body = body;
-      c.request.requestBody = body;
-    },
+  });
+
+  /**
+   * A refusal (401/403) settles as `{ error }`, which openapi-backend counts as failed authentication, and
+   * unauthorizedHandler returns its answer: a flood of unknown keys is refused without a rejected promise at every
+   * async frame up to the error middleware.
+   */
+  api.registerSecurityHandler('ApiKey', (c: Context) => deps.keys.authenticate(c.request.headers['x-api-key']).then(undefined, asRefusal));
+
+  api.register({
     unauthorizedHandler: (c: Context, ctx: KoaContext): Reply => {
       const err = (c.security?.ApiKey as { error?: unknown } | undefined)?.error;
       const refusal =
@@ -208,39 +172,46 @@ export function createApi(deps: ApiDeps): { handle: (ctx: KoaContext) => Promise
       if (!(refusal instanceof ApiError)) throw refusal;
       return errorReply(refusal, ctx.path, state(ctx).requestId);
     },
+    /**
+     * Count, then read the body: after authentication and before validation, so a malformed request of a known key
+     * counts. Every matched operation passes here, whatever its security handlers decided; the operation and key are
+     * noted for the access log and the metrics here. A bulk request counts one unit per item (openapi.yaml
+     * `x-counted: items`), so its body is read first; one that cannot be read or is over BULK_MAX_ITEMS counts one.
+     */
+    postSecurityHandler: async (c: Context, ctx: KoaContext, request: KoaRequest) => {
+      const operationId = c.operation.operationId!;
+      const log = state(ctx);
+      log.operationId = operationId;
+      log.route = c.operation.path;
+      if (!c.security?.authorized) return; // unauthorizedHandler answers
+      const key = c.security.ApiKey as KeyRecord;
+      log.keyId = key.id;
+      const many = bulk.get(operationId);
+      const items = many ? await request.readBody(many.bodyLimit).then((body) => unitsOf(body, bulkMax), () => 1) : 1;
+      if (!uncounted.has(operationId)) log.limitHeaders = (await deps.limiter.consume(key, items)).headers;
+      if (!c.operation.requestBody) return;
+      const body = await request.readBody();
+      if (many) {
+        const over = overItemLimit(body, bulkMax);
+        if (over) throw over;
+      }
+    },
     validationFail: (c: Context) => {
       throw validationError(c.validation.errors ?? []);
     },
-    postResponseHandler: (c: Context, ctx: KoaContext): Reply => {
+    postResponseHandler: (c: Context): Reply => {
       const reply = c.response as Reply;
-      if (deps.responseCheck) {
-        state(ctx).phase = 'response-validation';
-        const problem = deps.responseCheck.check(c.operation.operationId!, reply.status, reply.body);
-        if (problem) throw new Error(`response does not honour the contract: ${problem}`);
-      }
+      const problem = deps.responseCheck?.check(c.operation.operationId!, reply.status, reply.body);
+      if (problem) throw new Error(`response does not honour the contract: ${problem}`);
       return reply;
     },
-    ...inHandlerPhase(deps.handlers, state),
+    ...(deps.handlers as unknown as Record<string, (c: Context, ctx: KoaContext) => unknown>),
   });
-
-  /**
-   * Once shutdown has begun every API request is answered 503 before routing, by a preRoutingHandler registered
-   * then: registered from the start it would cost every request an await (openapi-backend awaits each hook it has).
-   */
-  let drainHook = false;
-  const refuseWhileDraining = () => {
-    throw new ApiError(503, 'SERVICE_UNAVAILABLE', 'server is shutting down', { headers: { 'Retry-After': '5' } });
-  };
 
   /** One API request through openapi-backend; the error middleware awaits the reply and writes it. */
   const handle = (ctx: KoaContext): Promise<Reply> => {
-    if (!drainHook && deps.draining()) {
-      api.register('preRoutingHandler', refuseWhileDraining);
-      drainHook = true;
-    }
     const request = new KoaRequest(ctx);
-    state(ctx).request = request;
-    return api.handleRequest(request, ctx) as Promise<Reply>;
+    return api.handleRequest(request, ctx, request) as Promise<Reply>;
   };
   return { handle, api };
 }

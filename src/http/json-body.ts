@@ -1,6 +1,5 @@
 // JSON request bodies (RFC 8259) through koa-body: 16 KiB at most (decoded), JSON only, UTF-8 only, optionally
 // compressed (RFC 9110 §8.4.1: gzip, deflate, br); refusals never echo the body.
-import type Koa from 'koa';
 import type { Context } from 'koa';
 import { koaBody } from 'koa-body';
 import { ApiError } from '../errors.js';
@@ -44,35 +43,6 @@ const parser = (limit: number) => koaBody({
   onError: (err, ctx) => refusal(err, ctx, limit),
 });
 
-/** Content-Type values remembered per types list; a client may send any value, so the memory is bounded. */
-const MAX_REMEMBERED_TYPES = 64;
-
-/**
- * koa-body asks `ctx.is(jsonTypes)` of every body it reads, and type-is parses the Content-Type again each time (about
- * 2% of a card request). For a request with a body the answer depends only on that header's value and the types asked,
- * so Koa's `is` (app.request, Koa's extension point for requests) remembers it per value for a list of types asked
- * again as the same array, as koa-body's options list is. Any other call goes to Koa's own `is` unchanged.
- */
-export function rememberBodyTypes(request: Koa['request']): void {
-  const is = request.is;
-  const answers = new WeakMap<readonly string[], Map<string, string | false | null>>();
-  request.is = function (this: Koa.Request, type?: string | string[], ...types: string[]) {
-    const headers = this.req.headers;
-    const value = headers['content-type'];
-    // type-is's own test for a body: Transfer-Encoding, or a Content-Length that reads as a number.
-    const bodied = headers['transfer-encoding'] !== undefined || !isNaN(headers['content-length'] as unknown as number);
-    if (!Array.isArray(type) || types.length > 0 || value === undefined || !bodied) return Reflect.apply(is, this, [type, ...types]) as string | false | null;
-    let known = answers.get(type);
-    if (known === undefined) answers.set(type, (known = new Map()));
-    let answer = known.get(value);
-    if (answer === undefined) {
-      answer = is.call(this, type);
-      if (known.size < MAX_REMEMBERED_TYPES) known.set(value, answer);
-    }
-    return answer;
-  } as Koa['request']['is'];
-}
-
 /** One parser per limit: BODY_LIMIT_BYTES, and the bulk operations' larger one (openapi.yaml, Bulk validation). */
 const parsers = new Map<number, ReturnType<typeof parser>>();
 
@@ -99,7 +69,8 @@ export async function readJsonBody(ctx: Context, limit = BODY_LIMIT_BYTES): Prom
   if (OTHER_CHARSET.test(type)) throw notUtf8('charset must be utf-8');
   const coding = headers['content-encoding'];
   if (coding !== undefined) {
-    // Coding names are case-insensitive; the inflater matches them exactly, so it gets the canonical name.
+    // Coding names are case-insensitive (RFC 9110 §8.4.1) and x-gzip is gzip; co-body hands the header to its inflater,
+    // which matches the exact lower-case names only, so the header is set to the canonical name (docs/adr/0010).
     const known = CODINGS.get(coding.trim().toLowerCase());
     if (!known) throw badBody('request body has an unsupported Content-Encoding', 'Content-Encoding must be gzip, deflate, br or identity');
     headers['content-encoding'] = known;

@@ -146,8 +146,8 @@ export class PrecompiledRouter extends OpenAPIRouter {
       this.matchOperation(req, true);
       known = (req as Tagged)[PARSED]!;
     }
-    // Built once per request (openapi-backend asks again to validate); the body is read after routing, so it is
-    // taken afresh. Decoded here rather than in matchOperation, whose every error openapi-backend answers as a 404.
+    // Built once per request (openapi-backend asks again to validate). The body is read after routing, by the
+    // request itself: the parsed view reads it from there whenever asked.
     let parsed = known.request;
     if (!parsed) {
       const { route, values } = known;
@@ -161,12 +161,14 @@ export class PrecompiledRouter extends OpenAPIRouter {
         cookies: {},
         params,
         query: declaredQuery(req, this.queryNames.get(known.operation)!),
-        requestBody: req.body,
-        body: req.body,
+        get requestBody() {
+          return req.body;
+        },
+        get body() {
+          return req.body;
+        },
         ip: (req as { ip?: string }).ip,
       } as ParsedRequest;
-    } else {
-      parsed.requestBody = parsed.body = req.body;
     }
     return parsed;
   }

@@ -327,7 +327,7 @@ describe('unexpected errors', () => {
     await new Promise((r) => setTimeout(r, 20));
     const line = h.logs.find((l) => l.includes('unexpected error') && l.includes(res.body.requestId));
     expect(line).toBeDefined();
-    expect(JSON.parse(line!).phase).toBe('handler');
+    expect(JSON.parse(line!).operationId).toBe('validateIban');
   });
 });
 
@@ -401,7 +401,7 @@ describe('non-API routes', () => {
   });
 
   it('answers /docs with a 503 ErrorInfo when the page was not built', async () => {
-    const server = createServer(createApp({ ...h.composition.deps, docsPage: () => null }).callback());
+    const server = createServer((await createApp({ ...h.composition.deps, docsPage: () => null })).callback());
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     try {
       const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/docs`);

@@ -37,7 +37,7 @@ beforeAll(async () => {
   writePage(path);
   html = readFileSync(path);
   await loadDocsPage(path, (p) => (page = p));
-  server = createHttpServer(createApp({ ...h.composition.deps, docsPage: () => page }));
+  server = createHttpServer(await createApp({ ...h.composition.deps, docsPage: () => page }));
   await listen(server, 0, '127.0.0.1');
   port = (server.address() as AddressInfo).port;
 });
@@ -149,7 +149,7 @@ describe('GET /docs from memory', () => {
 
   it('sends the page as built while the encodings are still being made', async () => {
     const early: DocsPage = { identity: html, gzip: null, br: null };
-    const s = createHttpServer(createApp({ ...h.composition.deps, docsPage: () => early }));
+    const s = createHttpServer(await createApp({ ...h.composition.deps, docsPage: () => early }));
     await listen(s, 0, '127.0.0.1');
     try {
       const res = await fetch(`http://127.0.0.1:${(s.address() as AddressInfo).port}/docs`, { headers: { 'Accept-Encoding': 'br, gzip' } });
@@ -185,7 +185,7 @@ describe('GET /docs encodings are made after the start-up', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'vls-docs-compose-'));
     const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', GEOIP_CITY_DB: join(GEOIP_TEST_DIR, 'GeoIP2-City-Test.mmdb'), GEOIP_ASN_DB: join(GEOIP_TEST_DIR, 'GeoLite2-ASN-Test.mmdb') }, 2);
     const c = await compose(config, createLogger('silent'));
-    const s = createHttpServer(createApp({ ...c.deps, metricsOnOwnPort: false }));
+    const s = createHttpServer(await createApp({ ...c.deps, metricsOnOwnPort: false }));
     await listen(s, 0, '127.0.0.1');
     try {
       const url = `http://127.0.0.1:${(s.address() as AddressInfo).port}/docs`;

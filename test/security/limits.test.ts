@@ -20,7 +20,7 @@ beforeAll(async () => {
   h = await startHarness();
   checkError = createContractValidator(h.composition.deps.spec.document).checkError;
   // The same composition behind a server with short timeouts.
-  short = createHttpServer(createApp(h.composition.deps), SHORT);
+  short = createHttpServer(await createApp(h.composition.deps), SHORT);
   await listen(short, 0, '127.0.0.1');
   shortPort = (short.address() as AddressInfo).port;
 });
@@ -80,8 +80,8 @@ function raw(port: number, chunks: Array<string | Buffer>, gapMs = 0, giveUpMs =
 const request = (lines: string[], body = '') => `${lines.join('\r\n')}\r\n\r\n${body}`;
 
 describe('defaults', () => {
-  it('sets every timeout and size limit on the server', () => {
-    const s = createHttpServer(createApp(h.composition.deps));
+  it('sets every timeout and size limit on the server', async () => {
+    const s = createHttpServer(await createApp(h.composition.deps));
     expect({
       headersTimeout: s.headersTimeout,
       requestTimeout: s.requestTimeout,

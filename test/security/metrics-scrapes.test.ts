@@ -18,7 +18,7 @@ beforeAll(async () => {
   // The production default: the harness's own metrics render on every scrape so that tests read fresh counts.
   metrics = createMetrics({ defaults: false });
   renders = vi.spyOn(metrics.registry, 'metrics');
-  server = createHttpServer(createApp({ ...h.composition.deps, metrics }));
+  server = createHttpServer(await createApp({ ...h.composition.deps, metrics }));
   await listen(server, 0, '127.0.0.1');
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });

@@ -14,7 +14,7 @@ let port: number;
 
 beforeAll(async () => {
   h = await startHarness();
-  server = createHttpServer(createApp(h.composition.deps));
+  server = createHttpServer(await createApp(h.composition.deps));
   await listen(server, 0, '127.0.0.1');
   port = (server.address() as AddressInfo).port;
 });

@@ -91,7 +91,7 @@ export async function startHarness(env: Record<string, string> = {}, opts: Compo
   // Tests read /metrics right after the requests they count: a render per scrape (test/security/metrics-scrapes.test.ts covers the throttle).
   const composition = await compose(config, logger, { defaultMetrics: false, metricsRenderIntervalMs: 0, ...opts });
   await composition.geoLoading;
-  const server = createHttpServer(createApp(composition.deps));
+  const server = createHttpServer(await createApp(composition.deps));
   await listen(server, 0, '127.0.0.1');
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const routes = { table: new PrecompiledRouter({ definition: composition.deps.spec.document as any }), document: composition.deps.spec.document };

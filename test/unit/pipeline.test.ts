@@ -63,12 +63,12 @@ function echoHandlers(): Handlers {
 
 let shared: ReturnType<typeof build> | null = null;
 /** The app of the default deps is built once (openapi-backend compiles its validators lazily, per operation). */
-function app(over: Partial<AppDeps> = {}) {
+async function app(over: Partial<AppDeps> = {}) {
   if (Object.keys(over).length) return build(over);
   return (shared ??= build({}));
 }
 
-function build(over: Partial<AppDeps>) {
+async function build(over: Partial<AppDeps>) {
   const sink = new Writable({
     write(chunk, _enc, cb) {
       logs.push(...String(chunk).split('\n').filter(Boolean));
@@ -93,21 +93,21 @@ function build(over: Partial<AppDeps>) {
     readiness: () => ({ keys: true }),
     ...over,
   };
-  return createApp(deps).callback();
+  return (await createApp(deps)).callback();
 }
 
-const call = (path: string, opts: InjectOptions & { key?: string | null } = {}, over: Partial<AppDeps> = {}) => {
+const call = async (path: string, opts: InjectOptions & { key?: string | null } = {}, over: Partial<AppDeps> = {}) => {
   const headers = { ...opts.headers };
   const key = opts.key === undefined ? KEY : opts.key;
   if (key !== null) headers['x-api-key'] = key;
-  return inject(app(over), path, { ...opts, headers });
+  return inject(await app(over), path, { ...opts, headers });
 };
 const json = { 'content-type': 'application/json' };
 
 describe('preRoutingHandler', () => {
-  it('serves until shutdown begins, then answers every API request 503 (the hook is registered then)', async () => {
+  it('serves until shutdown begins, then answers every API request 503 with Connection: close', async () => {
     let draining = false;
-    const one = build({ draining: () => draining });
+    const one = await build({ draining: () => draining });
     const headers = { 'x-api-key': KEY };
     const served = await inject(one, '/api/v1/bic/DEUTDEFF', { headers });
     expect(served.status).toBe(200);
@@ -116,7 +116,28 @@ describe('preRoutingHandler', () => {
       const res = await inject(one, path, { headers });
       expect(res.status, path).toBe(503);
       expect(res.body.code).toBe('SERVICE_UNAVAILABLE');
+      expect(res.headers.connection).toBe('close');
     }
+  });
+
+  it('answers a request in flight when shutdown begins with Connection: close', async () => {
+    let draining = false;
+    let entered!: () => void;
+    const inside = new Promise<void>((r) => (entered = r));
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const validateBic = async () => {
+      entered();
+      await gate;
+      return { status: 200, body: {} };
+    };
+    const answered = call('/api/v1/bic/DEUTDEFF', {}, { handlers: { ...echoHandlers(), validateBic } as unknown as Handlers, draining: () => draining });
+    await inside;
+    draining = true;
+    release();
+    const res = await answered;
+    expect(res.status).toBe(200);
+    expect(res.headers.connection).toBe('close');
   });
 
   it('answers 503 with Retry-After once shutdown has begun, before routing', async () => {
@@ -178,12 +199,12 @@ describe('ApiKey security handler and unauthorizedHandler', () => {
     expect(logs.some((l) => l.includes('unexpected error'))).toBe(false);
   });
 
-  it('answers a fault in authentication with 500 INTERNAL_ERROR, logged in the auth phase', async () => {
+  it('answers a fault in authentication with 500 INTERNAL_ERROR, logged with its operation and error', async () => {
     const broken = { authenticate: () => Promise.reject(new TypeError('secret detail of the store')) };
     const res = await call('/api/v1/bic/DEUTDEFF', {}, { keys: broken });
     expect(res.body).toMatchObject({ status: 500, code: 'INTERNAL_ERROR', message: 'internal server error' });
     expect(res.text).not.toContain('secret');
-    expect(JSON.parse(logs.find((l) => l.includes('unexpected error'))!)).toMatchObject({ phase: 'auth', requestId: res.body.requestId });
+    expect(JSON.parse(logs.find((l) => l.includes('unexpected error'))!)).toMatchObject({ operationId: 'validateBic', err: { name: 'TypeError' }, requestId: res.body.requestId });
   });
 });
 
@@ -308,20 +329,20 @@ describe('postResponseHandler and the one write step', () => {
     expect(res.text).toBe('');
   });
 
-  it('turns a reply the contract does not allow into 500, logged in the response-validation phase', async () => {
+  it('turns a reply the contract does not allow into 500, logged with its operation', async () => {
     const res = await call('/api/v1/bic/DEUTDEFF', {}, { responseCheck: { check: () => 'missing bic' } });
     expect(res.status).toBe(500);
-    expect(JSON.parse(logs.find((l) => l.includes('unexpected error'))!)).toMatchObject({ phase: 'response-validation', requestId: res.body.requestId });
+    expect(JSON.parse(logs.find((l) => l.includes('unexpected error'))!)).toMatchObject({ operationId: 'validateBic', err: { message: 'response does not honour the contract: missing bic' }, requestId: res.body.requestId });
   });
 });
 
 describe('the error middleware', () => {
-  it('answers a fault with 500 INTERNAL_ERROR, no internals, logged with its phase and request id', async () => {
+  it('answers a fault with 500 INTERNAL_ERROR, no internals, logged with its operation, error and request id', async () => {
     const handlers = { ...echoHandlers(), validateBic: () => { throw new Error('secret detail /srv/x.ts:1'); } } as unknown as Handlers;
     const res = await call('/api/v1/bic/DEUTDEFF', {}, { handlers });
     expect(res.body).toMatchObject({ status: 500, code: 'INTERNAL_ERROR', message: 'internal server error' });
     expect(res.text).not.toContain('secret');
-    expect(JSON.parse(logs.find((l) => l.includes('unexpected error'))!)).toMatchObject({ phase: 'handler', requestId: res.body.requestId });
+    expect(JSON.parse(logs.find((l) => l.includes('unexpected error'))!)).toMatchObject({ operationId: 'validateBic', err: { name: 'Error' }, requestId: res.body.requestId });
   });
 
   it('writes one access-log line per API request with the fixed fields', async () => {
