@@ -23,7 +23,7 @@ for (const p of PASSWORDS) if ([...p].length !== 12) throw new Error(`bench pass
 
 /**
  * Issue #29's crafted input: 128 characters drawn from "4", "7" and "0" (l33t for a, t/l, o), the costliest kind
- * bench/zxcvbn-timing.ts knows. Seeded and distinct; a fixed set, so the range cache is warm as for PASSWORDS.
+ * of input for the l33t matcher (docs/adr/0016-honest-password-scores.md). Seeded and distinct; a fixed set, so the range cache is warm as for PASSWORDS.
  */
 export const CRAFTED_PASSWORDS = ((): string[] => {
   let state = 2029;

@@ -160,9 +160,9 @@ const redisOk = redisBinaryPresent();
 const clusterMode = readFileSync(join(ROOT, 'dist/src/main.js'), 'utf8').includes('node:cluster');
 const W2: [string, string] = ['bic-workers-2', `BIC, WORKERS=2${redisOk ? ', Redis' : ''}`];
 // wrk (one C thread) where installed, for every pair below: autocannon alone takes about one of the two cores here,
-// which caps what a second worker can show, and it spends ~5 us more CPU per response parsing the five limit header
-// fields (bench/header-cost.ts: 0.86x on bare node:http with autocannon, 1.0x with wrk), a cost of the load generator
-// sharing the service's cores that would be charged to the limiter. Both sides of a pair use the same generator.
+// which caps what a second worker can show, and it spends more CPU per response parsing the five limit header fields,
+// a cost of the load generator sharing the service's cores that would be charged to the limiter (BENCHMARKS.md,
+// Method). Both sides of a pair use the same generator.
 const loader = wrkPresent() ? 'wrk' : 'autocannon';
 const loaderNote = `load generator: ${loader}`;
 let redis: BenchRedis | null = null;

@@ -1,7 +1,5 @@
-// Per-call CPU time of one zxcvbn-ts estimate as the service's worker runs it (src/adapters/password/zxcvbn-worker.ts), and its CPU profile.
-import { Session } from 'node:inspector/promises';
+// Per-call CPU time of one zxcvbn-ts estimate as the service's worker runs it (src/adapters/password/zxcvbn-worker.ts).
 import type { ZxcvbnFactory } from '@zxcvbn-ts/core';
-import type { CpuProfile } from './cpuprofile-top.js';
 
 /** What the service's worker runs for one password: its matchers and options, the analysed text, the cut of a long one. */
 type Check = (password: string) => unknown;
@@ -34,25 +32,5 @@ export async function zxcvbnPerCallMs(passwords: string[], rounds = 10): Promise
     return `${((used.user + used.system) / 1000 / (rounds * passwords.length)).toFixed(1)} ms CPU (mean of ${passwords.length} passwords)`;
   } catch (err) {
     return `n/a (${(err as Error).message})`;
-  }
-}
-
-/**
- * A CPU profile of the estimates alone, in this process (what the service's worker threads run; node --cpu-prof
- * does not write the profiles of worker threads that are terminated at exit).
- */
-export async function profileZxcvbn(passwords: string[], rounds = 20): Promise<CpuProfile> {
-  const zxcvbn = await serviceZxcvbn();
-  const session = new Session();
-  session.connect();
-  try {
-    await session.post('Profiler.enable');
-    await session.post('Profiler.setSamplingInterval', { interval: 200 });
-    await session.post('Profiler.start');
-    for (let i = 0; i < rounds; i++) for (const p of passwords) zxcvbn.check(p);
-    const { profile } = await session.post('Profiler.stop');
-    return profile as unknown as CpuProfile;
-  } finally {
-    session.disconnect();
   }
 }
