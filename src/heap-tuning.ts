@@ -4,10 +4,9 @@ import { runInNewContext } from 'node:vm';
 
 /**
  * After each full GC, let the old generation grow to 1.2x what survived before the next one (V8 picks up to
- * 4x by itself). Under steady load the scavenger promotes ~100 KB of in-flight request objects per run; with
- * V8's own factor the heap kept growing through the bench (RSS +9 MB per 5 s row: 215 -> 265 MB over five
- * rows) instead of collecting. At 1.2x it levels off (215 -> 228 MB) with no measurable throughput cost: a
- * full GC of this ~45 MB heap is mostly incremental marking. Set once at start; V8 reads it at every GC.
+ * 4x by itself). Under steady load the scavenger promotes in-flight request objects; with V8's own factor the
+ * heap kept growing under load instead of collecting, at 1.2x it levels off with no measurable throughput cost
+ * (docs/adr/0009). Set once at start; V8 reads it at every GC.
  */
 export function boundHeapGrowth(): void {
   setFlagsFromString('--heap-growing-percent=20');
@@ -16,7 +15,7 @@ export function boundHeapGrowth(): void {
 /**
  * Boot (spec compilation, the BIN and e-mail tables, the GeoIP files) leaves ~45 MB of garbage in a heap
  * V8 keeps committed until its memory reducer runs after a long idle spell: the service would carry it
- * into its first minute of load (measured: RSS 227 MB idle, 184 MB after the reducer). One compacting GC
+ * into its first minute of load (docs/adr/0009). One compacting GC
  * after boot gives most of it back at once. Called once per process, never on the request path; the gc
  * function is taken from a throw-away context so that it never appears on globalThis.
  */

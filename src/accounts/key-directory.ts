@@ -28,7 +28,7 @@ interface Lookup {
 
 /**
  * The refusals, rejected once and handled once at load: a promise rejected per request costs Node's rejection
- * bookkeeping (a measured ~10 us, more than the rest of a cached answer), so an unknown key's 403 would cost more
+ * bookkeeping (more than the rest of a cached answer, docs/adr/0012), so an unknown key's 403 would cost more
  * than a known key's answer. The errors are shared and must not be modified (ApiError's fields are read-only).
  */
 function refusedOnce(err: ApiError): Promise<never> {
@@ -53,7 +53,7 @@ export class KeyDirectory {
   private readonly known: LRUCache<string, KeyRecord>;
   private readonly unknown: LRUCache<string, true>;
   /**
-   * Presented key -> its hash, so a repeat caller skips the SHA-256 (a measured 2-3% of a request). A pure memo
+   * Presented key -> its hash, so a repeat caller skips the SHA-256. A pure memo
    * (a key's hash never changes, so no change can make it wrong), bounded; keys the store holds and keys it does
    * not are memoised apart, so a flood of unknown keys cannot push the known ones out.
    */

@@ -89,11 +89,9 @@ export function collapseRepeats(text: string, longestWord: number): string {
 }
 
 /**
- * Code points of an analysed text that zxcvbn estimates. Its matching reads up to 100 substituted readings of the
- * text and grows with its length (a 128-character text costs ~9x a 14-character one however fast the scoring), so
- * a 128-character text dense in l33t characters cost up to 50x a 12-character password; at this length the
- * costliest text measured costs the service ~3x a 12-character password per request (make bench) and its estimate
- * ~6x the cheapest ones (docs/adr/0016-honest-password-scores.md, bench/zxcvbn-timing.ts).
+ * Code points of an analysed text that zxcvbn estimates. Matching reads up to 100 substituted readings and grows
+ * with the text's length, so a bound on the length is what bounds a crafted password's cost per request
+ * (docs/adr/0016-honest-password-scores.md).
  */
 export const ESTIMATED_CHARS = 32;
 

@@ -102,8 +102,8 @@ export function apiDocument(document: Record<string, any>): Record<string, any> 
 export const VALIDATION_OPTIONS = {
   // Errors carry their schema, so a refusal can use the contract's own wording (x-invalid-message, openapi.yaml).
   // validateSchema: false: openapi-backend makes one Ajv per validator, and each would compile the meta-schema
-  // again to check the schema (37 ms per validator cold, 2.7 ms without the check; createApp 280-500 -> 86-115 ms,
-  // docs/adr/0012-keys-on-demand.md); test/unit/request-schemas.test.ts makes that check instead.
+  // again to check the schema, the largest cost of building the app (docs/adr/0012-keys-on-demand.md);
+  // test/unit/request-schemas.test.ts makes that check instead.
   ajvOpts: { verbose: true, validateSchema: false },
   customizeAjv: ((ajv) => {
     addFormats.default(ajv as any);

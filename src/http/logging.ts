@@ -78,7 +78,7 @@ export interface AccessLog {
 /**
  * One pino-format line per request (level, time, the root's bindings, then the fields above), serialised
  * here and handed to the destination createLogger gave the root: the fields need neither redaction nor pino's
- * generic serialiser, which together measured at 5% of a light request. Honours the root's level. A logger made
+ * generic serialiser, which cost a visible share of a light request (docs/adr/0009). Honours the root's level. A logger made
  * elsewhere writes the entry through pino itself.
  */
 export function accessLogger(root: Logger): AccessLog {
@@ -101,7 +101,7 @@ export function accessLogger(root: Logger): AccessLog {
 
 /**
  * JSON string literals of the few values these fields take (methods, routes, operation ids, key ids), remembered:
- * four JSON.stringify calls were half the cost of a line. Bounded; values past the bound are quoted each time.
+ * the JSON.stringify calls were a large part of a line's cost. Bounded; values past the bound are quoted each time.
  */
 const literals = new Map<string, string>();
 function quoted(value: string | null): string {

@@ -12,7 +12,7 @@ export interface CacheStats {
 export interface Metrics {
   registry: Registry;
   /**
-   * The exposition text. A render reads every series and costs ~20x an API request, so it runs at most once
+   * The exposition text. A render reads every series and costs far more than an API request, so it runs at most once
    * per renderIntervalMs: scrapes meanwhile get the text already made, and concurrent ones share one render.
    */
   render(): Promise<string>;

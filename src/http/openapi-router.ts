@@ -39,7 +39,7 @@ const LOWER_METHODS: ReadonlyMap<string, string> = new Map(['GET', 'HEAD', 'POST
 
 /**
  * The stock OpenAPIRouter builds a RegExp per operation on every request and parses each request twice through
- * lodash, cookie and qs (measured at ~0.1x bare Koa, docs/adr/0010). This subclass keeps its behaviour (exact paths
+ * lodash, cookie and qs (the whole gap to bare Koa, docs/adr/0010). This subclass keeps its behaviour (exact paths
  * first, then templates by specificity; 404 vs 405 as its `strict` errors say) with the patterns compiled once, and
  * its parseRequest takes the query Koa already parsed. Differences, deliberate: only ONE trailing slash is ignored
  * (openapi.yaml, "One trailing slash"), a repeated or malformed query value and broken percent-encoding in a path

@@ -53,7 +53,8 @@ export function replyHeaders(
 
 /**
  * Send an API answer as JSON in one writeHead (fields: replyHeaders), beside Koa's respond() (a Koa caller sets
- * ctx.respond = false): a ctx.set() per header measured at a fifth of a light request. No body for HEAD.
+ * ctx.respond = false): a ctx.set() per header cost a visible share of a light
+ * request (docs/adr/0007). No body for HEAD.
  */
 export function writeReply(
   res: ServerResponse,

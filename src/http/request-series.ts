@@ -21,7 +21,7 @@ interface Sample {
 
 /**
  * prom-client's Counter and Histogram hash their label object on every call (sorting and joining the names),
- * which measured at ~5% of a light request; here a request costs two Map lookups and three additions.
+ * here a request costs two Map lookups and three additions (docs/adr/0010).
  */
 export class RequestSeries {
   private readonly byOperation = new Map<string, Map<number, Series>>();
@@ -72,8 +72,8 @@ export class RequestSeries {
  * A metric the registry reads through the calls it makes on its own metric classes (get, reset); the
  * values are built at scrape time. Sum-aggregated, as prom-client's counters and histograms are across workers.
  * The cast: prom-client types a metric as one of its four classes and has no API for counts kept elsewhere
- * (prometheus/client_js#241); its own Counter and Histogram on the request path measured 1.05-1.06x CPU per BIC
- * request (bench/compare-builds.ts, 2026-11-26).
+ * (prometheus/client_js#241); its own Counter and Histogram on the request path cost more per request than these
+ * plain counts (docs/adr/0010).
  */
 function collector(name: string, help: string, type: 'counter' | 'histogram', values: () => Sample[], reset: () => void): Metric {
   const metric = {

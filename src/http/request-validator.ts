@@ -13,8 +13,8 @@ interface Shape {
 }
 
 /**
- * openapi-backend's OpenAPIValidator with `validateRequest` doing the same steps without lodash (omitBy, entries,
- * find, isEmpty ran on every request: a tenth of the validator's cost, bench/profile.ts). The validators are the
+ * openapi-backend's OpenAPIValidator with `validateRequest` doing the same steps without the lodash calls (omitBy,
+ * entries, find, isEmpty) the stock method makes on every request (docs/adr/0010). The validators are the
  * library's own, compiled by its Ajv from the same schemas; the result has the same shape and the same errors. What
  * each operation declares is read once. An operation with JSON-encoded query parameters, or type coercion, takes the
  * stock path.

@@ -18,8 +18,8 @@ export function projectPath(relative: string): string {
 }
 
 /**
- * Parsed by js-yaml with the YAML 1.2 core schema (no timestamps, no YAML 1.1 booleans): ~40 ms for openapi.yaml
- * against ~200 ms with the `yaml` package, the largest single step of the start-up (docs/adr/0012-keys-on-demand.md);
+ * Parsed by js-yaml with the YAML 1.2 core schema (no timestamps, no YAML 1.1 booleans): several times faster
+ * than the `yaml` package, which was the largest single step of the start-up (docs/adr/0012-keys-on-demand.md);
  * test/unit/spec-text.test.ts checks that both parsers read the same document.
  */
 export async function loadSpec(path = projectPath('openapi.yaml')): Promise<Spec> {

@@ -17,15 +17,15 @@ export interface DocsPage {
 }
 
 /**
- * Brotli quality 5: measured on the 2.6 MB page, 644 KB in a fifth of quality 11's time (562 KB, ~30x slower),
- * against gzip's 721 KB. Each process compresses in libuv's thread pool (never on the event loop).
+ * Brotli quality 5: nearly quality 11's size in a small fraction of its time, and smaller than gzip
+ * (docs/adr/0012). Each process compresses in libuv's thread pool (never on the event loop).
  */
 const BROTLI_QUALITY = 5;
 
 export interface DocsPageOptions {
   /**
    * Compression waits for this (default: starts at once). The service passes "the first /docs request": made at
-   * start, both encodings cost 0.2-0.4 s of CPU and left +15-17 MB RSS of compressor working memory in every
+   * start, both encodings cost CPU and left compressor working memory resident in every
    * process, whether or not it ever served /docs (docs/adr/0012-keys-on-demand.md).
    */
   compressWhen?: Promise<void>;

@@ -3,7 +3,7 @@ import { write, writeSync } from 'node:fs';
 
 /**
  * A pino destination for fd 1 (or any fd). sonic-boom, pino's default, measures its whole pending
- * buffer on every line (Buffer.byteLength), which profiled at ~15% of a light request; here a line
+ * buffer on every line (Buffer.byteLength), a large share of a light request (docs/adr/0009); here a line
  * costs an array push. At most one write is in flight, so lines keep their order; flushSync() empties
  * the queue before exit.
  */

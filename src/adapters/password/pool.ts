@@ -28,8 +28,7 @@ export interface StrengthEstimatorOptions {
   maxQueue?: number;
   /**
    * Nice increment for the workers (Linux); default 19, the lowest priority: zxcvbn is background CPU work and
-   * the event loop must win every contention for a core (BIC p99 beside a saturated pool: 20.5 ms twice, against
-   * 19.8 and 26.0 ms at 5, with the same password throughput).
+   * the event loop must win every contention for a core (docs/adr/0003).
    */
   niceIncrement?: number;
   /** Also use the de, fr and es-es word lists (default false): they double the per-call cost. */

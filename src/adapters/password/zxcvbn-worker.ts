@@ -20,8 +20,7 @@ import { createFastZxcvbn, forgetCheckMemos, spansAround } from './zxcvbn/index.
 /**
  * The library's default number of l33t readings per password: fewer stops l33t matching early and overstates
  * heavily substituted passwords ("p4r71c1p473" scored 4 with 2, 1 with 100). The speed comes from elsewhere
- * (docs/adr/0016-honest-password-scores.md, bench/zxcvbn-timing.ts): Levenshtein off (it multiplies the cost
- * ~10x), the word-index dictionary and l33t matchers (the library's matches for a fraction of the lookups), long
+ * (docs/adr/0016-honest-password-scores.md): Levenshtein off (it multiplies the cost many times), the word-index dictionary and l33t matchers (the library's matches for a fraction of the lookups), long
  * repeats collapsed before analysis, the library's scoring search on typed arrays, and at most 32 characters estimated.
  */
 export const L33T_MAX_SUBSTITUTIONS = 100;

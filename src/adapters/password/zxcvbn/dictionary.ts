@@ -177,7 +177,7 @@ export function dictionaryMatchesHeld(): boolean {
  * Same matches, in the same order, as the library's dictionary matcher with Levenshtein off. The library looks
  * every window of up to the longest word's length up in every list (20 hash lookups of a sliced string each for
  * common + en); here the sorted word index finds the windows that are words and only those are looked up in the
- * lists. On a 128-character random text that was most of the cost.
+ * lists.
  *
  * A text that begins the last one matched (the estimate of a long password's part before its cut, after the spans
  * around the cut were looked for in a longer piece) gets that text's matches which end within it: a word is found

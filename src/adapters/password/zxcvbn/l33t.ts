@@ -121,7 +121,7 @@ const READ_STRIDE = 1 << 16;
  * variant is looked up in every dictionary, but a window a variant shares with the one before it (the variants
  * come depth-first, so most share all but their tail) is not looked up again, since its match was already
  * kept or refused. With the library's default of 100 variants this avoids re-scanning ~100 copies of the
- * password (bench/zxcvbn-timing.ts).
+ * password.
  */
 export class SharedPrefixL33tMatcher extends ListMatcher {
   /** Substituted readings read: the options' (the library's), unless fewer are asked for a quick look. */
