@@ -1,7 +1,9 @@
 // Prometheus metrics (text exposition format): requests and latency by operationId and status, process metrics,
 // caches, readiness checks and the limits store.
-import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
-import { RequestSeries } from './request-series.js';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** Upper bounds of the request latency buckets, in seconds (the +Inf bucket is implied). */
+export const LATENCY_BUCKETS: readonly number[] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 
 export interface CacheStats {
   hits: number;
@@ -57,12 +59,14 @@ function throttledRender(registry: Registry, intervalMs: number): () => Promise<
 export function createMetrics(opts: MetricsOptions = {}): Metrics {
   const registry = new Registry();
   if (opts.defaults !== false) collectDefaultMetrics({ register: registry });
-  const requests = new RequestSeries();
-  requests.register(registry, {
-    counter: 'http_requests_total',
-    counterHelp: 'Requests answered, by operationId and status',
-    histogram: 'http_request_duration_seconds',
-    histogramHelp: 'Request latency in seconds, by operationId and status',
+  const labelNames = ['operationId', 'status'] as const;
+  const requests = new Counter({ name: 'http_requests_total', help: 'Requests answered, by operationId and status', labelNames, registers: [registry] });
+  const latency = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'Request latency in seconds, by operationId and status',
+    labelNames,
+    buckets: [...LATENCY_BUCKETS],
+    registers: [registry],
   });
   const caches = new Map<string, () => CacheStats>();
   const cacheGauge = (name: string, help: string, pick: (s: CacheStats) => number) =>
@@ -94,7 +98,9 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
     registry,
     render: throttledRender(registry, opts.renderIntervalMs ?? METRICS_RENDER_INTERVAL_MS),
     observe(operationId, status, seconds) {
-      requests.record(operationId, status, seconds);
+      const labels = { operationId, status: String(status) };
+      requests.inc(labels);
+      latency.observe(labels, seconds);
     },
     addCache(name, stats) {
       caches.set(name, stats);
