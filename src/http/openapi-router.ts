@@ -41,9 +41,11 @@ const LOWER_METHODS: ReadonlyMap<string, string> = new Map(['GET', 'HEAD', 'POST
  * The stock OpenAPIRouter builds a RegExp per operation on every request and parses each request twice through
  * lodash, cookie and qs (measured at ~0.1x bare Koa, docs/adr/0010). This subclass keeps its behaviour (exact paths
  * first, then templates by specificity; 404 vs 405 as its `strict` errors say) with the patterns compiled once, and
- * its parseRequest takes the query Koa already parsed. Differences, deliberate: only ONE trailing slash is ignored
- * (openapi.yaml, "One trailing slash"), a repeated or malformed query value and broken percent-encoding in a path
- * value are 400 INVALID_FORMAT, and query parameters the operation does not declare are dropped (not refused).
+ * its parseRequest takes the query Koa already parsed. Differences, deliberate: a concrete path whose operations lack
+ * the method is a 405 (the stock router falls through to a template the path also fits, against OpenAPI's matching
+ * order), only ONE trailing slash is ignored (openapi.yaml, "One trailing slash"), a repeated or malformed query
+ * value and broken percent-encoding in a path value are 400 INVALID_FORMAT, and query parameters the operation does
+ * not declare are dropped (not refused).
  */
 export class PrecompiledRouter extends OpenAPIRouter {
   private readonly exact = new Map<string, Route>();
@@ -96,9 +98,10 @@ export class PrecompiledRouter extends OpenAPIRouter {
   allowedMethods(rawPath: string): string[] {
     const path = this.relative(rawPath);
     const methods = new Set<string>();
+    // A concrete path answers only its own operations (see matchOperation): the templates it also fits add nothing.
     const exact = this.exact.get(path);
     if (exact) for (const m of exact.byMethod.keys()) methods.add(m);
-    for (const r of this.templated) if (r.regex!.test(path)) for (const m of r.byMethod.keys()) methods.add(m);
+    else for (const r of this.templated) if (r.regex!.test(path)) for (const m of r.byMethod.keys()) methods.add(m);
     const out = [...methods].map((m) => m.toUpperCase());
     if (out.includes('GET')) out.push('HEAD');
     return out;
@@ -109,15 +112,19 @@ export class PrecompiledRouter extends OpenAPIRouter {
   override matchOperation(req: Request, strict?: boolean): Operation | undefined {
     const path = this.relative(req.path);
     const method = LOWER_METHODS.get(req.method) ?? req.method.toLowerCase();
+    // OpenAPI 3.1 §4.8.8.2 (Path Templating Matching): a concrete path is matched before the templates, so a path
+    // that is one is served by its own operations or is a 405: GET /api/v1/bic/bulk is not validateBic with bic=bulk.
     const exact = this.exact.get(path);
-    const direct = exact?.byMethod.get(method);
-    if (direct) return this.remember(req, direct, exact!, null);
-    let pathKnown = exact !== undefined;
+    if (exact) {
+      const op = exact.byMethod.get(method);
+      return op ? this.remember(req, op, exact, null) : this.unmatched(true, strict);
+    }
+    let pathKnown = false;
     if (this.byPrefix !== null) {
       const cut = path.lastIndexOf('/') + 1;
       const route = cut < path.length ? this.byPrefix.get(path.slice(0, cut)) : undefined;
       const m = route?.regex!.exec(path);
-      if (!m) return this.unmatched(pathKnown, strict);
+      if (!m) return this.unmatched(false, strict);
       const op = route!.byMethod.get(method);
       return op ? this.remember(req, op, route!, m) : this.unmatched(true, strict);
     }

@@ -1,0 +1,63 @@
+// Issue #43, items 1-5, black-box: the service through HTTP (the harness) and a real DNS server on loopback.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDnsServer, type Zone } from '../support/dns-server.js';
+import { startHarness, type Harness } from '../support/harness.js';
+
+const zone: Zone = {
+  // Item 1: the organisational domain enforces for itself (p=reject) but not for its subdomains (sp=none)...
+  'bimi-sp.example': [{ type: 'A', data: '192.0.2.61' }],
+  '_dmarc.bimi-sp.example': [{ type: 'TXT', data: 'v=DMARC1; p=reject; sp=none; rua=mailto:dmarc@bimi-sp.example' }],
+  'default._bimi.bimi-sp.example': [{ type: 'TXT', data: 'v=BIMI1; l=https://bimi-sp.example/logo.svg; a=https://bimi-sp.example/vmc.pem' }],
+  'news.bimi-sp.example': [{ type: 'A', data: '192.0.2.62' }],
+  'default._bimi.news.bimi-sp.example': [{ type: 'TXT', data: 'v=BIMI1; l=https://news.bimi-sp.example/logo.svg; a=https://news.bimi-sp.example/vmc.pem' }],
+  // ...and the other way round: monitoring for itself (p=none), enforcing for its subdomains (sp=quarantine).
+  'bimi-p.example': [{ type: 'A', data: '192.0.2.63' }],
+  '_dmarc.bimi-p.example': [{ type: 'TXT', data: 'v=DMARC1; p=none; sp=quarantine; rua=mailto:dmarc@bimi-p.example' }],
+  'news.bimi-p.example': [{ type: 'A', data: '192.0.2.64' }],
+  'default._bimi.news.bimi-p.example': [{ type: 'TXT', data: 'v=BIMI1; l=https://news.bimi-p.example/logo.svg; a=https://news.bimi-p.example/vmc.pem' }],
+  // Item 2: a name with CAA records of its own.
+  'caa.example': [
+    { type: 'A', data: '192.0.2.65' },
+    { type: 'CAA', data: { flags: 0, tag: 'issue', value: 'ca.example' } },
+    { type: 'CAA', data: { flags: 0, tag: 'iodef', value: 'mailto:security@caa.example' } },
+  ],
+};
+
+let dns: Awaited<ReturnType<typeof startDnsServer>>;
+let h: Harness;
+beforeAll(async () => {
+  dns = await startDnsServer(zone);
+  h = await startHarness({ DNS_SERVERS: `127.0.0.1:${dns.port}`, DNS_TIMEOUT_MS: '1000' });
+});
+afterAll(async () => {
+  await h.close();
+  await dns.close();
+});
+
+describe('item 3: a concrete path is matched before a template (OpenAPI 3.1 Paths Object, Path Templating Matching)', () => {
+  it.each([
+    ['GET', '/api/v1/bic/bulk'],
+    ['GET', '/api/v1/bic/bulk/'],
+    ['GET', '/api/v1/iban/bulk'],
+    ['OPTIONS', '/api/v1/iban/bulk'],
+    ['OPTIONS', '/api/v1/bic/bulk'],
+    ['DELETE', '/api/v1/email/bulk'],
+  ])('%s %s is 405 with Allow: POST (the bulk operation), never the single lookup', async (method, path) => {
+    const res = await h.call(path, { method });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('POST');
+    expect(res.body.code).toBe('METHOD_NOT_ALLOWED');
+  });
+
+  it('HEAD /api/v1/bic/bulk is 405 too (HEAD is GET without a body)', async () => {
+    const res = await fetch(`${h.url}/api/v1/bic/bulk`, { method: 'HEAD', headers: { 'x-api-key': h.key } });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('POST');
+  });
+
+  it('still serves POST there, and the single lookup beside it', async () => {
+    const bulk = await h.call('/api/v1/bic/bulk', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ items: ['DEUTDEFF'] }) });
+    expect(bulk.status).toBe(200);
+    expect((await h.call('/api/v1/bic/DEUTDEFF')).status).toBe(200);
+  });
+});
