@@ -1,7 +1,7 @@
 // Precompiled routing for openapi-backend (OpenAPI 3.1 §4.8.2 path templating): one RegExp per template, built once.
+import type { ErrorObject } from 'ajv';
 import type { Operation, ParsedRequest, Request } from 'openapi-backend';
 import { OpenAPIRouter } from 'openapi-backend';
-import { ApiError } from '../errors.js';
 
 interface Route {
   template: string;
@@ -20,6 +20,24 @@ interface Parsed {
   /** The raw (percent-encoded) path values of the match. */
   values: RegExpExecArray | null;
   request?: ParsedRequest;
+}
+
+/**
+ * Where a parsed request keeps the parameters it could not read (a repeated query parameter, broken percent-encoding
+ * in a path value). parseRequest runs right after routing, before the key is checked: it notes them rather than
+ * throwing, and the request validator refuses them (validationFail), after authentication and the limits like every
+ * other malformed request (openapi.yaml, "Limits and headers").
+ */
+const UNREADABLE = Symbol('PrecompiledRouter.unreadable');
+type Noted = ParsedRequest & { [UNREADABLE]?: ErrorObject[] };
+
+/** The parameters parseRequest could not read, as Ajv-shaped errors for validationFail; undefined when none. */
+export function unreadableParameters(parsed: ParsedRequest): readonly ErrorObject[] | undefined {
+  return (parsed as Noted)[UNREADABLE];
+}
+
+function unreadable(where: 'path' | 'query', name: string, message: string): ErrorObject {
+  return { keyword: 'unreadable', instancePath: `/${where}/${name}`, schemaPath: '#/unreadable', params: {}, message };
 }
 
 /** What parseRequest answers before routing (openapi-backend replaces it once an operation matched). */
@@ -158,8 +176,9 @@ export class PrecompiledRouter extends OpenAPIRouter {
     let parsed = known.request;
     if (!parsed) {
       const { route, values } = known;
+      const errors: ErrorObject[] = [];
       const params: Record<string, string> = {};
-      for (let i = 0; i < route.names.length; i++) params[route.names[i]] = decodePathValue(route.names[i], values![i + 1]);
+      for (let i = 0; i < route.names.length; i++) params[route.names[i]] = decodePathValue(route.names[i], values![i + 1], errors);
       // Cookies are not parsed: no operation declares one. `ip` is the peer address the caller put on the request.
       parsed = known.request = {
         method: req.method,
@@ -167,11 +186,12 @@ export class PrecompiledRouter extends OpenAPIRouter {
         headers: req.headers,
         cookies: {},
         params,
-        query: declaredQuery(req, this.queryNames.get(known.operation)!),
+        query: declaredQuery(req, this.queryNames.get(known.operation)!, errors),
         requestBody: req.body,
         body: req.body,
         ip: (req as { ip?: string }).ip,
       } as ParsedRequest;
+      if (errors.length) (parsed as Noted)[UNREADABLE] = errors;
     } else {
       parsed.requestBody = parsed.body = req.body;
     }
@@ -191,21 +211,21 @@ export class PrecompiledRouter extends OpenAPIRouter {
   }
 }
 
-function decodePathValue(name: string, raw: string): string {
+/** The decoded value; broken percent-encoding is noted in `errors` and the raw value kept (the request is refused). */
+function decodePathValue(name: string, raw: string, errors: ErrorObject[]): string {
   try {
     return decodeURIComponent(raw);
   } catch {
-    throw new ApiError(400, 'INVALID_FORMAT', `parameter ${name} is not valid percent-encoding`, {
-      details: [{ field: name, message: 'is not valid percent-encoding' }],
-    });
+    errors.push(unreadable('path', name, 'is not valid percent-encoding'));
+    return raw;
   }
 }
 
 /**
- * Only the declared query parameters (Koa's parsed query); a repeated one is malformed rather than silently picked.
- * The query is not read (nor parsed by Koa) for an operation that declares none.
+ * Only the declared query parameters (Koa's parsed query); a repeated one is malformed rather than silently picked:
+ * noted in `errors` and left out. The query is not read (nor parsed by Koa) for an operation that declares none.
  */
-function declaredQuery(req: Request, names: string[]): Record<string, string> {
+function declaredQuery(req: Request, names: string[], errors: ErrorObject[]): Record<string, string> {
   const out: Record<string, string> = {};
   if (!names.length) return out;
   const query = req.query;
@@ -214,12 +234,8 @@ function declaredQuery(req: Request, names: string[]): Record<string, string> {
   for (const name of names) {
     const value = search ? fromSearch(search, name) : (query as Record<string, string | string[]>)[name];
     if (value === undefined) continue;
-    if (Array.isArray(value)) {
-      throw new ApiError(400, 'INVALID_FORMAT', `parameter ${name} is malformed: must be given once`, {
-        details: [{ field: name, message: 'must be given once' }],
-      });
-    }
-    out[name] = value;
+    if (Array.isArray(value)) errors.push(unreadable('query', name, 'must be given once'));
+    else out[name] = value;
   }
   return out;
 }

@@ -61,3 +61,48 @@ describe('item 3: a concrete path is matched before a template (OpenAPI 3.1 Path
     expect((await h.call('/api/v1/bic/DEUTDEFF')).status).toBe(200);
   });
 });
+
+describe('item 4: one order for every request: key, then limits, then the request itself', () => {
+  // Malformed before the operation sees them: a repeated query parameter, broken percent-encoding in a path value.
+  const MALFORMED = [
+    ['a repeated query parameter', '/api/v1/dns/example.com?type=A&type=MX', 'type'],
+    ['a repeated required query parameter', '/api/v1/email?address=a%40b.example&address=c%40d.example', 'address'],
+    ['broken percent-encoding in a path value', '/api/v1/bic/%E0%A4%A', 'bic'],
+    ['broken percent-encoding in a DNS name', '/api/v1/dns/exa%ZZmple.com', 'domain'],
+  ] as const;
+
+  it.each(MALFORMED)('%s without a key: 401 UNAUTHORIZED', async (_, path) => {
+    const res = await h.call(path, { key: null });
+    expect(res.status).toBe(401);
+    expect(res.body.code).toBe('UNAUTHORIZED');
+    expect(res.headers.get('www-authenticate')).toBe('ApiKey header="X-Api-Key"');
+  });
+
+  it.each(MALFORMED)('%s with an unknown key: 403 FORBIDDEN', async (_, path) => {
+    const res = await h.call(path, { key: 'vls_unknown_key_0000000000000000' });
+    expect(res.status).toBe(403);
+    expect(res.body.code).toBe('FORBIDDEN');
+  });
+
+  it.each(MALFORMED)('%s with a valid key: 400 INVALID_FORMAT naming the field, with the limit headers, counted', async (_, path, field) => {
+    const { key } = await h.createKey('item-4');
+    const res = await h.call(path, { key });
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('INVALID_FORMAT');
+    expect(res.body.details).toEqual([expect.objectContaining({ field })]);
+    expect(res.headers.get('ratelimit-limit')).not.toBeNull();
+    expect(res.headers.get('x-quota-daily-remaining')).not.toBeNull();
+    const remaining = Number(res.headers.get('ratelimit-remaining'));
+    const next = await h.call('/api/v1/bic/DEUTDEFF', { key });
+    expect(Number(next.headers.get('ratelimit-remaining'))).toBe(remaining - 1);
+    expect(Number(next.headers.get('ratelimit-limit')) - remaining).toBe(1); // the malformed request was the first counted
+  });
+
+  it('answers a malformed request like any other refused value (an empty type): same order, same headers', async () => {
+    const { key } = await h.createKey('item-4-reference');
+    const res = await h.call('/api/v1/dns/example.com?type=', { key });
+    expect(res.status).toBe(400);
+    expect(res.headers.get('ratelimit-remaining')).not.toBeNull();
+    expect((await h.call('/api/v1/dns/example.com?type=', { key: null })).status).toBe(401);
+  });
+});
