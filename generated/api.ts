@@ -780,7 +780,7 @@ export interface components {
             subdomainPolicy: "none" | "quarantine" | "reject" | "";
             /** @description The first `mailto:` address of `rua`, without the scheme; empty when absent. */
             reportingEmail: string;
-            /** @description Problems found (missing record, `p=none`, missing `rua`, multiple records, a record inherited from the organisational domain, `rua`/`ruf` destinations outside the organisational domain without the RFC 7489 section 7.1 authorisation record at `DOMAIN._report._dmarc.DESTINATION`). */
+            /** @description Problems found (missing record, `p=none` or, for a domain under its organisational domain's record, the `sp=none` that applies to it, missing `rua`, multiple records, a record inherited from the organisational domain, `rua`/`ruf` destinations outside the organisational domain without the RFC 7489 section 7.1 authorisation record at `DOMAIN._report._dmarc.DESTINATION`). */
             warnings: string[];
             /**
              * @description The name the record came from: `_dmarc.DOMAIN`, or `_dmarc.ORGDOMAIN` when the domain has none and receivers fall back to its organisational domain's record (RFC 7489 section 6.6.3); empty when neither has one.
@@ -836,7 +836,7 @@ export interface components {
             logoUrl: string;
             /** @description The `a=` evidence document (mark certificate) URL; empty when absent. */
             authorityUrl: string;
-            /** @description Missing or non-https `l=`/`a=`, no evidence document, and DMARC not at enforcement (`p=quarantine` or `p=reject`, `pct=100`), without which mailbox providers show no logo. */
+            /** @description Missing or non-https `l=`/`a=`, no evidence document, and DMARC not at enforcement for this domain (`quarantine` or `reject`, `pct=100`), without which mailbox providers show no logo. The policy judged is the one that applies to the domain: its own record's `p`, or for a domain under its organisational domain's record that record's `sp` (its `p` when `sp` is absent; RFC 7489 sections 6.3 and 6.6.3). */
             warnings: string[];
         };
         /** @description Certification authority authorisation (RFC 8659): the relevant CAA record set, from the domain or the nearest parent that has one (all queried at once). */

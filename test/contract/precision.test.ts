@@ -34,6 +34,42 @@ afterAll(async () => {
   await dns.close();
 });
 
+describe('item 1: BIMI and every DMARC rule judge the policy that applies to the queried name (RFC 7489 §6.3, §6.6.3)', () => {
+  const enforcement = (w: string) => /not at enforcement/.test(w);
+
+  it("a subdomain under the organisational domain's sp=none: BIMI warns, although p=reject", async () => {
+    const res = await h.call('/api/v1/dns/news.bimi-sp.example');
+    expect(res.status).toBe(200);
+    const { dmarc, bimi } = res.body.security;
+    expect(dmarc).toMatchObject({ present: true, policy: 'reject', subdomainPolicy: 'none', recordName: '_dmarc.bimi-sp.example' });
+    expect(bimi.present).toBe(true);
+    expect(bimi.warnings.filter(enforcement)).toEqual([expect.stringContaining('sp=none')]);
+    expect(dmarc.warnings).toContainEqual(expect.stringMatching(/^sp=none only monitors/));
+  });
+
+  it('the organisational domain itself is judged on its p=reject: no BIMI warning', async () => {
+    const res = await h.call('/api/v1/dns/bimi-sp.example');
+    const { dmarc, bimi } = res.body.security;
+    expect(dmarc).toMatchObject({ policy: 'reject', subdomainPolicy: 'none', recordName: '_dmarc.bimi-sp.example' });
+    expect(bimi.warnings.filter(enforcement)).toEqual([]);
+    expect(dmarc.warnings.filter((w: string) => /only monitors/.test(w))).toEqual([]);
+  });
+
+  it("a subdomain under sp=quarantine is at enforcement although the organisational p=none: no BIMI warning, no p=none warning", async () => {
+    const res = await h.call('/api/v1/dns/news.bimi-p.example');
+    const { dmarc, bimi } = res.body.security;
+    expect(dmarc).toMatchObject({ present: true, policy: 'none', subdomainPolicy: 'quarantine', recordName: '_dmarc.bimi-p.example' });
+    expect(bimi.present).toBe(true);
+    expect(bimi.warnings.filter(enforcement)).toEqual([]);
+    expect(dmarc.warnings.filter((w: string) => /only monitors/.test(w))).toEqual([]);
+  });
+
+  it('the organisational domain with p=none still gets the p=none warning', async () => {
+    const res = await h.call('/api/v1/dns/bimi-p.example');
+    expect(res.body.security.dmarc.warnings).toContainEqual(expect.stringMatching(/^p=none only monitors/));
+  });
+});
+
 describe('item 3: a concrete path is matched before a template (OpenAPI 3.1 Paths Object, Path Templating Matching)', () => {
   it.each([
     ['GET', '/api/v1/bic/bulk'],
