@@ -70,6 +70,29 @@ describe('item 1: BIMI and every DMARC rule judge the policy that applies to the
   });
 });
 
+describe('item 2: type=CAA, as lookupDns documents it', () => {
+  it("answers the name's own CAA records", async () => {
+    const res = await h.call('/api/v1/dns/caa.example?type=CAA');
+    expect(res.status).toBe(200);
+    expect(res.body.records.map((r: any) => [r.type, r.value]).sort()).toEqual([
+      ['CAA', '0 iodef "mailto:security@caa.example"'],
+      ['CAA', '0 issue "ca.example"'],
+    ]);
+  });
+
+  it('takes CAA in a case-insensitive list beside the others', async () => {
+    const res = await h.call('/api/v1/dns/caa.example?type=a,%20caa');
+    expect(res.status).toBe(200);
+    expect([...new Set(res.body.records.map((r: any) => r.type))].sort()).toEqual(['A', 'CAA']);
+  });
+
+  it('still refuses a type no record carries, listing CAA among the supported', async () => {
+    const res = await h.call('/api/v1/dns/caa.example?type=PTR');
+    expect(res.status).toBe(400);
+    expect(res.body.message).toMatch(/A, AAAA, MX, TXT, CNAME, NS, SOA, CAA/);
+  });
+});
+
 describe('item 3: a concrete path is matched before a template (OpenAPI 3.1 Paths Object, Path Templating Matching)', () => {
   it.each([
     ['GET', '/api/v1/bic/bulk'],

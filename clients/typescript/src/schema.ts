@@ -1358,9 +1358,10 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Comma-separated record types out of A, AAAA, MX, TXT, CNAME, NS and SOA, case-insensitive, spaces around the
-                 *     commas allowed, duplicates ignored; at most 64 characters. Default `A` when the parameter is absent. An empty
-                 *     value, an empty list element or another type answers 400 `INVALID_FORMAT`.
+                 * @description Comma-separated record types out of A, AAAA, MX, TXT, CNAME, NS, SOA and CAA (the types of `DnsRecord`),
+                 *     case-insensitive, spaces around the commas allowed, duplicates ignored; at most 64 characters. Default `A`
+                 *     when the parameter is absent. An empty value, an empty list element or another type answers 400
+                 *     `INVALID_FORMAT`.
                  */
                 type?: string;
             };
