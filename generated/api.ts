@@ -706,7 +706,7 @@ export interface components {
             branchCode: string | null;
             /** @description The account part of the BBAN (without bank and branch codes); empty when it cannot be extracted. */
             accountNumber: string;
-            /** @description BIC resolved offline from the bank code (AT, BE, DE, ES, FR, LU, NL, and MC and the French territories through the French table); null when no mapping exists. */
+            /** @description BIC resolved offline from the bank code; null when no mapping exists. Only a BIC of the IBAN's own country (characters 5-6) is answered. 43 countries have bank-code tables: DE (Deutsche Bundesbank), and AD, AE, AT, BA, BE, BG, CH, CR, CY, CZ, DK, EE, ES, FI, FR, GB, GE, GR, HR, HU, IE, IL, IS, IT, KZ, LI, LT, LU, LV, MC, MD, ME, NL, NO, PL, PT, RO, RS, SE, SI, SK and TR (national registries; AT, BE, ES, FR, LU and NL completed from a second table); some list only a few banks. MC and the French territories that share France's bank codes (BL, GF, GP, MF, MQ, NC, PF, PM, RE, TF, WF, YT) look in their own table, then in France's, and still answer only a BIC of their own country: a Monaco IBAN of a bank that only France lists answers null, never the French BIC (docs/data-sources.md). */
             bic: string | null;
             /** @description Whether the resolved BIC is structurally valid; false when none is resolved. */
             bicValid: boolean;
@@ -1238,9 +1238,10 @@ export interface components {
          *     or last) and underscores (so `_dmarc.example.com` can be asked), a single label included (`com`). The last label
          *     is not a number (all digits, or `0x` and hex digits): an IP address or an old numeric IPv4 form such as `000` or
          *     `0x7f.1` answers 400 `INVALID_FORMAT`. Letters are case-insensitive. A name with non-ASCII letters is converted
-         *     to A-labels (UTS #46, as WHATWG URLs do); one that conversion refuses (e.g. right-to-left and left-to-right
-         *     letters in one label, RFC 5893) or whose A-labels exceed 63 or 253 characters answers 400 `INVALID_FORMAT`,
-         *     which no pattern can say in advance.
+         *     to A-labels (UTS #46, as WHATWG URLs do); a label may not start with a combining mark (RFC 5891 section
+         *     4.2.3.2: `a.%CC%85.example` answers 400 `INVALID_FORMAT`). One that conversion refuses otherwise (e.g.
+         *     right-to-left and left-to-right letters in one label, RFC 5893) or whose A-labels exceed 63 or 253 characters
+         *     answers 400 `INVALID_FORMAT` too, which no pattern can say in advance.
          */
         DnsName: string;
         /**
@@ -1249,7 +1250,8 @@ export interface components {
          *     digits); or an IP address: IPv4 as a dotted quad without leading zeros, IPv6 in RFC 4291 text without brackets
          *     or zone identifier. `localhost`, other single labels and old numeric IPv4 forms (`000`, `2130706433`, `0x7f.1`,
          *     `127.1`) answer 400 `INVALID_FORMAT`. Letters are case-insensitive; non-ASCII names are converted to A-labels
-         *     as on `/api/v1/dns/{domain}`, with the same exception for names that conversion refuses.
+         *     as on `/api/v1/dns/{domain}`, no label starting with a combining mark, with the same exception for names
+         *     that conversion refuses.
          */
         TlsHost: string;
     };
@@ -1372,9 +1374,10 @@ export interface operations {
                  *     or last) and underscores (so `_dmarc.example.com` can be asked), a single label included (`com`). The last label
                  *     is not a number (all digits, or `0x` and hex digits): an IP address or an old numeric IPv4 form such as `000` or
                  *     `0x7f.1` answers 400 `INVALID_FORMAT`. Letters are case-insensitive. A name with non-ASCII letters is converted
-                 *     to A-labels (UTS #46, as WHATWG URLs do); one that conversion refuses (e.g. right-to-left and left-to-right
-                 *     letters in one label, RFC 5893) or whose A-labels exceed 63 or 253 characters answers 400 `INVALID_FORMAT`,
-                 *     which no pattern can say in advance.
+                 *     to A-labels (UTS #46, as WHATWG URLs do); a label may not start with a combining mark (RFC 5891 section
+                 *     4.2.3.2: `a.%CC%85.example` answers 400 `INVALID_FORMAT`). One that conversion refuses otherwise (e.g.
+                 *     right-to-left and left-to-right letters in one label, RFC 5893) or whose A-labels exceed 63 or 253 characters
+                 *     answers 400 `INVALID_FORMAT` too, which no pattern can say in advance.
                  */
                 domain: components["parameters"]["DnsName"];
             };
@@ -1419,7 +1422,8 @@ export interface operations {
                  *     digits); or an IP address: IPv4 as a dotted quad without leading zeros, IPv6 in RFC 4291 text without brackets
                  *     or zone identifier. `localhost`, other single labels and old numeric IPv4 forms (`000`, `2130706433`, `0x7f.1`,
                  *     `127.1`) answer 400 `INVALID_FORMAT`. Letters are case-insensitive; non-ASCII names are converted to A-labels
-                 *     as on `/api/v1/dns/{domain}`, with the same exception for names that conversion refuses.
+                 *     as on `/api/v1/dns/{domain}`, no label starting with a combining mark, with the same exception for names
+                 *     that conversion refuses.
                  */
                 domain: components["parameters"]["TlsHost"];
             };

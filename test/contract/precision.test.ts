@@ -1,5 +1,7 @@
 // Issue #43, items 1-5, black-box: the service through HTTP (the harness) and a real DNS server on loopback.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadBankDirectory } from '../../src/adapters/bank-directory.js';
+import { projectPath } from '../../src/http/spec.js';
 import { startDnsServer, type Zone } from '../support/dns-server.js';
 import { startHarness, type Harness } from '../support/harness.js';
 
@@ -163,5 +165,34 @@ describe('item 4: one order for every request: key, then limits, then the reques
     expect(res.status).toBe(400);
     expect(res.headers.get('ratelimit-remaining')).not.toBeNull();
     expect((await h.call('/api/v1/dns/example.com?type=', { key: null })).status).toBe(401);
+  });
+});
+
+describe('item 5: the contract says what the service does', () => {
+  it.each([
+    ['/api/v1/dns/a.%CC%85.example', 'DnsName'],
+    ['/api/v1/dns/%CC%81a.example', 'DnsName'],
+    ['/api/v1/ssl/a.%CC%85.example', 'TlsHost'],
+  ])('%s: a label starting with a combining mark is refused by the schema itself (its own message)', async (path, parameter) => {
+    const document = (await (await fetch(`${h.url}/openapi.json`)).json()) as any;
+    const res = await h.call(path);
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('INVALID_FORMAT');
+    expect(res.body.message).toBe(`parameter domain is malformed: ${document.components.parameters[parameter].schema['x-invalid-message']}`);
+  });
+
+  it('a combining mark inside a label is still taken', async () => {
+    const res = await h.call('/api/v1/dns/e%CC%81.example');
+    expect(res.status).toBe(404); // not in the zone: looked up, not refused
+  });
+
+  it("IbanResult.bic names the countries the bank directory covers, and how many have tables of their own", async () => {
+    const document = (await (await fetch(`${h.url}/openapi.json`)).json()) as any;
+    const text: string = document.components.schemas.IbanResult.properties.bic.description;
+    const banks = await loadBankDirectory(projectPath('data/banks'));
+    expect([...new Set(text.match(/\b[A-Z]{2}\b/g))].sort()).toEqual([...banks.countries].sort());
+    const withTables = new Set(['DE', 'AT', 'BE', 'ES', 'FR', 'LU', 'NL', ...banks.tables.map((t) => t.country)]);
+    expect(text).toContain(`${withTables.size} countries have bank-code tables`);
+    expect(text).not.toMatch(/through the French table/);
   });
 });
