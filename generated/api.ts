@@ -706,7 +706,7 @@ export interface components {
             branchCode: string | null;
             /** @description The account part of the BBAN (without bank and branch codes); empty when it cannot be extracted. */
             accountNumber: string;
-            /** @description BIC resolved offline from the bank code (AT, BE, DE, ES, FR, LU, NL, and MC and the French territories through the French table); null when no mapping exists. */
+            /** @description BIC resolved offline from the bank code; null when no mapping exists. Only a BIC of the IBAN's own country (characters 5-6) is answered. 43 countries have bank-code tables: DE (Deutsche Bundesbank), and AD, AE, AT, BA, BE, BG, CH, CR, CY, CZ, DK, EE, ES, FI, FR, GB, GE, GR, HR, HU, IE, IL, IS, IT, KZ, LI, LT, LU, LV, MC, MD, ME, NL, NO, PL, PT, RO, RS, SE, SI, SK and TR (national registries; AT, BE, ES, FR, LU and NL completed from a second table); some list only a few banks. MC and the French territories that share France's bank codes (BL, GF, GP, MF, MQ, NC, PF, PM, RE, TF, WF, YT) look in their own table, then in France's, and still answer only a BIC of their own country: a Monaco IBAN of a bank that only France lists answers null, never the French BIC (docs/data-sources.md). */
             bic: string | null;
             /** @description Whether the resolved BIC is structurally valid; false when none is resolved. */
             bicValid: boolean;
@@ -780,7 +780,7 @@ export interface components {
             subdomainPolicy: "none" | "quarantine" | "reject" | "";
             /** @description The first `mailto:` address of `rua`, without the scheme; empty when absent. */
             reportingEmail: string;
-            /** @description Problems found (missing record, `p=none`, missing `rua`, multiple records, a record inherited from the organisational domain, `rua`/`ruf` destinations outside the organisational domain without the RFC 7489 section 7.1 authorisation record at `DOMAIN._report._dmarc.DESTINATION`). */
+            /** @description Problems found (missing record, `p=none` or, for a domain under its organisational domain's record, the `sp=none` that applies to it, missing `rua`, multiple records, a record inherited from the organisational domain, `rua`/`ruf` destinations outside the organisational domain without the RFC 7489 section 7.1 authorisation record at `DOMAIN._report._dmarc.DESTINATION`). */
             warnings: string[];
             /**
              * @description The name the record came from: `_dmarc.DOMAIN`, or `_dmarc.ORGDOMAIN` when the domain has none and receivers fall back to its organisational domain's record (RFC 7489 section 6.6.3); empty when neither has one.
@@ -836,7 +836,7 @@ export interface components {
             logoUrl: string;
             /** @description The `a=` evidence document (mark certificate) URL; empty when absent. */
             authorityUrl: string;
-            /** @description Missing or non-https `l=`/`a=`, no evidence document, and DMARC not at enforcement (`p=quarantine` or `p=reject`, `pct=100`), without which mailbox providers show no logo. */
+            /** @description Missing or non-https `l=`/`a=`, no evidence document, and DMARC not at enforcement for this domain (`quarantine` or `reject`, `pct=100`), without which mailbox providers show no logo. The policy judged is the one that applies to the domain: its own record's `p`, or for a domain under its organisational domain's record that record's `sp` (its `p` when `sp` is absent; RFC 7489 sections 6.3 and 6.6.3). */
             warnings: string[];
         };
         /** @description Certification authority authorisation (RFC 8659): the relevant CAA record set, from the domain or the nearest parent that has one (all queried at once). */
@@ -1238,9 +1238,10 @@ export interface components {
          *     or last) and underscores (so `_dmarc.example.com` can be asked), a single label included (`com`). The last label
          *     is not a number (all digits, or `0x` and hex digits): an IP address or an old numeric IPv4 form such as `000` or
          *     `0x7f.1` answers 400 `INVALID_FORMAT`. Letters are case-insensitive. A name with non-ASCII letters is converted
-         *     to A-labels (UTS #46, as WHATWG URLs do); one that conversion refuses (e.g. right-to-left and left-to-right
-         *     letters in one label, RFC 5893) or whose A-labels exceed 63 or 253 characters answers 400 `INVALID_FORMAT`,
-         *     which no pattern can say in advance.
+         *     to A-labels (UTS #46, as WHATWG URLs do); a label may not start with a combining mark (RFC 5891 section
+         *     4.2.3.2: `a.%CC%85.example` answers 400 `INVALID_FORMAT`). One that conversion refuses otherwise (e.g.
+         *     right-to-left and left-to-right letters in one label, RFC 5893) or whose A-labels exceed 63 or 253 characters
+         *     answers 400 `INVALID_FORMAT` too, which no pattern can say in advance.
          */
         DnsName: string;
         /**
@@ -1249,7 +1250,8 @@ export interface components {
          *     digits); or an IP address: IPv4 as a dotted quad without leading zeros, IPv6 in RFC 4291 text without brackets
          *     or zone identifier. `localhost`, other single labels and old numeric IPv4 forms (`000`, `2130706433`, `0x7f.1`,
          *     `127.1`) answer 400 `INVALID_FORMAT`. Letters are case-insensitive; non-ASCII names are converted to A-labels
-         *     as on `/api/v1/dns/{domain}`, with the same exception for names that conversion refuses.
+         *     as on `/api/v1/dns/{domain}`, no label starting with a combining mark, with the same exception for names
+         *     that conversion refuses.
          */
         TlsHost: string;
     };
@@ -1358,9 +1360,10 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Comma-separated record types out of A, AAAA, MX, TXT, CNAME, NS and SOA, case-insensitive, spaces around the
-                 *     commas allowed, duplicates ignored; at most 64 characters. Default `A` when the parameter is absent. An empty
-                 *     value, an empty list element or another type answers 400 `INVALID_FORMAT`.
+                 * @description Comma-separated record types out of A, AAAA, MX, TXT, CNAME, NS, SOA and CAA (the types of `DnsRecord`),
+                 *     case-insensitive, spaces around the commas allowed, duplicates ignored; at most 64 characters. Default `A`
+                 *     when the parameter is absent. An empty value, an empty list element or another type answers 400
+                 *     `INVALID_FORMAT`.
                  */
                 type?: string;
             };
@@ -1371,9 +1374,10 @@ export interface operations {
                  *     or last) and underscores (so `_dmarc.example.com` can be asked), a single label included (`com`). The last label
                  *     is not a number (all digits, or `0x` and hex digits): an IP address or an old numeric IPv4 form such as `000` or
                  *     `0x7f.1` answers 400 `INVALID_FORMAT`. Letters are case-insensitive. A name with non-ASCII letters is converted
-                 *     to A-labels (UTS #46, as WHATWG URLs do); one that conversion refuses (e.g. right-to-left and left-to-right
-                 *     letters in one label, RFC 5893) or whose A-labels exceed 63 or 253 characters answers 400 `INVALID_FORMAT`,
-                 *     which no pattern can say in advance.
+                 *     to A-labels (UTS #46, as WHATWG URLs do); a label may not start with a combining mark (RFC 5891 section
+                 *     4.2.3.2: `a.%CC%85.example` answers 400 `INVALID_FORMAT`). One that conversion refuses otherwise (e.g.
+                 *     right-to-left and left-to-right letters in one label, RFC 5893) or whose A-labels exceed 63 or 253 characters
+                 *     answers 400 `INVALID_FORMAT` too, which no pattern can say in advance.
                  */
                 domain: components["parameters"]["DnsName"];
             };
@@ -1418,7 +1422,8 @@ export interface operations {
                  *     digits); or an IP address: IPv4 as a dotted quad without leading zeros, IPv6 in RFC 4291 text without brackets
                  *     or zone identifier. `localhost`, other single labels and old numeric IPv4 forms (`000`, `2130706433`, `0x7f.1`,
                  *     `127.1`) answer 400 `INVALID_FORMAT`. Letters are case-insensitive; non-ASCII names are converted to A-labels
-                 *     as on `/api/v1/dns/{domain}`, with the same exception for names that conversion refuses.
+                 *     as on `/api/v1/dns/{domain}`, no label starting with a combining mark, with the same exception for names
+                 *     that conversion refuses.
                  */
                 domain: components["parameters"]["TlsHost"];
             };

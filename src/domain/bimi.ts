@@ -1,5 +1,5 @@
 // BIMI assertion record at default._bimi.DOMAIN (IETF draft-brand-indicators-for-message-identification): v=BIMI1, l= logo, a= evidence.
-import { dmarcTags, type DmarcResult } from './dmarc.js';
+import { dmarcTags, type AppliedPolicy } from './dmarc.js';
 
 export interface BimiResult {
   /** A record starting with `v=BIMI1` exists at `default._bimi.DOMAIN`. */
@@ -25,10 +25,11 @@ const httpsUrl = (u: string): boolean => {
 };
 
 /**
- * Parse the TXT strings of default._bimi.DOMAIN and judge them with the domain's DMARC result: mail providers show
- * a BIMI logo only for mail under a DMARC policy at enforcement (p=quarantine or p=reject on all mail). Pure and total.
+ * Parse the TXT strings of default._bimi.DOMAIN and judge them with the DMARC policy that applies to DOMAIN (for a
+ * subdomain under its organisational domain's record, that record's sp=): mail providers show a BIMI logo only for
+ * mail under a DMARC policy at enforcement (quarantine or reject, on all mail; BIMI draft §7.1). Pure and total.
  */
-export function analyseBimiRecords(txtRecords: readonly string[], dmarc: Pick<DmarcResult, 'present' | 'policy' | 'rawRecord'>): BimiResult {
+export function analyseBimiRecords(txtRecords: readonly string[], dmarc: AppliedPolicy): BimiResult {
   const found = txtRecords.filter((t) => typeof t === 'string' && VERSION.test(t));
   if (found.length === 0) return { present: false, rawRecord: '', logoUrl: '', authorityUrl: '', warnings: [] };
   const warnings: string[] = [];
@@ -42,9 +43,13 @@ export function analyseBimiRecords(txtRecords: readonly string[], dmarc: Pick<Dm
   else if (logoUrl !== '' && !httpsUrl(logoUrl)) warnings.push(`l=${logoUrl} is not an https: URL`);
   if (authorityUrl !== '' && !httpsUrl(authorityUrl)) warnings.push(`a=${authorityUrl} is not an https: URL`);
   if (logoUrl !== '' && authorityUrl === '') warnings.push('no a= evidence document (mark certificate): most mailbox providers show no logo without one');
-  const pct = dmarcTags(dmarc.rawRecord).get('pct');
-  if (!dmarc.present || (dmarc.policy !== 'quarantine' && dmarc.policy !== 'reject')) {
-    warnings.push('DMARC is not at enforcement (p=quarantine or p=reject): BIMI logos are not shown');
+  const pct = dmarc.pct;
+  if (dmarc.policy !== 'quarantine' && dmarc.policy !== 'reject') {
+    warnings.push(
+      dmarc.tag === 'sp'
+        ? `DMARC is not at enforcement for this name: its organisational domain's record applies sp=${dmarc.policy} to it (BIMI needs quarantine or reject): BIMI logos are not shown`
+        : 'DMARC is not at enforcement (p=quarantine or p=reject): BIMI logos are not shown',
+    );
   } else if (pct !== undefined && pct !== '100') {
     warnings.push(`DMARC pct=${pct}: BIMI requires the policy on all mail (pct=100)`);
   }

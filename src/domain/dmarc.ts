@@ -53,13 +53,42 @@ export function firstMailto(uriList: string): string {
   return '';
 }
 
+/** The policy receivers apply to mail from the queried name, and where it comes from. */
+export interface AppliedPolicy {
+  /** '' when no record applies or the applying tag is not a known policy. */
+  policy: DmarcPolicy | '';
+  /** 'sp' for a name under its organisational domain's record that sets sp=; 'p' otherwise. */
+  tag: 'p' | 'sp';
+  /** The record's pct= as written; undefined when absent (all mail). */
+  pct: string | undefined;
+}
+
+/**
+ * RFC 7489 §6.3 and §6.6.3: a record found at _dmarc of the name itself applies its `p`; one found at the organisational
+ * domain (the name is a subdomain of it) applies its `sp`, or `p` when `sp` is absent. The one rule every check of
+ * "the policy" goes through.
+ */
+function applies(record: Pick<ParsedDmarc, 'policy' | 'subdomainPolicy'>, subdomain: boolean): { policy: DmarcPolicy | ''; tag: 'p' | 'sp' } {
+  return subdomain && record.subdomainPolicy !== '' ? { policy: record.subdomainPolicy, tag: 'sp' } : { policy: record.policy, tag: 'p' };
+}
+
+/** The DMARC policy that applies to `domain`, the name `dmarc` (discoverDmarc's result) was discovered for. */
+export function appliedPolicy(dmarc: Pick<DmarcResult, 'present' | 'rawRecord' | 'policy' | 'subdomainPolicy' | 'recordName'>, domain: string): AppliedPolicy {
+  if (!dmarc.present) return { policy: '', tag: 'p', pct: undefined };
+  const inherited = dmarc.recordName !== `_dmarc.${domain.toLowerCase().replace(/\.$/, '')}`;
+  return { ...applies(dmarc, inherited), pct: dmarcTags(dmarc.rawRecord).get('pct') };
+}
+
 /** Only _dmarc.DOMAIN is looked up; the organisational domain's record is for a lookup of that domain to show. */
 const NO_RECORD =
   "no DMARC record at _dmarc of this name: receivers use its organisational domain's record instead (RFC 7489 §6.6.3) " +
   'and apply no DMARC policy when that has none either';
 
-/** Parse the DMARC record among the TXT strings of _dmarc.DOMAIN. Pure and total. */
-export function parseDmarc(txtRecords: readonly string[]): ParsedDmarc {
+/**
+ * Parse the DMARC record among the TXT strings of _dmarc.DOMAIN. Pure and total. `forSubdomain`: the record is the
+ * organisational domain's, read for a name under it, so its warnings judge the policy that applies there (`sp`).
+ */
+export function parseDmarc(txtRecords: readonly string[], forSubdomain = false): ParsedDmarc {
   const found = findDmarcRecords(txtRecords);
   if (found.length === 0) {
     const ignored = nearMisses(txtRecords).map((t) => `'${t}' is ignored by receivers: a DMARC record must start with exactly v=DMARC1 (RFC 7489 §6.4)`);
@@ -84,7 +113,6 @@ export function parseDmarc(txtRecords: readonly string[]): ParsedDmarc {
   if (!tags.has('p')) warnings.push('the required p= tag is missing');
   else if (!POLICIES.has(p)) warnings.push(`invalid policy p=${tags.get('p')}: must be none, quarantine or reject`);
   else policy = p as DmarcPolicy;
-  if (policy === 'none') warnings.push('p=none only monitors: failing mail is still delivered');
 
   const sp = (tags.get('sp') ?? '').toLowerCase();
   let subdomainPolicy: DmarcPolicy | '' = '';
@@ -92,6 +120,8 @@ export function parseDmarc(txtRecords: readonly string[]): ParsedDmarc {
     if (POLICIES.has(sp)) subdomainPolicy = sp as DmarcPolicy;
     else warnings.push(`invalid subdomain policy sp=${tags.get('sp')}: must be none, quarantine or reject (receivers apply p= to subdomains)`);
   }
+  const applied = applies({ policy, subdomainPolicy }, forSubdomain);
+  if (applied.policy === 'none') warnings.push(`${applied.tag}=none only monitors: failing mail is still delivered`);
 
   const rua = tags.get('rua');
   const reportingEmail = rua === undefined ? '' : firstMailto(rua);
@@ -185,7 +215,7 @@ export async function discoverDmarc(domain: string, txt: TxtLookup): Promise<Dma
   }
   let inherited: ParsedDmarc;
   try {
-    inherited = parseDmarc(await orgLookup);
+    inherited = parseDmarc(await orgLookup, true);
   } catch {
     return { ...own, warnings: [`no DMARC record at _dmarc.${name}, and the lookup of its organisational domain's record at _dmarc.${org} failed`, ...ownIgnored], recordName: '', organisationalDomain: org };
   }
@@ -197,8 +227,8 @@ export async function discoverDmarc(domain: string, txt: TxtLookup): Promise<Dma
       organisationalDomain: org,
     };
   }
-  const applied = inherited.subdomainPolicy || inherited.policy;
-  const note = `no DMARC record at _dmarc.${name}: receivers apply the organisational domain's record at _dmarc.${org} (RFC 7489 §6.6.3)${applied ? `, with policy ${applied}${inherited.subdomainPolicy ? ' (its sp=)' : ''}` : ''}`;
+  const applied = applies(inherited, true);
+  const note = `no DMARC record at _dmarc.${name}: receivers apply the organisational domain's record at _dmarc.${org} (RFC 7489 §6.6.3)${applied.policy ? `, with policy ${applied.policy}${applied.tag === 'sp' ? ' (its sp=)' : ''}` : ''}`;
   const warnings = [note, ...ownIgnored, ...inherited.warnings, ...(await externalDestinationWarnings(inherited.rawRecord, org, txt))];
   return { ...inherited, warnings, recordName: `_dmarc.${org}`, organisationalDomain: org };
 }

@@ -1,7 +1,7 @@
 // Mail-security analysis beyond SPF and DKIM: DMARC discovery (RFC 7489), MTA-STS (RFC 8461), TLS-RPT (RFC 8460), BIMI, CAA (RFC 8659), DNSSEC AD flag.
 import { analyseBimiRecords, bimiName, type BimiResult } from './bimi.js';
 import { analyseCaa, type CaaResult } from './caa.js';
-import { discoverDmarc, type DmarcResult, type TxtLookup } from './dmarc.js';
+import { appliedPolicy, discoverDmarc, type DmarcResult, type TxtLookup } from './dmarc.js';
 import { analyseMtaSts, mtaStsName, type MtaStsResult, type PolicyFetch } from './mta-sts.js';
 import { parseTlsRpt, tlsRptName, type TlsRptResult } from './tls-rpt.js';
 
@@ -65,7 +65,10 @@ export async function analyseMailSecurity(io: MailSecurityIo, domain: string): P
   const bimiTxt = soft(txtOf(bimiName(domain)));
   const dnssec = soft(io.query(domain, 'TXT')).then((a) => ({ authenticated: a?.authenticated === true }));
   const [dmarc, mta, rpt, bimiRecords, caa, sec] = await Promise.all([discoverDmarc(domain, txtOf), mtaSts, tlsRpt, bimiTxt, analyseCaa(domain, caaLookup), dnssec]);
-  const bimi = bimiRecords === null ? { ...analyseBimiRecords([], dmarc), warnings: [`the lookup of ${bimiName(domain)} failed`] } : analyseBimiRecords(bimiRecords, dmarc);
+  // The policy that applies to this name (sp= for a subdomain under its organisational domain's record), worked out
+  // once: every rule that reads "the DMARC policy" judges this one.
+  const policy = appliedPolicy(dmarc, domain);
+  const bimi = bimiRecords === null ? { ...analyseBimiRecords([], policy), warnings: [`the lookup of ${bimiName(domain)} failed`] } : analyseBimiRecords(bimiRecords, policy);
   if (mta.present && !rpt.present && rpt.warnings.length === 0) {
     rpt.warnings.push('MTA-STS is published without TLS-RPT: failures to deliver over TLS go unreported');
   }

@@ -1,7 +1,7 @@
 // Precompiled routing for openapi-backend (OpenAPI 3.1 §4.8.2 path templating): one RegExp per template, built once.
+import type { ErrorObject } from 'ajv';
 import type { Operation, ParsedRequest, Request } from 'openapi-backend';
 import { OpenAPIRouter } from 'openapi-backend';
-import { ApiError } from '../errors.js';
 
 interface Route {
   template: string;
@@ -20,6 +20,24 @@ interface Parsed {
   /** The raw (percent-encoded) path values of the match. */
   values: RegExpExecArray | null;
   request?: ParsedRequest;
+}
+
+/**
+ * Where a parsed request keeps the parameters it could not read (a repeated query parameter, broken percent-encoding
+ * in a path value). parseRequest runs right after routing, before the key is checked: it notes them rather than
+ * throwing, and the request validator refuses them (validationFail), after authentication and the limits like every
+ * other malformed request (openapi.yaml, "Limits and headers").
+ */
+const UNREADABLE = Symbol('PrecompiledRouter.unreadable');
+type Noted = ParsedRequest & { [UNREADABLE]?: ErrorObject[] };
+
+/** The parameters parseRequest could not read, as Ajv-shaped errors for validationFail; undefined when none. */
+export function unreadableParameters(parsed: ParsedRequest): readonly ErrorObject[] | undefined {
+  return (parsed as Noted)[UNREADABLE];
+}
+
+function unreadable(where: 'path' | 'query', name: string, message: string): ErrorObject {
+  return { keyword: 'unreadable', instancePath: `/${where}/${name}`, schemaPath: '#/unreadable', params: {}, message };
 }
 
 /** What parseRequest answers before routing (openapi-backend replaces it once an operation matched). */
@@ -41,9 +59,11 @@ const LOWER_METHODS: ReadonlyMap<string, string> = new Map(['GET', 'HEAD', 'POST
  * The stock OpenAPIRouter builds a RegExp per operation on every request and parses each request twice through
  * lodash, cookie and qs (the whole gap to bare Koa, docs/adr/0010). This subclass keeps its behaviour (exact paths
  * first, then templates by specificity; 404 vs 405 as its `strict` errors say) with the patterns compiled once, and
- * its parseRequest takes the query Koa already parsed. Differences, deliberate: only ONE trailing slash is ignored
- * (openapi.yaml, "One trailing slash"), a repeated or malformed query value and broken percent-encoding in a path
- * value are 400 INVALID_FORMAT, and query parameters the operation does not declare are dropped (not refused).
+ * its parseRequest takes the query Koa already parsed. Differences, deliberate: a concrete path whose operations lack
+ * the method is a 405 (the stock router falls through to a template the path also fits, against OpenAPI's matching
+ * order), only ONE trailing slash is ignored (openapi.yaml, "One trailing slash"), a repeated or malformed query
+ * value and broken percent-encoding in a path value are 400 INVALID_FORMAT, and query parameters the operation does
+ * not declare are dropped (not refused).
  */
 export class PrecompiledRouter extends OpenAPIRouter {
   private readonly exact = new Map<string, Route>();
@@ -96,9 +116,10 @@ export class PrecompiledRouter extends OpenAPIRouter {
   allowedMethods(rawPath: string): string[] {
     const path = this.relative(rawPath);
     const methods = new Set<string>();
+    // A concrete path answers only its own operations (see matchOperation): the templates it also fits add nothing.
     const exact = this.exact.get(path);
     if (exact) for (const m of exact.byMethod.keys()) methods.add(m);
-    for (const r of this.templated) if (r.regex!.test(path)) for (const m of r.byMethod.keys()) methods.add(m);
+    else for (const r of this.templated) if (r.regex!.test(path)) for (const m of r.byMethod.keys()) methods.add(m);
     const out = [...methods].map((m) => m.toUpperCase());
     if (out.includes('GET')) out.push('HEAD');
     return out;
@@ -109,15 +130,19 @@ export class PrecompiledRouter extends OpenAPIRouter {
   override matchOperation(req: Request, strict?: boolean): Operation | undefined {
     const path = this.relative(req.path);
     const method = LOWER_METHODS.get(req.method) ?? req.method.toLowerCase();
+    // OpenAPI 3.1 §4.8.8.2 (Path Templating Matching): a concrete path is matched before the templates, so a path
+    // that is one is served by its own operations or is a 405: GET /api/v1/bic/bulk is not validateBic with bic=bulk.
     const exact = this.exact.get(path);
-    const direct = exact?.byMethod.get(method);
-    if (direct) return this.remember(req, direct, exact!, null);
-    let pathKnown = exact !== undefined;
+    if (exact) {
+      const op = exact.byMethod.get(method);
+      return op ? this.remember(req, op, exact, null) : this.unmatched(true, strict);
+    }
+    let pathKnown = false;
     if (this.byPrefix !== null) {
       const cut = path.lastIndexOf('/') + 1;
       const route = cut < path.length ? this.byPrefix.get(path.slice(0, cut)) : undefined;
       const m = route?.regex!.exec(path);
-      if (!m) return this.unmatched(pathKnown, strict);
+      if (!m) return this.unmatched(false, strict);
       const op = route!.byMethod.get(method);
       return op ? this.remember(req, op, route!, m) : this.unmatched(true, strict);
     }
@@ -151,8 +176,9 @@ export class PrecompiledRouter extends OpenAPIRouter {
     let parsed = known.request;
     if (!parsed) {
       const { route, values } = known;
+      const errors: ErrorObject[] = [];
       const params: Record<string, string> = {};
-      for (let i = 0; i < route.names.length; i++) params[route.names[i]] = decodePathValue(route.names[i], values![i + 1]);
+      for (let i = 0; i < route.names.length; i++) params[route.names[i]] = decodePathValue(route.names[i], values![i + 1], errors);
       // Cookies are not parsed: no operation declares one. `ip` is the peer address the caller put on the request.
       parsed = known.request = {
         method: req.method,
@@ -160,7 +186,7 @@ export class PrecompiledRouter extends OpenAPIRouter {
         headers: req.headers,
         cookies: {},
         params,
-        query: declaredQuery(req, this.queryNames.get(known.operation)!),
+        query: declaredQuery(req, this.queryNames.get(known.operation)!, errors),
         get requestBody() {
           return req.body;
         },
@@ -169,6 +195,7 @@ export class PrecompiledRouter extends OpenAPIRouter {
         },
         ip: (req as { ip?: string }).ip,
       } as ParsedRequest;
+      if (errors.length) (parsed as Noted)[UNREADABLE] = errors;
     }
     return parsed;
   }
@@ -186,21 +213,21 @@ export class PrecompiledRouter extends OpenAPIRouter {
   }
 }
 
-function decodePathValue(name: string, raw: string): string {
+/** The decoded value; broken percent-encoding is noted in `errors` and the raw value kept (the request is refused). */
+function decodePathValue(name: string, raw: string, errors: ErrorObject[]): string {
   try {
     return decodeURIComponent(raw);
   } catch {
-    throw new ApiError(400, 'INVALID_FORMAT', `parameter ${name} is not valid percent-encoding`, {
-      details: [{ field: name, message: 'is not valid percent-encoding' }],
-    });
+    errors.push(unreadable('path', name, 'is not valid percent-encoding'));
+    return raw;
   }
 }
 
 /**
- * Only the declared query parameters (Koa's parsed query); a repeated one is malformed rather than silently picked.
- * The query is not read (nor parsed by Koa) for an operation that declares none.
+ * Only the declared query parameters (Koa's parsed query); a repeated one is malformed rather than silently picked:
+ * noted in `errors` and left out. The query is not read (nor parsed by Koa) for an operation that declares none.
  */
-function declaredQuery(req: Request, names: string[]): Record<string, string> {
+function declaredQuery(req: Request, names: string[], errors: ErrorObject[]): Record<string, string> {
   const out: Record<string, string> = {};
   if (!names.length) return out;
   const query = req.query;
@@ -209,12 +236,8 @@ function declaredQuery(req: Request, names: string[]): Record<string, string> {
   for (const name of names) {
     const value = search ? fromSearch(search, name) : (query as Record<string, string | string[]>)[name];
     if (value === undefined) continue;
-    if (Array.isArray(value)) {
-      throw new ApiError(400, 'INVALID_FORMAT', `parameter ${name} is malformed: must be given once`, {
-        details: [{ field: name, message: 'must be given once' }],
-      });
-    }
-    out[name] = value;
+    if (Array.isArray(value)) errors.push(unreadable('query', name, 'must be given once'));
+    else out[name] = value;
   }
   return out;
 }

@@ -1,6 +1,7 @@
 // Request validation for openapi-backend (OpenAPI 3.1 §4.8.12 parameters, §4.8.13 request bodies) with its own Ajv validators.
 import type { ErrorObject } from 'ajv';
 import { OpenAPIValidator, type Operation, type Request, type ValidationResult } from 'openapi-backend';
+import { unreadableParameters } from './openapi-router.js';
 
 /** What an operation's parameters need beyond the stock steps this subclass keeps. */
 interface Shape {
@@ -26,8 +27,12 @@ export class RequestValidator extends OpenAPIValidator {
     const op = typeof operation === 'string' ? this.router.getOperation(operation) : (operation ?? this.router.matchOperation(req));
     if (!op?.operationId) throw new Error('Unknown operation');
     const shape = this.shapeOf(op);
+    const parsed = this.router.parseRequest(req, op);
+    // What the router could not read is refused here, after the key and the limits, like any other malformed value.
+    const unreadable = unreadableParameters(parsed);
+    if (unreadable) return { valid: false, errors: [...unreadable], coerced: req };
     if (shape.jsonQuery || this.coerceTypes) return super.validateRequest(req, op);
-    const { params, query, headers, cookies, requestBody } = this.router.parseRequest(req, op);
+    const { params, query, headers, cookies, requestBody } = parsed;
     if (query) for (const name of shape.arrayQuery) if (typeof query[name] === 'string') query[name] = [query[name] as string];
     const parameters: Record<string, unknown> = {};
     if (params != null) parameters.path = params;

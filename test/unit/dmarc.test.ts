@@ -1,6 +1,7 @@
 // DMARC record parsing (RFC 7489): policy, subdomain policy, reporting address, warnings.
 import { describe, expect, it } from 'vitest';
-import { firstMailto, parseDmarc } from '../../src/domain/dmarc.js';
+import { appliedPolicy, firstMailto, parseDmarc } from '../../src/domain/dmarc.js';
+import { analyseBimiRecords } from '../../src/domain/bimi.js';
 
 const hasWarning = (warnings: string[], part: string): boolean => warnings.some((w) => w.includes(part));
 
@@ -95,5 +96,40 @@ describe('firstMailto', () => {
     ['', ''],
   ])('%j → %j', (list, expected) => {
     expect(firstMailto(list)).toBe(expected);
+  });
+});
+
+// RFC 7489 §6.3, §6.6.3: the record of the name itself applies p; the organisational domain's record, read for a name
+// under it, applies sp (p when sp is absent). BIMI and the "only monitors" warning judge that policy (issue #43, item 1).
+describe('the policy that applies to the queried name', () => {
+  const org = (raw: string) => ({ ...parseDmarc([raw]), recordName: '_dmarc.org.test' });
+
+  it.each([
+    ['org.test', 'v=DMARC1; p=reject; sp=none', { policy: 'reject', tag: 'p' }],
+    ['news.org.test', 'v=DMARC1; p=reject; sp=none', { policy: 'none', tag: 'sp' }],
+    ['news.org.test', 'v=DMARC1; p=none; sp=quarantine', { policy: 'quarantine', tag: 'sp' }],
+    ['news.org.test', 'v=DMARC1; p=quarantine', { policy: 'quarantine', tag: 'p' }],
+    ['News.Org.Test.', 'v=DMARC1; p=reject; sp=none; pct=50', { policy: 'none', tag: 'sp', pct: '50' }],
+    ['org.test.', 'v=DMARC1; p=reject; sp=none', { policy: 'reject', tag: 'p' }],
+  ])('%s under %s', (domain, raw, expected) => {
+    expect(appliedPolicy(org(raw), domain)).toEqual({ pct: undefined, ...expected });
+  });
+
+  it('is none without a record', () => {
+    expect(appliedPolicy({ ...parseDmarc([]), recordName: '' }, 'news.org.test')).toEqual({ policy: '', tag: 'p', pct: undefined });
+  });
+
+  it("warns that sp=none only monitors for a subdomain, and not about p=none when sp enforces", () => {
+    expect(parseDmarc(['v=DMARC1; p=reject; sp=none; rua=mailto:a@org.test'], true).warnings).toEqual(['sp=none only monitors: failing mail is still delivered']);
+    expect(parseDmarc(['v=DMARC1; p=none; sp=reject; rua=mailto:a@org.test'], true).warnings).toEqual([]);
+    expect(parseDmarc(['v=DMARC1; p=none; sp=reject; rua=mailto:a@org.test']).warnings).toEqual(['p=none only monitors: failing mail is still delivered']);
+  });
+
+  it("makes BIMI warn under a subdomain's sp=none, naming it", () => {
+    const bimi = ['v=BIMI1; l=https://news.org.test/l.svg; a=https://news.org.test/a.pem'];
+    expect(analyseBimiRecords(bimi, appliedPolicy(org('v=DMARC1; p=reject; sp=none'), 'news.org.test')).warnings).toEqual([
+      "DMARC is not at enforcement for this name: its organisational domain's record applies sp=none to it (BIMI needs quarantine or reject): BIMI logos are not shown",
+    ]);
+    expect(analyseBimiRecords(bimi, appliedPolicy(org('v=DMARC1; p=reject; sp=none'), 'org.test')).warnings).toEqual([]);
   });
 });

@@ -1,8 +1,9 @@
 // One name grammar for /dns and /ssl (openapi.yaml DnsName, TlsHost): the same names are read the same way, and the
 // two differ only where the contract says (single labels and '_' for DNS; IP addresses in standard form for TLS).
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { DNS_NAME, HOST_NAME, parseName } from '../../src/domain/host-name.js';
 import { requestedTlsTarget } from '../../src/domain/tls-target.js';
+import { loadSpec } from '../../src/http/spec.js';
 
 const dns = (s: string) => {
   const r = parseName(s, DNS_NAME);
@@ -80,5 +81,35 @@ describe('reasons', () => {
   it('say why without repeating the value', () => {
     const r = parseName('4111111111111111_.test', HOST_NAME);
     expect(r).toEqual({ ok: false, reason: 'each label must be 1-63 letters, digits or inner hyphens' });
+  });
+});
+
+// The contract's patterns (openapi.yaml DnsName, TlsHost) and the service agree on where a combining mark may stand:
+// UTS #46 refuses a label that starts with one (RFC 5891 §4.2.3.2), so the pattern says so (issue #43, item 5).
+describe('combining marks: the contract says what the service does', () => {
+  let schemas: { dns: RegExp[]; tls: RegExp[] };
+  beforeAll(async () => {
+    const params = ((await loadSpec()).document as any).components.parameters;
+    // The name alternatives (TlsHost's address alternatives are formats, not patterns: no name passes them).
+    const patterns = (p: any): RegExp[] => p.schema.anyOf.filter((s: any) => s.pattern).map((s: any) => new RegExp(s.pattern, 'u'));
+    schemas = { dns: patterns(params.DnsName), tls: patterns(params.TlsHost) };
+  });
+  const accepted = (patterns: RegExp[], s: string) => patterns.some((p) => p.test(s));
+
+  it.each([
+    ['a.\u0305.example', false],
+    ['\u0301a.example', false],
+    ['x.\u0301', false],
+    ['a.\u0903x.example', false],
+    ['e\u0301.example', true],
+    ['ab\u0301.example', true],
+    ['a-\u0301b.example', true],
+    ['1\u0301.example', true],
+    ['b\u00fccher.example', true],
+  ])('%j: taken by both the schema and the service: %s', (input, ok) => {
+    expect(accepted(schemas.dns, input)).toBe(ok);
+    expect(dns(input) !== null).toBe(ok);
+    expect(accepted(schemas.tls, input)).toBe(ok);
+    expect(tls(input) !== null).toBe(ok);
   });
 });

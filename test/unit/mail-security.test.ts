@@ -297,7 +297,7 @@ describe('pure parsers', () => {
   });
 
   it('BIMI with pct under 100 at enforcement', () => {
-    const r = analyseBimiRecords(['v=BIMI1; l=https://x.test/l.svg; a=https://x.test/a.pem'], { present: true, policy: 'quarantine', rawRecord: 'v=DMARC1; p=quarantine; pct=50' });
+    const r = analyseBimiRecords(['v=BIMI1; l=https://x.test/l.svg; a=https://x.test/a.pem'], { policy: 'quarantine', tag: 'p', pct: '50' });
     expect(r.warnings).toEqual(['DMARC pct=50: BIMI requires the policy on all mail (pct=100)']);
   });
 });

@@ -1,17 +1,39 @@
 // The precompiled router against openapi-backend's stock OpenAPIRouter over openapi.yaml: same operation, or same 404/405.
 import { OpenAPIBackend, OpenAPIRouter, type Request } from 'openapi-backend';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ApiError } from '../../src/errors.js';
-import { PrecompiledRouter } from '../../src/http/openapi-router.js';
+import { PrecompiledRouter, unreadableParameters } from '../../src/http/openapi-router.js';
 import { loadSpec } from '../../src/http/spec.js';
 
+/**
+ * openapi-backend's own router (5.21.2) with OpenAPI's matching order in front: a concrete path is matched before the
+ * templates (OpenAPI 3.1 §4.8.8.2, "Path Templating Matching"), so a path that is one is its own operation or a 405.
+ * The stock router alone tries the templates when the concrete path lacks the method: GET /api/v1/bic/bulk becomes
+ * validateBic with bic=bulk ('stock router alone' below shows it). Everything else is the stock router's decision.
+ */
+class ConcreteFirstRouter extends OpenAPIRouter {
+  override matchOperation(req: Request): ReturnType<OpenAPIRouter['matchOperation']>;
+  override matchOperation(req: Request, strict: boolean): ReturnType<OpenAPIRouter['matchOperation']>;
+  override matchOperation(req: Request, strict?: boolean) {
+    const normal = this.normalizeRequest(req);
+    const path = this.normalizePath(normal.path);
+    const concrete = this.getOperations().filter((op) => op.path === path);
+    if (concrete.length > 0 && !concrete.some((op) => op.method === normal.method)) {
+      if (strict) throw new Error('405-methodNotAllowed: this method is not registered for the route');
+      return undefined;
+    }
+    return strict ? super.matchOperation(req, true) : super.matchOperation(req);
+  }
+}
+
+let raw: OpenAPIRouter;
 let stock: OpenAPIRouter;
 let fast: PrecompiledRouter;
 
 beforeAll(async () => {
   const api = new OpenAPIBackend({ definition: structuredClone((await loadSpec()).document) as any, quick: true, validate: false });
   await api.init();
-  stock = new OpenAPIRouter({ definition: api.definition });
+  raw = new OpenAPIRouter({ definition: api.definition });
+  stock = new ConcreteFirstRouter({ definition: api.definition });
   fast = new PrecompiledRouter({ definition: api.definition });
 });
 
@@ -54,6 +76,12 @@ const PATHS = [
   '/API/V1/BIC/DEUTDEFF',
   '/api/v1/bic/.',
   '/api/v1/bic/a.b(c)*',
+  // Concrete paths that a template also fits (issue #43, item 3): their own operations, else 405.
+  '/api/v1/bic/bulk',
+  '/api/v1/bic/bulk/',
+  '/api/v1/iban/bulk',
+  '/api/v1/email/bulk',
+  '/api/v1/ip',
 ];
 const METHODS = ['get', 'post', 'put', 'delete', 'patch', 'options'];
 
@@ -79,23 +107,43 @@ describe('precompiled router', () => {
     expect(outcome(fast, 'get', '/api/v1/bic/DEUTDEFF//')).toBe('404');
   });
 
-  it('answers broken percent-encoding in a path value with 400 INVALID_FORMAT (the stock router throws a URIError)', () => {
+  // parseRequest runs before the key is checked: it notes what it cannot read, and the validator refuses it after the
+  // key and the limits (issue #43, item 4; test/contract/precision.test.ts).
+  it('notes broken percent-encoding in a path value for the validator, without throwing (the stock router throws a URIError)', () => {
     const r = req('get', '/api/v1/bic/%E0%A4%A');
-    expect(() => fast.parseRequest(r, fast.matchOperation(r, true))).toThrow(ApiError);
+    const parsed = fast.parseRequest(r, fast.matchOperation(r, true));
+    expect(unreadableParameters(parsed)).toEqual([expect.objectContaining({ instancePath: '/path/bic', message: 'is not valid percent-encoding' })]);
     expect(() => stock.parseRequest(r, stock.matchOperation(r, true))).toThrow(URIError);
   });
 
-  it('keeps only the declared query parameters and refuses a repeated one', () => {
+  it('keeps only the declared query parameters and notes a repeated one for the validator', () => {
     const r = req('get', '/api/v1/dns/example.com', { type: 'MX', other: 'x' });
-    expect(fast.parseRequest(r, fast.matchOperation(r, true)).query).toEqual({ type: 'MX' });
+    const parsed = fast.parseRequest(r, fast.matchOperation(r, true));
+    expect(parsed.query).toEqual({ type: 'MX' });
+    expect(unreadableParameters(parsed)).toBeUndefined();
     const repeated = req('get', '/api/v1/email', { address: ['a@b.de', 'c@d.de'] });
-    expect(() => fast.parseRequest(repeated, fast.matchOperation(repeated, true))).toThrow(/must be given once/);
+    expect(unreadableParameters(fast.parseRequest(repeated, fast.matchOperation(repeated, true)))).toEqual([
+      expect.objectContaining({ instancePath: '/query/address', message: 'must be given once' }),
+    ]);
   });
 
   it('lists the methods of a path for Allow, HEAD beside GET', () => {
     expect(fast.allowedMethods('/api/v1/bic/DEUTDEFF')).toEqual(['GET', 'HEAD']);
     expect(fast.allowedMethods('/api/v1/password/strength')).toEqual(['POST']);
     expect(fast.allowedMethods('/nowhere')).toEqual([]);
+  });
+
+  it.each(['bic', 'iban', 'email'])('matches the concrete /api/v1/%s/bulk before the template: GET is 405, Allow: POST', (name) => {
+    for (const router of [fast, stock]) {
+      expect(outcome(router, 'get', `/api/v1/${name}/bulk`)).toBe('405');
+      expect(outcome(router, 'options', `/api/v1/${name}/bulk`)).toBe('405');
+    }
+    expect(fast.allowedMethods(`/api/v1/${name}/bulk`)).toEqual(['POST']);
+  });
+
+  it('stock router alone: falls through from a concrete path to a template (why the reference adds the rule)', () => {
+    expect(outcome(raw, 'get', '/api/v1/bic/bulk')).toBe('validateBic');
+    expect(outcome(raw, 'post', '/api/v1/bic/bulk')).toBe('validateBics');
   });
 
   it('parses a request once per operation: the validator gets the same parameters without matching again', () => {
@@ -117,7 +165,7 @@ describe('precompiled router, templates with a parameter before the last segment
       '/d/{y}/{z}': { get: op('getD') },
     },
   } as any;
-  const small = { stock: new OpenAPIRouter({ definition }), fast: new PrecompiledRouter({ definition }) };
+  const small = { stock: new ConcreteFirstRouter({ definition }), fast: new PrecompiledRouter({ definition }) };
   const paths = ['/a/1', '/a/1/b', '/a/c/b', '/a/c', '/a', '/a/1/b/2', '/d/1/2', '/d/1', '/d/1/2/', '/x'];
 
   it.each(paths.flatMap((p) => ['get', 'post', 'put'].map((m) => [m, p] as const)))('%s %s: same operation or the same 404/405', (method, path) => {

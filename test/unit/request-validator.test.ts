@@ -5,6 +5,7 @@ import { VALIDATION_OPTIONS, apiDocument } from '../../src/http/api.js';
 import { PrecompiledRouter } from '../../src/http/openapi-router.js';
 import { RequestValidator } from '../../src/http/request-validator.js';
 import { loadSpec } from '../../src/http/spec.js';
+import { validationError } from '../../src/validation-error.js';
 
 let stock: OpenAPIValidator;
 let fast: RequestValidator;
@@ -68,6 +69,16 @@ describe('request validator', () => {
     expect(got.valid).toBe(c.valid);
     expect(got.valid).toBe(want.valid);
     expect(strip(got.errors)).toEqual(strip(want.errors));
+  });
+
+  it.each([
+    ['a repeated query parameter', '/api/v1/dns/example.com', { type: ['A', 'MX'] }, 'parameter type is malformed: must be given once'],
+    ['broken percent-encoding in a path value', '/api/v1/bic/%E0%A4%A', {}, 'parameter bic is malformed: is not valid percent-encoding'],
+  ])('refuses %s the router could not read, as INVALID_FORMAT naming the field (issue #43, item 4)', (_, path, query, message) => {
+    const r: Request = { method: 'get', path, query, headers: {} };
+    const result = fast.validateRequest(r, router.matchOperation(r, true));
+    expect(result.valid).toBe(false);
+    expect(validationError(result.errors!)).toMatchObject({ status: 400, code: 'INVALID_FORMAT', message });
   });
 
   it('accepts an operationId in place of the operation, as the stock validator does', () => {
