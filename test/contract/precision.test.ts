@@ -1,6 +1,6 @@
 // Issue #43, items 1-5, black-box: the service through HTTP (the harness) and a real DNS server on loopback.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadBankDirectory } from '../../src/adapters/bank-directory.js';
+import { loadBankDirectory } from '../../src/adapters/bank-data/bank-directory.js';
 import { projectPath } from '../../src/http/spec.js';
 import { startDnsServer, type Zone } from '../support/dns-server.js';
 import { startHarness, type Harness } from '../support/harness.js';
