@@ -1,6 +1,7 @@
 // The IBAN verdict, German account methods included, against schwifty's own verdicts on the generated corpus
 // (test/fixtures/iban/corpus.ts): schwifty itself was run by scripts/compare-schwifty.ts, which recorded its
 // answers in schwifty-verdicts.json. Regenerate them there when the corpus changes (this test says when).
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { validateIban } from '../../src/domain/iban.js';
 import { corpus as generate } from '../fixtures/iban/corpus.js';
@@ -17,7 +18,9 @@ describe('IBAN corpus against schwifty (recorded verdicts)', () => {
   it('the recorded verdicts belong to this corpus (else rerun scripts/compare-schwifty.ts --write)', () => {
     expect(recorded.count).toBe(corpus.length);
     expect(recorded.verdicts).toHaveLength(corpus.length);
-    expect([recorded.first, recorded.last]).toEqual([corpus[0].iban, corpus[corpus.length - 1].iban]);
+    // The German samples' accounts are made right by the service's own methods: a new method changes the corpus.
+    const sha = createHash('sha256').update(corpus.map((s) => s.iban).join('\n')).digest('hex');
+    expect(sha).toBe(recorded.corpusSha256);
   });
 
   it('holds about 5,000 IBANs or more, over every country and 1,200 German ones', () => {
@@ -40,7 +43,9 @@ describe('IBAN corpus against schwifty (recorded verdicts)', () => {
   });
 
   it('German accounts: both reject some whose MOD 97 passes, by the bank\'s method', () => {
-    const failed = rows.filter((r) => r.iban.startsWith('DE') && r.result.nationalCheck === 'failed');
+    const failed = rows.filter(
+      (r) => r.iban.startsWith('DE') && r.result.nationalCheck === 'failed' && schwiftyDifference(r.iban, r.result) === null,
+    );
     expect(failed.length).toBeGreaterThan(100);
     expect(failed.filter((r) => !r.theirs).length).toBe(failed.length);
   });

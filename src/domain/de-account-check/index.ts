@@ -3,6 +3,7 @@
 import type { AccountMethod, MethodResult } from './digits.js';
 import * as m10 from './modulus10.js';
 import * as m11 from './modulus11.js';
+import * as mv from './variants.js';
 
 export type { MethodResult } from './digits.js';
 
@@ -32,19 +33,36 @@ const METHODS: ReadonlyMap<string, AccountMethod> = new Map<string, AccountMetho
   ['25', m11.method25],
   ['26', m11.method26],
   ['28', m11.method28],
+  ['30', m10.method30],
   ['32', m11.method32],
   ['33', m11.method33],
   ['34', m11.method34],
   ['38', m11.method38],
+  ['40', m11.method40],
+  ['42', m11.method42],
+  ['44', m11.method44],
+  ['46', m11.method46],
+  ['48', m11.method48],
+  ['49', mv.method49],
+  ['50', m11.method50],
   ['60', m10.method60],
   ['61', m10.method61],
   ['63', m10.method63],
+  ['64', m11.method64],
+  ['67', m10.method67],
   ['68', m10.method68],
   ['76', m11.method76],
   ['88', m11.method88],
   ['91', m11.method91],
+  ['92', m10.method92],
   ['95', m11.method95],
   ['99', m11.method99],
+  ['A2', mv.methodA2],
+  ['A3', mv.methodA3],
+  ['A7', mv.methodA7],
+  ['B1', mv.methodB1],
+  ['B2', mv.methodB2],
+  ['D8', mv.methodD8],
 ]);
 
 /** The ids of the implemented methods, sorted. */

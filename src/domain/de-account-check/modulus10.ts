@@ -95,3 +95,13 @@ export const method68: AccountMethod = (account) => {
 
 /** 09: no check digit calculation. */
 export const method09: AccountMethod = () => 'unchecked';
+
+/** 30: positions 1-9 weighted 2, 0, 0, 0, 0, 1, 2, 1, 2 from the left, no cross sums. */
+export const method30: AccountMethod = (account) =>
+  verdict(mod10Digit(weightedFromRight(account, 1, 9, [2, 1, 2, 1, 0, 0, 0, 0, 2])) === at(account, 10));
+/** 67: positions 1-7 as 00 (weights 2, 1, ... from the right, cross sums), check digit position 8. */
+export const method67: AccountMethod = (account) =>
+  verdict(mod10Digit(weightedFromRight(account, 1, 7, [2, 1], crossSum)) === at(account, 8));
+/** 92: positions 4-9 weighted 3, 7, 1 from the right, no cross sums, check digit position 10. */
+export const method92: AccountMethod = (account) =>
+  verdict(mod10Digit(weightedFromRight(account, 4, 9, [3, 7, 1])) === at(account, 10));

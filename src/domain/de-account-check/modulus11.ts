@@ -154,3 +154,24 @@ export const method91: AccountMethod = (account) => {
     mod11Digit(weightedFromRight(account, 8, 10, [2, 3, 4]) + weightedFromRight(account, 1, 6, [5, 6, 7, 8, 9, 10])) === check;
   return verdict(six(W2_7) || six([7, 6, 5, 4, 3, 2]) || wide() || six([2, 4, 8, 5, 10, 9]));
 };
+
+/** 50: positions 1-6 weighted 2 to 7 from the right, check digit position 7 (06's remainder rule); when that
+ * fails, again with a three-digit sub-account "000" assumed left off (the number shifted three places left). */
+const first50 = loose(W2_7, 1, 7);
+export const method50: AccountMethod = (account) =>
+  first50(account) === 'valid' || (account.startsWith('000') && first50(`${account.slice(3)}000`) === 'valid')
+    ? 'valid'
+    : 'invalid';
+
+/** 40: positions 1-9 weighted 2, 4, 8, 5, 10, 9, 7, 3, 6 from the right, 06's remainder rule. */
+export const method40 = loose([2, 4, 8, 5, 10, 9, 7, 3, 6]);
+/** 42: positions 2-9 weighted 2 to 9 from the right, 06's remainder rule. */
+export const method42 = loose([2, 3, 4, 5, 6, 7, 8, 9], 2);
+/** 44: positions 5-9 weighted 2, 4, 8, 5, 10 from the right, 06's remainder rule. */
+export const method44 = loose([2, 4, 8, 5, 10], 5);
+/** 46: positions 3-7 weighted 2 to 6 from the right, check digit position 8 (positions 9-10 a sub-account). */
+export const method46 = loose([2, 3, 4, 5, 6], 3, 8);
+/** 48: positions 3-8 weighted 2 to 7 from the right, check digit position 9 (position 10 outside). */
+export const method48 = loose(W2_7, 3, 9);
+/** 64: positions 1-6 weighted 9, 10, 5, 8, 4, 2 from the left, check digit position 7. */
+export const method64 = loose([2, 4, 8, 5, 10, 9], 1, 7);
