@@ -155,8 +155,10 @@ export const method91: AccountMethod = (account) => {
   return verdict(six(W2_7) || six([7, 6, 5, 4, 3, 2]) || wide() || six([2, 4, 8, 5, 10, 9]));
 };
 
-/** 50: positions 1-6 weighted 2 to 7 from the right, check digit position 7 (06's remainder rule); when that
- * fails, again with a three-digit sub-account "000" assumed left off (the number shifted three places left). */
+/**
+ * 50: positions 1-6 weighted 2 to 7 from the right, check digit position 7 (06's remainder rule); when that fails,
+ * again with a three-digit sub-account "000" assumed left off (the number shifted three places left).
+ */
 const first50 = loose(W2_7, 1, 7);
 export const method50: AccountMethod = (account) =>
   first50(account) === 'valid' || (account.startsWith('000') && first50(`${account.slice(3)}000`) === 'valid')
