@@ -105,3 +105,13 @@ export const method67: AccountMethod = (account) =>
 /** 92: positions 4-9 weighted 3, 7, 1 from the right, no cross sums, check digit position 10. */
 export const method92: AccountMethod = (account) =>
   verdict(mod10Digit(weightedFromRight(account, 4, 9, [3, 7, 1])) === at(account, 10));
+
+/**
+ * 65: positions 1-7 weighted 2, 1, 2, 1, 2, 1, 2 from the left with cross sums, check digit position 8. When
+ * position 9 is 9, positions 9 and 10 join the calculation with the weights 1 and 2.
+ */
+export const method65: AccountMethod = (account) => {
+  let sum = weightedFromRight(account, 1, 7, [2, 1], crossSum);
+  if (at(account, 9) === 9) sum += at(account, 9) + crossSum(at(account, 10) * 2);
+  return verdict(mod10Digit(sum) === at(account, 8));
+};

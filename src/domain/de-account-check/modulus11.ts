@@ -177,3 +177,13 @@ export const method46 = loose([2, 3, 4, 5, 6], 3, 8);
 export const method48 = loose(W2_7, 3, 9);
 /** 64: positions 1-6 weighted 9, 10, 5, 8, 4, 2 from the left, check digit position 7. */
 export const method64 = loose([2, 4, 8, 5, 10, 9], 1, 7);
+
+/**
+ * 56: positions 1-9 weighted 2 to 7 from the right (as 06), check digit 11 minus the remainder. Remainders 0 and 1
+ * leave no check digit, except for ten-digit numbers beginning with 9, where remainder 1 gives 7 and 0 gives 8.
+ */
+export const method56: AccountMethod = (account) => {
+  const rest = weightedFromRight(account, 1, 9, W2_7) % 11;
+  if (rest <= 1) return verdict(account[0] === '9' && at(account, 10) === (rest === 1 ? 7 : 8));
+  return verdict(11 - rest === at(account, 10));
+};
