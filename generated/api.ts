@@ -15,9 +15,11 @@ export interface paths {
          * Validate an IBAN
          * @description Normalises the input (trim, upper-case, spaces and dashes removed), checks the country's structure
          *     (length and BBAN character classes per the SWIFT IBAN Registry, release 100; ISO 13616), the national check
-         *     digits inside the BBAN where the country has them (BA, BE, CZ, EE, ES, HR, HU, ME, MK, NO, PL, PT, RS, SI,
-         *     SK; the RIB key for FR, MC and the French territories BL, GF, GP, MF, MQ, NC, PF, PM, RE, TF, WF, YT; the
-         *     CIN for IT and SM) and the ISO 7064 MOD 97-10 checksum, and extracts bank fields. Check digits 00, 01 and 99
+         *     digits inside the BBAN where the country has them (BA, BE, CZ, EE, ES, FI and AX, HR, HU, IS, ME, MK, NO,
+         *     PL, PT, RS, SI, SK, TL; the RIB key for FR, MC and the French territories BL, GF, GP, MF, MQ, NC, PF, PM,
+         *     RE, TF, WF, YT, and for MR and TN; the CIN for IT and SM; for DE the account check method the Deutsche
+         *     Bundesbank assigns to the bank code, where implemented: `nationalCheck` says which applied) and the ISO 7064
+         *     MOD 97-10 checksum, and extracts bank fields. Check digits 00, 01 and 99
          *     are never issued and make an IBAN invalid. Besides the registry's countries, national IBANs of AO, CV, DZ,
          *     IR, MA, MZ, KM, MG, the BCEAO (BF, BJ, CI, GW, ML, NE, SN, TG) and the BEAC (CF, CG, CM, GA, GQ, TD) are
          *     checked for length, structure and MOD 97; DZ, GW and IR have no published BBAN layout, so their bank fields
@@ -694,7 +696,7 @@ export interface components {
         IbanResult: {
             /** @description The normalised IBAN (upper-case, no spaces or dashes). When the input is not a valid IBAN and holds a card number (12-19 digits passing Luhn), that number is masked to its last four digits (`*` for the others) here and in every field taken from it, as card numbers are everywhere in this service. */
             iban: string;
-            /** @description True when the country's structure, its national check digits (where it has them) and the MOD 97-10 checksum pass and the check digits are not 00, 01 or 99. */
+            /** @description True when the country's structure, its national check digits (where it has them; for DE the account check method of the bank, see `nationalCheck`) and the MOD 97-10 checksum pass and the check digits are not 00, 01 or 99. */
             valid: boolean;
             /** @description ISO 3166-1 alpha-2, characters 1-2. */
             countryCode: string;
@@ -710,6 +712,12 @@ export interface components {
             bic: string | null;
             /** @description Whether the resolved BIC is structurally valid; false when none is resolved. */
             bicValid: boolean;
+            /**
+             * @description The national check digits inside the BBAN: `passed`, `failed` (then `valid` is false although structure and MOD 97-10 pass), or `not-applicable` when the country has none, when structure or MOD 97-10 failed first (it is not run), or for a German bank whose check method (Deutsche Bundesbank) is not implemented or exempts the account (method 09, listed ranges): such an IBAN is judged on structure and MOD 97-10 alone. The methods implemented: docs/iban-rules.md.
+             * @example passed
+             * @enum {string}
+             */
+            nationalCheck?: "passed" | "failed" | "not-applicable";
         };
         BicResult: {
             /** @description The normalised BIC; 8-character input is expanded with branch XXX. A card number (12-19 digits passing Luhn) sent here is masked to its last four digits (`*` for the others) here and in every field sliced from it; no BIC is long enough to be changed by this. */

@@ -72,6 +72,7 @@ const steps: Record<string, (work: string) => void> = {
   banks(work) {
     const dir = gitDir('https://github.com/mdomke/schwifty.git', process.env.SCHWIFTY_GIT_DIR, work);
     run('node', ['--import', 'tsx', 'scripts/build-bank-tables.ts', dir, 'data/banks']);
+    run('node', ['--import', 'tsx', 'scripts/build-de-check-methods.ts', dir]);
     const [sha, day] = run('git', ['--git-dir', dir, 'log', '-1', '--format=%H %cs', 'HEAD']).trim().split(' ');
     record('bank-codes-national', { version: `schwifty ${sha.slice(0, 12)}`, date: day });
   },

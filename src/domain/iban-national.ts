@@ -1,7 +1,10 @@
-// National check digits inside the BBAN (ISO 7064 MOD 97-10 and MOD 11,10, weighted sums, the French RIB key,
-// the Italian CIN), for the countries whose BBAN carries one. The rules and their sources: docs/iban-rules.md.
-// Each check receives a BBAN that already matched the country's registry format (iban-registry.ts).
+// National check digits inside the BBAN (ISO 7064 MOD 97-10 and MOD 11,10, weighted sums, Luhn, the French RIB
+// key, the Italian CIN, the German banks' account check methods), for the countries whose BBAN carries one. The
+// rules and their sources: docs/iban-rules.md. Each check receives a BBAN that already matched the country's
+// registry format (iban-registry.ts).
 import { BBAN_ALIASES } from './iban-bban.js';
+import { checkGermanAccount } from './de-account-check/index.js';
+import { BANK_METHODS } from './de-account-check/bank-methods.js';
 
 type Check = (bban: string) => boolean;
 
@@ -115,19 +118,51 @@ const cin: Check = (bban) => {
   return bban.charCodeAt(0) - 65 === sum % 26;
 };
 
+/**
+ * MR, TN: the RIB key, ISO 7064 MOD 97-10 in the variant that makes the whole BBAN ≡ 0 mod 97: the key is
+ * 97 - (bank, branch and account × 100) mod 97, so 01..97 and never 00.
+ */
+const ribKey97: Check = (bban) => mod97(bban) === 0 && !bban.endsWith('00');
+
+/**
+ * FI (and AX): the account's check digit, the last of the 14-digit machine form that is the BBAN (bank or branch
+ * code and the account padded with zeros): Luhn, weights 2, 1, 2, ... from the right of the other 13 digits.
+ */
+const finland: Check = (bban) => {
+  let sum = 0;
+  for (let i = 12, w = 2; i >= 0; i--, w = 3 - w) {
+    const p = digit(bban, i) * w;
+    sum += p >= 10 ? p - 9 : p;
+  }
+  return (10 - (sum % 10)) % 10 === digit(bban, 13);
+};
+
+/**
+ * IS: the last 10 digits are the holder's kennitala, whose 9th digit checks the first 8: weights 3, 2, 7, 6, 5, 4,
+ * 3, 2, the check digit 11 minus the remainder mod 11 (remainder 0 gives 0; remainder 1 leaves none).
+ */
+const iceland: Check = (bban) => {
+  const rest = weighted(bban.slice(12, 20), [3, 2, 7, 6, 5, 4, 3, 2]) % 11;
+  return rest !== 1 && (rest === 0 ? 0 : 11 - rest) === digit(bban, 20);
+};
+
 const CHECKS: ReadonlyMap<string, Check> = new Map<string, Check>([
+  ['AX', finland],
   ['BA', mod97Bban],
   ['BE', belgium],
   ['CZ', czechSlovak],
   ['EE', estonia],
   ['ES', spain],
+  ['FI', finland],
   ['FR', ribKey],
   ['HR', croatia],
   ['HU', hungary],
+  ['IS', iceland],
   ['IT', cin],
   ['MC', ribKey],
   ['ME', mod97Bban],
   ['MK', mod97Bban],
+  ['MR', ribKey97],
   ['NO', norway],
   ['PL', poland],
   ['PT', mod97Bban],
@@ -135,16 +170,44 @@ const CHECKS: ReadonlyMap<string, Check> = new Map<string, Check>([
   ['SI', mod97Bban],
   ['SK', czechSlovak],
   ['SM', cin],
+  ['TL', mod97Bban],
+  ['TN', ribKey97],
   ...Object.keys(BBAN_ALIASES)
     .filter((c) => BBAN_ALIASES[c] === 'FR')
     .map((c): [string, Check] => [c, ribKey]),
 ]);
 
-/** Countries whose national check digits are verified. */
-export const NATIONAL_CHECK_COUNTRIES: readonly string[] = [...CHECKS.keys()].sort();
+/** Countries whose national check digits are verified (DE: per bank, where its method is implemented). */
+export const NATIONAL_CHECK_COUNTRIES: readonly string[] = [...CHECKS.keys(), 'DE'].sort();
+
+/**
+ * The outcome of a national check: passed, failed, or not-applicable (the country has no national check digits,
+ * or a German bank's method is unknown or not implemented, or exempts the account, e.g. method 09).
+ */
+export type NationalCheck = 'passed' | 'failed' | 'not-applicable';
+
+/** A German bank code's Bundesbank check method id ("63", "A2", ...), or null when unknown. */
+export type CheckMethodOf = (bankCode: string) => string | null;
+
+/** The methods of the shipped table (de-account-check/bank-methods.ts, generated from schwifty's registry). */
+export const germanCheckMethod: CheckMethodOf = (bankCode) => BANK_METHODS.get(bankCode) ?? null;
+
+/** Germany: the account (the BBAN's last 10 digits) by its bank's method, where that method is implemented. */
+function germany(bban: string, methodOf: CheckMethodOf): NationalCheck {
+  const method = methodOf(bban.slice(0, 8));
+  const result = method === null ? null : checkGermanAccount(method, bban.slice(8, 18));
+  return result === 'valid' ? 'passed' : result === 'invalid' ? 'failed' : 'not-applicable';
+}
+
+/** The national check of a BBAN that matched its country's format. `methodOf` gives a German bank's method. */
+export function nationalCheck(countryCode: string, bban: string, methodOf: CheckMethodOf = germanCheckMethod): NationalCheck {
+  if (countryCode === 'DE') return germany(bban, methodOf);
+  const check = CHECKS.get(countryCode);
+  if (check === undefined) return 'not-applicable';
+  return check(bban) ? 'passed' : 'failed';
+}
 
 /** True when the country has no national check or the BBAN passes it. */
-export function nationalCheckPasses(countryCode: string, bban: string): boolean {
-  const check = CHECKS.get(countryCode);
-  return check === undefined || check(bban);
+export function nationalCheckPasses(countryCode: string, bban: string, methodOf: CheckMethodOf = germanCheckMethod): boolean {
+  return nationalCheck(countryCode, bban, methodOf) !== 'failed';
 }

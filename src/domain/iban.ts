@@ -1,7 +1,8 @@
 // IBAN structure and checksum (ISO 13616, ISO 7064 MOD 97-10) with bank fields and an offline BIC.
 import { validateBic } from './bic.js';
 import { maskCardNumbers } from './card.js';
-import { ibanStructureAndChecksumValid } from './iban-check.js';
+import { ibanVerdict } from './iban-check.js';
+import { type CheckMethodOf, germanCheckMethod } from './iban-national.js';
 import { splitBban } from './iban-bban.js';
 import type { components } from '../../generated/api.js';
 
@@ -28,11 +29,13 @@ export function normaliseIban(input: string): string {
  * Validate an IBAN: the verdict with every field that can be extracted. The BIC is resolved through `bicOf` from the
  * bank code even when the IBAN fails, as long as a bank code is there. What openapi.yaml's Iban parameter admits
  * (1-64 letters, digits, spaces, dashes) is all the operation passes here; anything else still gets a verdict.
+ * `methodOf` gives a German bank code's account check method (default: the shipped table).
  */
-export function validateIban(input: string, bicOf: BicLookup): IbanResult {
+export function validateIban(input: string, bicOf: BicLookup, methodOf: CheckMethodOf = germanCheckMethod): IbanResult {
   const normalised = normaliseIban(input);
   const given = checkDigitsOf(normalised);
-  const valid = given !== '' && !NEVER_ISSUED.has(given) && ibanStructureAndChecksumValid(normalised);
+  const verdict = given !== '' && !NEVER_ISSUED.has(given) ? ibanVerdict(normalised, methodOf) : null;
+  const valid = verdict?.valid === true;
   // What is no IBAN but holds a card number (12-19 digits passing Luhn, ISO/IEC 7812), e.g. one pasted into the wrong
   // field, comes back masked to its last four digits in every field taken from it. A valid IBAN is shown as it is:
   // its digit runs pass Luhn one time in ten.
@@ -58,5 +61,6 @@ export function validateIban(input: string, bicOf: BicLookup): IbanResult {
     accountNumber: fields.accountNumber,
     bic,
     bicValid,
+    nationalCheck: verdict?.nationalCheck ?? 'not-applicable',
   };
 }

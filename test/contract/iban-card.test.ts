@@ -29,6 +29,7 @@ describe('GET /api/v1/iban/{iban}', () => {
       accountNumber: '0532013000',
       bic: 'COBADEFFXXX',
       bicValid: true,
+      nationalCheck: 'passed',
     });
   });
 

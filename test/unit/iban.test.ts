@@ -319,6 +319,7 @@ describe('validateIban: invalid IBANs keep what can be extracted', () => {
       accountNumber: '0532013000',
       bic: 'COBADEFFXXX',
       bicValid: true,
+      nationalCheck: 'not-applicable',
     });
   });
 
@@ -357,6 +358,7 @@ describe('validateIban: invalid IBANs keep what can be extracted', () => {
       accountNumber: '',
       bic: null,
       bicValid: false,
+      nationalCheck: 'not-applicable',
     });
   });
 
