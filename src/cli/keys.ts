@@ -170,6 +170,9 @@ async function main(): Promise<void> {
   } finally {
     await store.close();
   }
+  // Every key printed must reach the reader: process.exit does not wait for stdout's pending writes into a pipe
+  // (an import of 100,000 keys to a pipe lost all but its first few thousand lines).
+  await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
   process.exit(code);
 }
 
