@@ -74,13 +74,17 @@ async function seeded(n: number): Promise<Seeded> {
   return { dir, key: kept.key, victim: kept.victim };
 }
 
-/** A store under a fresh DATA_DIR holding `n` keys besides the bench's own (created last, high limits). */
+/** A store under a fresh DATA_DIR holding `n` keys besides the bench's own (high limits), and a feed row per key. */
 async function seed(n: number): Promise<Seeded> {
   const dir = mkdtempSync(join(tmpdir(), 'vls-keys-scale-'));
   const db = openDatabase(dir);
   // The seed only: a larger page cache for a million random index inserts (the server keeps SQLite's default).
   db.pragma('cache_size = -262144');
   const store = createSqliteKeyStore(db);
+  // The bench's own keys first: a change through the store prunes the feed, and the seeded feed must stay whole.
+  const limits = { perMinute: Number(HIGH), perDay: Number(HIGH), perMonth: Number(HIGH) };
+  const { key } = await store.create({ name: 'bench', ...limits });
+  const victim = await store.create({ name: 'to-revoke', ...limits });
   const t0 = performance.now();
   // Rows straight into the store's table, as the store's insert writes them: its triggers add a feed row per key,
   // and nothing prunes the feed (the first change of the bench does). createMany would prune as it goes.
@@ -93,9 +97,6 @@ async function seed(n: number): Promise<Seeded> {
   });
   for (let i = 0; i < n; i += 100_000) rows(i, Math.min(n, i + 100_000));
   if (n > 0) log(`seeded ${n} keys (and ${db.prepare('SELECT COUNT(*) FROM api_key_changes').pluck().get()} feed rows) in ${round((performance.now() - t0) / 1000)} s`);
-  const limits = { perMinute: Number(HIGH), perDay: Number(HIGH), perMonth: Number(HIGH) };
-  const { key } = await store.create({ name: 'bench', ...limits });
-  const victim = await store.create({ name: 'to-revoke', ...limits });
   // Closing checkpoints the WAL into service.db: the file alone is then the whole store (copied by --seeded-dir).
   await store.close();
   return { dir, key, victim: { id: victim.record.id, key: victim.key } };
