@@ -3,7 +3,8 @@ import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { KeyStore } from './adapters/keys/key-store.js';
 import type { CounterStore } from './adapters/limits/counter-store.js';
-import { createSqliteCounters } from './adapters/limits/sqlite-counters.js';
+import { createSqliteCounters, type PersistOptions } from './adapters/limits/sqlite-counters.js';
+import type { WriteStatus } from './adapters/limits/write-health.js';
 import { createSqliteKeyStore, openDatabase } from './adapters/keys/sqlite-key-store.js';
 import { createLimiter } from './accounts/limiter.js';
 import type { AppDeps } from './app.js';
@@ -77,6 +78,8 @@ export interface ComposeOptions {
   defaultMetrics?: boolean;
   /** Minimum time between two /metrics renders (default METRICS_RENDER_INTERVAL_MS); tests reading fresh counts use 0. */
   metricsRenderIntervalMs?: number;
+  /** The embedded store's write timing (flush interval, back-off, degraded threshold): tests shorten them. */
+  store?: Pick<PersistOptions, 'flushMs' | 'maxRetryMs' | 'degradedAfterMs' | 'closeTimeoutMs'>;
 }
 
 export async function compose(config: Readonly<Config>, logger: Logger, opts: ComposeOptions = {}): Promise<Composition> {
@@ -89,6 +92,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
 
   let keyStore: KeyStore;
   let counters: CounterStore;
+  let writeStatus: (() => WriteStatus) | null = null;
   if (config.redisUrl) {
     // Imported only in Redis mode: ioredis costs ~0.1 s of start-up that the embedded store does not need.
     const [{ createRedisKeyStore }, { createRedisCounters }] = await Promise.all([import('./adapters/keys/redis-key-store.js'), import('./adapters/limits/redis-counters.js')]);
@@ -104,7 +108,16 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
     const db = openDatabase(config.dataDir);
     keyStore = createSqliteKeyStore(db);
     // WORKERS>1: the primary counts for every worker (src/adapters/limits/cluster-counters.ts).
-    counters = cluster.isWorker ? createClusterCounters() : createSqliteCounters({ db, logger });
+    if (cluster.isWorker) counters = createClusterCounters();
+    else {
+      const sqlite = createSqliteCounters({ db, logger, ...opts.store });
+      writeStatus = sqlite.writeStatus;
+      counters = sqlite;
+    }
+  }
+  if (writeStatus) {
+    const status = writeStatus;
+    metrics.addGauge('store_last_write_age_seconds', 'Seconds since the embedded store last took a write of the usage counters', 'store', () => ({ sqlite: status().lastWriteAgeSeconds }));
   }
   const keys = new KeyDirectory({ store: keyStore, onError: (err) => logger.warn({ err: String(err) }, 'key store unreachable') });
   await keys.refresh();
@@ -265,6 +278,11 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
       return docsPage;
     },
     readiness,
+    // Still ready (counting goes on in memory), but told: the counts wait in memory until the lock is free.
+    degraded: (): Record<string, string> => {
+      const s = writeStatus?.();
+      return s?.degraded ? { store: `usage counters not written for ${Math.round(s.failingForSeconds ?? 0)} s: another process holds DATA_DIR/service.db's write lock; counts are kept in memory` } : {};
+    },
     datasets: () => datasets.statuses(),
   };
   return {

@@ -113,7 +113,7 @@ async function serve(config: Readonly<Config>): Promise<void> {
  */
 function supervise(config: Readonly<Config>): void {
   // Embedded store: the primary holds the workers' usage counters (src/adapters/limits/cluster-counters.ts).
-  const counters = config.redisUrl ? null : startClusterPrimary({ db: openDatabase(config.dataDir) });
+  const counters = config.redisUrl ? null : startClusterPrimary({ db: openDatabase(config.dataDir), logger: createLogger(config.logLevel) });
   const exit = (code: number) => void (counters?.close() ?? Promise.resolve()).finally(() => process.exit(code));
   let stopping = false;
   let failed = false;

@@ -1,5 +1,5 @@
-// Bulk key import (docs/keys.md): JSON lines (RFC 8259 values, one per line) of name and optional limits, checked before any is created.
-import type { NewKey } from '../adapters/keys/key-store.js';
+// Bulk key import (docs/keys.md): JSON lines (RFC 8259 values, one per line) of name and optional limits, all checked before any is created, then created in batches.
+import type { KeyRecord, KeyStore, NewKey } from '../adapters/keys/key-store.js';
 import { MAX_LIMITS } from '../config.js';
 
 const LIMIT_FIELDS = ['perMinute', 'perDay', 'perMonth'] as const;
@@ -53,4 +53,48 @@ export function parseKeyLines(text: string): NewKey[] {
     if (line !== '') keys.push(parseLine(line, i + 1));
   }
   return keys;
+}
+
+/** Keys per transaction (SQLite) or script (Redis): no other process waits long for the store while a file is imported. */
+export const IMPORT_BATCH = 1000;
+
+/** The import stopped part-way: `done` keys were created (and handed to onBatch) before `cause`. */
+export class ImportStoppedError extends Error {
+  constructor(
+    readonly done: number,
+    readonly total: number,
+    readonly cause: unknown,
+  ) {
+    super(`${done} of ${total} keys imported before: ${cause instanceof Error ? cause.message : String(cause)}`);
+  }
+}
+
+export interface ImportOptions {
+  /** Each batch's created keys, once the store holds them (print them now: a later batch may fail). */
+  onBatch(created: Array<{ record: KeyRecord; key: string }>): void;
+  /** After each batch: keys created so far, of how many. */
+  onProgress?(done: number, total: number): void;
+  /** Between batches, given how long the last one took: lets other processes' writers in (the SQLite store's yieldLock). */
+  pause?(heldMs: number): Promise<void>;
+  batch?: number;
+}
+
+/** Create `inputs` in batches of IMPORT_BATCH, each all or none; resolves with the number created. */
+export async function importInBatches(store: Pick<KeyStore, 'createMany'>, inputs: readonly NewKey[], opts: ImportOptions): Promise<number> {
+  const size = opts.batch ?? IMPORT_BATCH;
+  let done = 0;
+  while (done < inputs.length) {
+    const t0 = performance.now();
+    let created;
+    try {
+      created = await store.createMany(inputs.slice(done, done + size));
+    } catch (err) {
+      throw new ImportStoppedError(done, inputs.length, err);
+    }
+    done += created.length;
+    opts.onBatch(created);
+    opts.onProgress?.(done, inputs.length);
+    if (done < inputs.length) await opts.pause?.(performance.now() - t0);
+  }
+  return done;
 }

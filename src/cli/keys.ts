@@ -1,7 +1,8 @@
 // Keys CLI (docs/keys.md): create, import, list, revoke, deactivate, activate, update — against the server's own store.
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { parseKeyLines } from '../accounts/key-import.js';
+import { IMPORT_BATCH, ImportStoppedError, importInBatches, parseKeyLines } from '../accounts/key-import.js';
+import { yieldLock } from '../adapters/keys/sqlite-key-store.js';
 import type { KeyRecord, KeyStore } from '../adapters/keys/key-store.js';
 import { ConfigError, loadConfig, MAX_LIMITS, type Config } from '../config.js';
 import { openKeyStore } from './key-store-factory.js';
@@ -82,11 +83,21 @@ export async function runKeys(argv: string[], store: KeyStore, config: Pick<Conf
         throw new Error(`${id}: ${(err as Error).message}; nothing imported`);
       }
       if (inputs.length === 0) throw new Error(`${id}: no key to import (one JSON object per line)`);
-      // One transaction: every key or none. Each key is printed once, here, in the file's order.
-      const created = await store.createMany(inputs);
-      for (let i = 0; i < created.length; i += 10_000) {
-        const lines = created.slice(i, i + 10_000).map(({ record, key }) => (values.json ? JSON.stringify({ ...publicView(record), key }) : key));
-        out(lines.join('\n'));
+      // Batches of IMPORT_BATCH keys, each one transaction (or script), each printed once it is written, in the
+      // file's order: whatever was written has been printed, even if a later batch fails.
+      const print = (created: Array<{ record: KeyRecord; key: string }>) =>
+        out(created.map(({ record, key }) => (values.json ? JSON.stringify({ ...publicView(record), key }) : key)).join('\n'));
+      let said = 0;
+      const progress = (done: number, total: number) => {
+        if (total <= IMPORT_BATCH || (done < total && performance.now() - said < 1000)) return;
+        said = performance.now();
+        process.stderr.write(`imported ${done} of ${total} keys\n`);
+      };
+      try {
+        await importInBatches(store, inputs, { onBatch: print, onProgress: progress, pause: yieldLock });
+      } catch (err) {
+        if (!(err instanceof ImportStoppedError)) throw err;
+        throw new Error(`${id}: ${err.message}; the ${err.done} keys printed were created, the other ${err.total - err.done} were not`);
       }
       return 0;
     }
@@ -139,7 +150,7 @@ async function main(): Promise<void> {
   }
   let store: KeyStore;
   try {
-    // A bulk import is one Redis script: give it longer than a request's command timeout.
+    // A bulk import's batch is one Redis script: give it longer than a request's command timeout.
     store = await openKeyStore(config, { commandTimeoutMs: 120_000 });
   } catch (err) {
     const why = err instanceof ConfigError ? err.message : `${config.redisUrl ? 'REDIS_URL' : 'DATA_DIR'}: ${(err as Error).message}`;
@@ -159,6 +170,9 @@ async function main(): Promise<void> {
   } finally {
     await store.close();
   }
+  // Every key printed must reach the reader: process.exit does not wait for stdout's pending writes into a pipe
+  // (an import of 100,000 keys to a pipe lost all but its first few thousand lines).
+  await new Promise<void>((resolve) => process.stdout.write('', () => resolve()));
   process.exit(code);
 }
 

@@ -15,6 +15,8 @@ export interface SystemRoutesDeps {
   docsPage: () => DocsPage | null;
   /** Named readiness checks; the service is ready when all are true. */
   readiness: () => Record<string, boolean>;
+  /** What works but is degraded, by name, with why (the embedded store's writes failing): reported by /readyz, never making it fail. */
+  degraded?: () => Record<string, string>;
   /** Each shipped dataset's date and state (adapters/files/datasets.ts); reported by /readyz, never making it fail. */
   datasets?: () => readonly object[];
   /** METRICS_PORT is set: /metrics is served there (createMetricsApp), not among these routes. */
@@ -75,7 +77,13 @@ export function createSystemRoutes(deps: SystemRoutesDeps): Router {
     const checks = deps.readiness();
     const ready = Object.values(checks).every(Boolean);
     ctx.status = ready ? 200 : 503;
-    ctx.body = { status: ready ? 'ready' : 'not ready', checks, ...(deps.datasets ? { datasets: deps.datasets() } : {}) };
+    const degraded = deps.degraded?.() ?? {};
+    ctx.body = {
+      status: ready ? 'ready' : 'not ready',
+      checks,
+      ...(Object.keys(degraded).length > 0 ? { degraded } : {}),
+      ...(deps.datasets ? { datasets: deps.datasets() } : {}),
+    };
   });
   if (!deps.metricsOnOwnPort) router.get('/metrics', metricsRoute(deps.metrics));
   return router;

@@ -1,5 +1,6 @@
 // Embedded key store on SQLite (WAL) under DATA_DIR, with its change feed; the CLI and every local server share the file.
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { ConfigError } from '../../config-error.js';
 import { ensureDirectorySync, ensurePrivateFileSync } from '../files/startup-files.js';
@@ -50,8 +51,33 @@ export function openDatabase(dataDir: string): Database.Database {
   }
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
+  // The CLI and the start-up may wait for another writer; a serving process stops waiting once it serves
+  // (neverWait, called by the counters' writer: docs/adr/0019).
   db.pragma('busy_timeout = 5000');
   return db;
+}
+
+/**
+ * From now on this connection never waits for another process's lock: a write finds it taken and fails at once
+ * with SQLITE_BUSY (its caller retries later), and reads in WAL mode never need it. For the serving process.
+ */
+export function neverWait(db: Database.Database): void {
+  db.pragma('busy_timeout = 0');
+}
+
+/** Whether the error is SQLite's "another connection holds the lock" (SQLITE_BUSY and its extended codes). */
+export function isBusy(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
+}
+
+/**
+ * Give other processes the write lock for at least as long as this one just held it: a process writing batches in
+ * a loop would otherwise take the lock back within microseconds, and a writer that never waits (the server's)
+ * would find it taken at almost every try.
+ */
+export function yieldLock(heldMs: number): Promise<void> {
+  return sleep(Math.max(1, Math.ceil(heldMs)));
 }
 
 /**
@@ -87,12 +113,19 @@ const SCHEMA = `
   END;
 `;
 
+/** What SCHEMA creates: when all of it is there, opening the store takes no write lock at all. */
+const SCHEMA_OBJECTS = ['api_keys', 'api_keys_version', 'api_key_changes', 'api_keys_feed_insert', 'api_keys_feed_update', 'api_keys_feed_delete'];
+
 /** Feed rows kept: a reader further behind than this (or than MAX_LISTED_CHANGES) clears its cache instead. */
 const FEED_RETAINED = 10_000;
+/** Feed rows deleted per transaction: no other process waits long for the lock while a large feed is pruned. */
+export const FEED_PRUNE_BATCH = 1000;
 
 export function createSqliteKeyStore(db: Database.Database): KeyStore {
-  // IMMEDIATE: two processes opening an old DATA_DIR at once migrate it one after the other.
-  db.transaction(() => db.exec(SCHEMA)).immediate();
+  const present = db.prepare(`SELECT COUNT(*) FROM sqlite_master WHERE name IN (${SCHEMA_OBJECTS.map(() => '?').join(', ')})`).pluck();
+  // IMMEDIATE: two processes opening an old DATA_DIR at once migrate it one after the other. A current store is
+  // only read: a start or a CLI command does not queue for the lock behind another writer.
+  if (present.get(...SCHEMA_OBJECTS) !== SCHEMA_OBJECTS.length) db.transaction(() => db.exec(SCHEMA)).immediate();
   const insert = db.prepare(
     `INSERT INTO api_keys (id, name, key_hash, status, per_minute, per_day, per_month, created_at, updated_at)
      VALUES (@id, @name, @hash, 'active', @perMinute, @perDay, @perMonth, @now, @now)`,
@@ -110,16 +143,43 @@ export function createSqliteKeyStore(db: Database.Database): KeyStore {
   const selectAny = db.prepare('SELECT EXISTS (SELECT 1 FROM api_keys)').pluck();
   const setStatus = db.prepare('UPDATE api_keys SET status = ?, updated_at = ? WHERE id = ?');
   const head = () => feedHead.get() as { lo: number | null; hi: number | null };
-  const changed = <A extends unknown[]>(fn: (...a: A) => boolean) =>
-    db.transaction((...a: A) => {
+  // The change and its feed rows in one transaction; the feed is pruned after it, in transactions of its own.
+  const changed = <A extends unknown[]>(fn: (...a: A) => boolean) => {
+    const tx = db.transaction((...a: A) => {
       const ok = fn(...a);
-      if (ok) {
-        bump.run();
-        const hi = head().hi ?? 0;
-        if (hi > FEED_RETAINED) prune.run(hi - FEED_RETAINED);
-      }
+      if (ok) bump.run();
       return ok;
     });
+    return async (...a: A): Promise<boolean> => {
+      // IMMEDIATE: the write lock first, so a concurrent writer is waited for here, never met half-way.
+      const ok = tx.immediate(...a);
+      if (ok) await pruneFeed();
+      return ok;
+    };
+  };
+  // One batch: the oldest rows beyond the retained ones, at most FEED_PRUNE_BATCH of them; false when none is left.
+  const pruneStep = db.transaction((): boolean => {
+    const { lo, hi } = head();
+    if (lo === null || hi === null || lo > hi - FEED_RETAINED) return false;
+    prune.run(Math.min(hi - FEED_RETAINED, lo + FEED_PRUNE_BATCH - 1));
+    return true;
+  });
+  /**
+   * Down to the newest FEED_RETAINED rows (a million rows left by an import of an earlier version: a thousand
+   * batches), yielding the lock between batches. Best effort: the change itself is committed, and a prune that
+   * cannot get the lock is left to the next change.
+   */
+  async function pruneFeed(): Promise<void> {
+    try {
+      for (;;) {
+        const t0 = performance.now();
+        if (!pruneStep.immediate()) return;
+        await yieldLock(performance.now() - t0);
+      }
+    } catch (err) {
+      if (!isBusy(err)) throw err;
+    }
+  }
 
   // One read transaction: the head and the rows after the cursor come from the same snapshot.
   const readChanges = db.transaction((cursor: string | null): KeyChanges => {
@@ -159,12 +219,12 @@ export function createSqliteKeyStore(db: Database.Database): KeyStore {
   return {
     async create(input: NewKey) {
       const created = newKeyRecord(input);
-      doCreate([created.record]);
+      await doCreate([created.record]);
       return created;
     },
     async createMany(inputs) {
       const created = inputs.map(newKeyRecord);
-      doCreate(created.map((c) => c.record));
+      await doCreate(created.map((c) => c.record));
       return created;
     },
     async list() {

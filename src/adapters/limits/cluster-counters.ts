@@ -3,11 +3,10 @@
 // Workers ask the primary over node:cluster IPC (RateLimiterCluster); the primary's RateLimiterClusterMaster
 // counts in the limiters registered here under the same key prefixes: the per-minute RateLimiterMemory and the
 // calendar counters, which the primary writes to SQLite as a single process does (src/adapters/limits/sqlite-counters.ts).
-import type Database from 'better-sqlite3';
 import { RateLimiterCluster, RateLimiterClusterMaster, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { MINUTE_SECONDS, UNBOUNDED_POINTS, type CounterStore } from './counter-store.js';
 import { CalendarLimiter, createMinuteLimiter } from './local-counters.js';
-import { persistCalendar, type PersistedCalendar } from './sqlite-counters.js';
+import { persistCalendar, type PersistedCalendar, type PersistOptions } from './sqlite-counters.js';
 
 const MINUTE_PREFIX = 'vls-minute';
 const CALENDAR_PREFIX = 'vls-calendar';
@@ -36,7 +35,7 @@ interface MasterInternals {
 }
 
 /** In the primary, before forking: count for the workers and persist the calendar counters in `db`. */
-export function startClusterPrimary(opts: { db: Database.Database; logger?: { warn: (obj: object, msg?: string) => void } }): PersistedCalendar {
+export function startClusterPrimary(opts: PersistOptions): PersistedCalendar {
   const master = new RateLimiterClusterMaster() as unknown as MasterInternals;
   if (typeof master._rateLimiters !== 'object' || master._rateLimiters === null) {
     throw new Error('rate-limiter-flexible: RateLimiterClusterMaster no longer keeps _rateLimiters; cannot persist calendar counters');
