@@ -128,6 +128,13 @@ TEST_FAST := $(filter-out $(TEST_FAST_SLOW:%=test/unit/%.test.ts),$(wildcard tes
 test-fast: $(STAMP)
 	$(NPX) vitest run --isolate=false --maxWorkers=100% $(TEST_FAST)
 
+## test-image: the container image and compose.yaml, checked from outside (podman, runc, podman-compose, debootstrap;
+## .ci/run installs them and runs this after make test; not part of test): builds local Debian, Node 24 and Redis
+## bases, the image on them, and checks start, first key, read-only root, non-root user, keys CLI through podman
+## exec, SIGTERM, restart on the volume, and two instances sharing one Redis's limits. Prints its timings.
+test-image:
+	bash test/image/run.sh
+
 ## bench: throughput and latency against bare Koa and node:http (not part of test)
 bench: build
 	node --import tsx bench/run.ts
