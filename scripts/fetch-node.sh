@@ -30,4 +30,4 @@ mkdir -p "$work/node"
 tar -xzf "$work/$tgz" -C "$work/node" --strip-components=1 package/bin package/include package/LICENSE
 # Replaced whole, by a rename: an interrupted fetch leaves no half-written Node behind.
 rm -rf "$dest.partial" && mv "$work/node" "$dest.partial" && rm -rf "$dest" && mv "$dest.partial" "$dest"
-echo "fetch-node: Node v$version (node-linux-$arch from the npm registry) in ${dest#"$root"/}/ after $((SECONDS - start)) s; make uses it for every target" >&2
+echo "fetch-node: Node v$version (node-linux-$arch, npm registry) fetched into ${dest#"$root"/}/ in $((SECONDS - start)) s" >&2
