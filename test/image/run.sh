@@ -8,6 +8,15 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
+
+# The tools, from Debian's packages when absent (as root; .ci/run installs them the same way).
+need=()
+for tool in podman runc podman-compose debootstrap curl; do command -v "$tool" > /dev/null 2>&1 || need+=("$tool"); done
+if [ ${#need[@]} -gt 0 ]; then
+  [ "$(id -u)" = 0 ] || { echo "test-image: needs ${need[*]} (apt-get install ${need[*]})" >&2; exit 1; }
+  echo "test-image: installing ${need[*]}"
+  DEBIAN_FRONTEND=noninteractive apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" > /dev/null
+fi
 . test/image/podman.sh
 . test/image/bases.sh
 
