@@ -12,6 +12,7 @@ REDIS_IMAGE=localhost/vls-test/redis:bookworm
 build_bases() {
   local work debian=$DEBIAN_IMAGE runtime=$NODE_IMAGE build=$BUILD_IMAGE redis=$REDIS_IMAGE mirror
   work="$(mktemp -d)"
+  printf '\n== bases: %s, %s, %s (each built only when absent)\n' "$NODE_IMAGE" "$BUILD_IMAGE" "$REDIS_IMAGE"
   have() { [ "${TEST_IMAGE_FRESH:-0}" != 1 ] && podman image exists "$1"; }
   # The mirror apt uses here (deb822 or one-line sources), else Debian's own.
   mirror="$(cat /etc/apt/sources.list.d/*.sources /etc/apt/sources.list 2>/dev/null | grep -oE '^URIs: *\S+|^deb +\S+' | grep -v security | head -n 1 | awk '{print $2}' || true)"

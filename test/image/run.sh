@@ -57,9 +57,7 @@ compose() {
 status() { curl -s -o /dev/null -w '%{http_code}' "${@:2}" "$1"; }
 bic() { status "http://127.0.0.1:$1/api/v1/bic/DEUTDEFF" -H "X-Api-Key: $2"; }
 
-step "bases (local stand-ins for the official images)"
 build_bases
-done_step
 
 step "image: podman build (base overridden)"
 podman build --quiet --format docker --network host -f Containerfile -t "$IMAGE" \
