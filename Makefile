@@ -1,4 +1,5 @@
-# Validation and Lookup API — build, run, test. Node 20; dependencies from the npm registry (package-lock.json).
+# Validation and Lookup API — build, run, test. Node 24 LTS (engines >=22.12; the pin is .nvmrc); dependencies from the
+# npm registry (package-lock.json).
 SHELL := /bin/bash
 export REDOCLY_TELEMETRY := off
 export NPM_CONFIG_UPDATE_NOTIFIER := false
@@ -7,7 +8,27 @@ export NPM_CONFIG_LOGLEVEL := warn
 export DATA_DIR ?= ./var
 
 NPX := npx --no-install
+# Holds the Node node_modules was built with ("node v24.21.0"); scripts/with-node refuses any other.
 STAMP := node_modules/.install-stamp
+
+# The Node every target runs on. When the system node is older than the engines floor (or .node/ already holds
+# one), the pinned Node of .nvmrc is fetched from the npm registry into .node/ once and put first on PATH, with its
+# headers as npm_config_nodedir (a native module that compiles does so against them, with no download).
+# scripts/with-node decides, for make and the npm scripts alike.
+NODE_PIN := $(shell tr -d ' \nv' < .nvmrc)
+ifeq ($(shell scripts/with-node --source),local)
+NODE_DEP := .node/bin/node
+export PATH := $(CURDIR)/.node/bin:$(PATH)
+export npm_config_nodedir := $(CURDIR)/.node
+NODE_WANTED := node v$(NODE_PIN)
+else
+NODE_DEP :=
+NODE_WANTED := node $(shell node -v)
+endif
+# node_modules built with another Node: install again (its native modules would not load).
+ifneq ($(shell cat $(STAMP) 2>/dev/null),$(NODE_WANTED))
+.PHONY: $(STAMP)
+endif
 
 # Make's own dependency tracking: each step below is a file target, so a second `make run` with nothing changed
 # regenerates, recompiles and rebuilds nothing and starts in seconds.
@@ -25,11 +46,17 @@ ifneq ($(GEOIP_NEWER_CITY),0)
 GEOIP_FILES += $(GEOIP_DIR)/GeoLite2-City.latest.mmdb
 endif
 
-.PHONY: run build test test-fast generate check-generated lint docs bench soak geoip clean install
+.PHONY: run build test test-fast test-image generate check-generated lint docs bench soak geoip clean install node
 
-$(STAMP): package.json package-lock.json
-	npm ci --no-audit --no-fund
+## node: the pinned Node (.nvmrc) in .node/, fetched from the npm registry (automatic when the system node is older)
+node: .node/bin/node
+.node/bin/node: .nvmrc
+	@bash scripts/fetch-node.sh
 	@touch $@
+
+$(STAMP): package.json package-lock.json | $(NODE_DEP)
+	npm ci --no-audit --no-fund
+	@echo "$(NODE_WANTED)" > $@
 
 install: $(STAMP)
 
@@ -72,7 +99,7 @@ $(BUILD_STAMP): $(TS_SOURCES) $(TS_DIRS) $(API_TYPES) tsconfig.json tsconfig.bui
 
 ## geoip: the bundled GeoLite2 databases, fetched into DATA_DIR/geoip when one is missing (GEOIP_NEWER_CITY=0: no newer City)
 geoip: $(GEOIP_FILES)
-$(GEOIP_FILES) &:
+$(GEOIP_FILES) &: | $(NODE_DEP)
 	@bash scripts/fetch-geoip.sh
 
 ## data: refresh every shipped dataset that has a public source (bank tables, BIN ranges, email lists, GeoLite2)
@@ -100,6 +127,13 @@ TEST_FAST := $(filter-out $(TEST_FAST_SLOW:%=test/unit/%.test.ts),$(wildcard tes
 	$(addprefix test/contract/,$(addsuffix .test.ts,bic iban-card foundation dns-email precision))
 test-fast: $(STAMP)
 	$(NPX) vitest run --isolate=false --maxWorkers=100% $(TEST_FAST)
+
+## test-image: the container image and compose.yaml, checked from outside (podman, runc, podman-compose, debootstrap;
+## .ci/run installs them and runs this after make test; not part of test): builds local Debian, Node 24 and Redis
+## bases, the image on them, and checks start, first key, read-only root, non-root user, keys CLI through podman
+## exec, SIGTERM, restart on the volume, and two instances sharing one Redis's limits. Prints its timings.
+test-image:
+	bash test/image/run.sh
 
 ## bench: throughput and latency against bare Koa and node:http (not part of test)
 bench: build

@@ -8,9 +8,9 @@ import { describe, expect, it } from 'vitest';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url)).replace(/\/$/, '');
 
 /** Directories that hold no project code: dependencies, build and run outputs, third-party test data. */
-const SKIP_DIRS = new Set(['.git', 'node_modules', 'dist', 'var', 'coverage', 'test/artifacts', 'bench/results', 'test/fixtures/geoip']);
-/** Build and run outputs a path may name before they exist (make build, DATA_DIR, the browser test). */
-const OUTPUTS = ['dist', 'var', 'node_modules', 'coverage', 'test/artifacts', 'bench/results'];
+const SKIP_DIRS = new Set(['.git', '.node', 'node_modules', 'dist', 'var', 'coverage', 'test/artifacts', 'bench/results', 'test/fixtures/geoip']);
+/** Build and run outputs a path may name before they exist (make build, DATA_DIR, the browser test, make's pinned Node). */
+const OUTPUTS = ['dist', 'var', 'node_modules', 'coverage', 'test/artifacts', 'bench/results', '.node'];
 /** Code read with paths relative to its own file (imports, new URL(..., import.meta.url), tsconfig extends, Arazzo). */
 const CODE = new Set(['.ts', '.mts', '.cts', '.js', '.mjs', '.cjs', '.json', '.yaml', '.yml']);
 
