@@ -56,10 +56,10 @@ describe.skipIf(!HAVE_REDIS)('Redis faults', () => {
     return out;
   }
 
-  const readyz = async () => (await fetch(`${h.url}/readyz`)).status;
+  const readyz = async () => (await h.fetch('/readyz')).status;
   /** limits_counted_alone_total and readiness_check{check="limits"} from /metrics. */
   async function limitsMetrics(): Promise<{ alone: number; ready: number }> {
-    const text = await (await fetch(`${h.url}/metrics`)).text();
+    const text = await (await h.fetch('/metrics')).text();
     const value = (re: RegExp) => Number(re.exec(text)?.[1] ?? NaN);
     return { alone: value(/^limits_counted_alone_total (\d+)$/m), ready: value(/^readiness_check\{check="limits"\} (\d)$/m) };
   }
