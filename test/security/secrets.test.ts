@@ -10,6 +10,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createContractValidator } from '../../src/http/contract-validator.js';
 import { startHarness, type Harness } from '../support/harness.js';
+import { waitFor } from '../support/wait.js';
 import { startUpstreams, validRequests, type OperationRequest, type Upstreams } from '../faults/fixtures.js';
 
 const PASSWORDS = [
@@ -196,7 +197,7 @@ describe('zero hits', () => {
 
   it('in every log line, which names keys only by id', async () => {
     h.composition.deps.logger.flush();
-    await new Promise((r) => setTimeout(r, 50));
+    await waitFor(() => h.logs.length > responses.length, { what: 'a log line per request' });
     const all = h.logs.join('\n');
     expect(h.logs.length).toBeGreaterThan(responses.length); // one line per request at least, plus trace output
     expect(all).toMatch(/"keyId":"key_/);
