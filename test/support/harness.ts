@@ -123,12 +123,12 @@ async function fetchInProcess(listener: RequestListener, path: string, init: Req
   if (type !== null && !given.has('content-type')) fields.push(['content-type', type]);
   if (chunked) fields.push(['transfer-encoding', 'chunked']);
   else if (bytes === null && ['POST', 'PUT', 'PATCH'].includes(method)) fields.push(['content-length', '0']);
-  const out = await inject(listener, path, { method, headers: fields, body: bytes ?? undefined });
+  const out = await inject(listener, path, { method, fields, body: bytes ?? undefined });
   const headers = new Headers();
   for (const [name, value] of out.raw) headers.append(name, value);
   const empty = method === 'HEAD' || [101, 103, 204, 205, 304].includes(out.status);
   const content = empty ? null : decodeContent(out.bytes, out.headers['content-encoding']);
-  return new Response(content, { status: out.status, statusText: out.statusText, headers });
+  return new Response(content === null ? null : new Uint8Array(content), { status: out.status, statusText: out.statusText, headers });
 }
 
 export async function startHarness(env: Record<string, string> = {}, options: HarnessOptions = {}): Promise<Harness> {

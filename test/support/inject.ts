@@ -46,8 +46,9 @@ export interface Injected {
 
 export interface InjectOptions {
   method?: string;
-  /** Request fields; an array keeps repeated fields and their order. */
-  headers?: Record<string, string> | [string, string][];
+  headers?: Record<string, string>;
+  /** Request fields as sent, in order, repeated ones apart (instead of `headers`). */
+  fields?: [string, string][];
   body?: string | Buffer | Uint8Array;
   remoteAddress?: string;
 }
@@ -110,7 +111,7 @@ export function inject(listener: RequestListener, path: string, opts: InjectOpti
   req.httpVersion = '1.1';
   req.httpVersionMajor = 1;
   req.httpVersionMinor = 1;
-  const given: [string, string][] = Array.isArray(opts.headers) ? opts.headers : Object.entries(opts.headers ?? {});
+  const given: [string, string][] = opts.fields ?? Object.entries(opts.headers ?? {});
   const fields: [string, string][] = given.some(([k]) => k.toLowerCase() === 'host') ? [] : [['host', 'api.test']];
   fields.push(...given);
   const body = opts.body === undefined ? null : Buffer.from(opts.body);

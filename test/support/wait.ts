@@ -31,3 +31,4 @@ export async function waitFor<T>(predicate: () => T | Promise<T>, opts: WaitOpti
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
+
