@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSqliteKeyStore, openDatabase } from '../../src/adapters/keys/sqlite-key-store.js';
 import { createHttpServer, drain, listen } from '../../src/server.js';
 import { GEOIP_TEST_DIR } from '../support/harness.js';
+import { waitFor } from '../support/wait.js';
 import { startFaultyDns, type FaultyDns } from './fault-upstreams.js';
 import { startUpstreams, validRequests, type OperationRequest, type Upstreams } from './fixtures.js';
 
@@ -238,12 +239,16 @@ describe('drain (in process, deterministic)', () => {
 
   it('cuts what is still open when the timeout passes, and says so', async () => {
     const app = new Koa();
-    app.use(async () => new Promise(() => undefined)); // never answers
+    let received = false;
+    app.use(async () => {
+      received = true;
+      return new Promise(() => undefined); // never answers
+    });
     const server = createHttpServer(app);
     await listen(server, 0, '127.0.0.1');
     const req = http.get({ host: '127.0.0.1', port: (server.address() as AddressInfo).port, path: '/', agent: false });
     const failed = new Promise((r) => req.on('error', r));
-    await new Promise((r) => setTimeout(r, 100));
+    await waitFor(() => received, { what: 'the request in the app' });
     expect(await drain(server, 300)).toBe('timeout');
     expect(await failed).toBeInstanceOf(Error);
   });
