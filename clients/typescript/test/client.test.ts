@@ -65,8 +65,8 @@ beforeAll(async () => {
     ALLOW_PRIVATE_TARGETS: 'true',
     PWNED_PASSWORDS_DIR: dir,
     RATE_LIMIT_PER_MINUTE: '1000',
-  });
-  proxied = await startHarness({ TRUST_PROXY: 'true' });
+  }, { tcp: true }); // TCP: the subject is the SDK, an HTTP client over fetch
+  proxied = await startHarness({ TRUST_PROXY: 'true' }, { tcp: true });
   client = new ValidationClient({ baseUrl: h.url, apiKey: h.key });
 });
 
