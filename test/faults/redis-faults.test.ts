@@ -67,7 +67,8 @@ describe.skipIf(!HAVE_REDIS)('Redis faults', () => {
     return waitFor(async () => ((await readyz()) === want ? want : null), { timeoutMs: ms, intervalMs: 100, what: `/readyz ${want}` }).catch(readyz);
   }
 
-  it('answers every operation normally while Redis is up', async () => {
+  // The first password estimate boots a zxcvbn worker thread: seconds of CPU on a loaded machine (a hang guard, not a timing).
+  it('answers every operation normally while Redis is up', { timeout: 60_000 }, async () => {
     for (const r of await everyOperation()) expect(r.status, r.operationId).toBe(expected(r.operationId));
     expect(await readyz()).toBe(200);
     expect(await limitsMetrics()).toEqual({ alone: 0, ready: 1 });

@@ -47,6 +47,8 @@ function startServer(): Promise<{ port: number; exit: Promise<number | null> }> 
       ...up.env,
       DNS_SERVERS: `127.0.0.1:${dnsRelay.port}`,
       DNS_TIMEOUT_MS: '5000',
+      // The subject is the drain, not upstream timeouts: a starved machine must not turn the burst's checks into 502s.
+      PWNED_TIMEOUT_MS: '5000',
       PORT: '0',
       HOST: '127.0.0.1',
       DATA_DIR: dataDir,

@@ -112,7 +112,8 @@ const PW = '/api/v1/password/strength';
 const CARD = '/api/v1/creditcard/validate';
 
 describe('traffic with secrets', () => {
-  it('answers every operation, with each password and card number, and their error paths', async () => {
+  // The first password estimate boots a zxcvbn worker thread: seconds of CPU on a loaded machine (a hang guard, not a timing).
+  it('answers every operation, with each password and card number, and their error paths', { timeout: 60_000 }, async () => {
     for (const [i, password] of PASSWORDS.entries()) {
       for (const r of validRequests({ password, cardNumber: CARDS[i % CARDS.length] })) await send(r);
     }
