@@ -118,11 +118,12 @@ test: $(STAMP) check-generated lint docs
 
 ## test-fast: the fast loop (seconds; no build, lint or drift check first): domain, operations and in-process HTTP
 ## tests. Every test/unit file except those that start child processes (keys-cli, startup-files, config,
-## key-directory), Redis (redis, key-directory-redis), zxcvbn (password, password-l33t), many real TLS handshakes
-## (tls-prober) or V8's string table (spec-text: files sharing an isolate intern the same names first); plus the contract tests of test/contract that run the app in this process without the pool (bic,
+## key-directory, data-dir-permissions), Redis (redis, key-directory-redis), zxcvbn (password, password-l33t, and
+## the differential password-scoring), many real TLS handshakes (tls-prober) or V8's string table (spec-text: files
+## sharing an isolate intern the same names first); plus the contract tests of test/contract that run the app in this process without the pool (bic,
 ## iban-card, foundation, dns-email, precision; tls-ip makes four handshakes per inspection since the protocol probes).
 ## Files share their worker processes (--isolate=false: half the CPU time) on every core; `make test` isolates each.
-TEST_FAST_SLOW := keys-cli startup-files config key-directory redis key-directory-redis password password-l33t tls-prober spec-text
+TEST_FAST_SLOW := keys-cli startup-files config key-directory data-dir-permissions redis key-directory-redis password password-l33t password-scoring tls-prober spec-text
 TEST_FAST := $(filter-out $(TEST_FAST_SLOW:%=test/unit/%.test.ts),$(wildcard test/unit/*.test.ts)) \
 	$(addprefix test/contract/,$(addsuffix .test.ts,bic iban-card foundation dns-email precision))
 test-fast: $(STAMP)

@@ -123,7 +123,8 @@ describe.runIf(haveChromium || mustRun)('/docs in chromium', { timeout: 40_000 }
   beforeAll(async () => {
     if (!haveChromium) throw new Error(`${CHROMIUM} is missing: CI must install Debian's chromium (apt-get install -y chromium)`);
     ensureDocsBuilt();
-    h = await startHarness();
+    // TCP: the client is Chromium, another process.
+    h = await startHarness({}, { tcp: true });
     await docsServed(h.url);
     userDataDir = mkdtempSync(join(tmpdir(), 'vls-chromium-'));
     context = await chromium.launchPersistentContext(userDataDir, {

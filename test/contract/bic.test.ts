@@ -41,7 +41,7 @@ describe('GET /api/v1/bic/{bic}', () => {
   });
 
   it('answers HEAD like GET, without a body', async () => {
-    const res = await fetch(`${h.url}/api/v1/bic/DEUTDEFF`, { method: 'HEAD', headers: { 'X-Api-Key': h.key } });
+    const res = await h.fetch('/api/v1/bic/DEUTDEFF', { method: 'HEAD', headers: { 'X-Api-Key': h.key } });
     expect(res.status).toBe(200);
     expect(await res.text()).toBe('');
   });

@@ -144,7 +144,7 @@ describe('GET /api/v1/dns/{domain}', () => {
   });
 
   it('reuses the mail-security analysis while its answers are cached: one cache read on a repeat, not ~30', async () => {
-    const hits = async () => Number(/cache_hits_total\{cache="dns"\} (\d+)/.exec(await (await fetch(`${h.url}/metrics`)).text())?.[1] ?? 0);
+    const hits = async () => Number(/cache_hits_total\{cache="dns"\} (\d+)/.exec(await (await h.fetch('/metrics')).text())?.[1] ?? 0);
     await h.call('/api/v1/dns/mail.test?type=A');
     await h.call('/api/v1/dns/mail.test?type=A');
     const before = await hits();
@@ -162,7 +162,7 @@ describe('GET /api/v1/dns/{domain}', () => {
   });
 
   it('exposes the DNS cache in /metrics', async () => {
-    const text = await (await fetch(`${h.url}/metrics`)).text();
+    const text = await (await h.fetch('/metrics')).text();
     expect(Number(/cache_hits_total\{cache="dns"\} (\d+)/.exec(text)?.[1])).toBeGreaterThan(0);
     expect(Number(/cache_entries\{cache="dns"\} (\d+)/.exec(text)?.[1])).toBeGreaterThan(0);
   });

@@ -1,11 +1,11 @@
-// The error model, authentication, routing and non-API routes, through a real server and the contract check.
-import { createServer, get } from 'node:http';
-import type { AddressInfo } from 'node:net';
+// The error model, authentication, routing and non-API routes, through the app in-process and the contract check.
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { ApiError } from '../../src/http/errors.js';
 import { startHarness, type Harness } from '../support/harness.js';
+import { inject } from '../support/inject.js';
+import { waitFor } from '../support/wait.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -69,12 +69,11 @@ describe('authentication', () => {
   it('sees a key change made by another writer within a second, without an explicit refresh', async () => {
     const { id, key } = await h.createKey('poll');
     await h.composition.keyStore.setStatus(id, 'revoked');
-    const deadline = Date.now() + 1000;
-    let status = 200;
-    while (Date.now() < deadline && status === 200) {
-      status = (await h.call('/api/v1/bic/DEUTDEFF', { key })).status;
-      if (status === 200) await new Promise((r) => setTimeout(r, 50));
-    }
+    // The key directory polls the store every 250 ms: a second is the deadline, the wait ends at the first 403.
+    const status = await waitFor(async () => {
+      const s = (await h.call('/api/v1/bic/DEUTDEFF', { key })).status;
+      return s === 200 ? null : s;
+    }, { timeoutMs: 1000, intervalMs: 50, what: 'a 403 for the revoked key' });
     expect(status).toBe(403);
   });
 });
@@ -85,7 +84,7 @@ describe('routing errors', () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ bic: 'DEUTDEFFXXX', valid: true });
     expect((await h.call('/api/v1/bic/DEUTDEFF//')).status).toBe(404);
-    expect((await fetch(`${h.url}/healthz/`)).status).toBe(404);
+    expect((await h.fetch('/healthz/')).status).toBe(404);
   });
 
   it('answers 404 RESOURCE_NOT_FOUND for an unknown API path', async () => {
@@ -324,10 +323,8 @@ describe('unexpected errors', () => {
     expect(res.body).toMatchObject({ code: 'INTERNAL_ERROR', message: 'internal server error', details: [] });
     expect(res.text).not.toMatch(/secret|srv|\.ts|at /);
     h.composition.deps.logger.flush();
-    await new Promise((r) => setTimeout(r, 20));
-    const line = h.logs.find((l) => l.includes('unexpected error') && l.includes(res.body.requestId));
-    expect(line).toBeDefined();
-    expect(JSON.parse(line!).operationId).toBe('validateIban');
+    const line = await waitFor(() => h.logs.find((l) => l.includes('unexpected error') && l.includes(res.body.requestId)), { what: 'the error log line' });
+    expect(JSON.parse(line).operationId).toBe('validateIban');
   });
 });
 
@@ -336,8 +333,9 @@ describe('access log', () => {
     // A malformed address: no DNS query leaves the machine.
     const res = await h.call('/api/v1/email?address=someone.private@nodots');
     h.composition.deps.logger.flush();
-    await new Promise((r) => setTimeout(r, 20));
-    const lines = h.logs.map((l) => JSON.parse(l)).filter((l) => l.requestId === res.headers.get('x-request-id'));
+    const ofRequest = () => h.logs.map((l) => JSON.parse(l)).filter((l) => l.requestId === res.headers.get('x-request-id'));
+    await waitFor(() => ofRequest().length > 0, { what: 'the access log line' });
+    const lines = ofRequest();
     expect(lines).toHaveLength(1);
     expect(Object.keys(lines[0]).sort()).toEqual(
       ['durationMs', 'keyId', 'level', 'method', 'operationId', 'requestId', 'route', 'service', 'status', 'time'].sort(),
@@ -350,14 +348,10 @@ describe('access log', () => {
   });
 });
 
-describe('response header names on the wire', () => {
+describe('response header names as written', () => {
   it('are lower case and each sent once (field names are case-insensitive, RFC 9110 5.1)', async () => {
-    const raw = await new Promise<string[]>((resolve, reject) => {
-      get(`${h.url}/api/v1/bic/DEUTDEFF`, { headers: { 'x-api-key': h.key } }, (res) => {
-        res.resume();
-        resolve(res.rawHeaders.filter((_, i) => i % 2 === 0));
-      }).on('error', reject);
-    });
+    // The bytes Node writes for the response, field names as sent (in-process: the same writer a socket gets).
+    const raw = (await h.inject('/api/v1/bic/DEUTDEFF', { headers: { 'x-api-key': h.key } })).names;
     const names = raw.filter((n) => n !== 'Date' && n !== 'Connection' && n !== 'Keep-Alive'); // Node's own
     expect(names).toEqual(names.map((n) => n.toLowerCase()));
     expect(new Set(names).size).toBe(names.length);
@@ -383,47 +377,40 @@ describe('request ids', () => {
 
 describe('non-API routes', () => {
   it('serves the contract as JSON and YAML', async () => {
-    const json = await fetch(`${h.url}/openapi.json`);
+    const json = await h.fetch('/openapi.json');
     expect(json.status).toBe(200);
     expect((await json.json()).openapi).toBe('3.1.0');
-    const yaml = await fetch(`${h.url}/openapi.yaml`);
+    const yaml = await h.fetch('/openapi.yaml');
     expect(yaml.headers.get('content-type')).toMatch(/yaml/);
     expect(await yaml.text()).toMatch(/^openapi: 3\.1\.0/);
   });
 
   it('answers /healthz and /readyz without a key, with an X-Request-Id like every answer', async () => {
-    const health = await fetch(`${h.url}/healthz`);
+    const health = await h.fetch('/healthz');
     expect(health.status).toBe(200);
     expect(health.headers.get('x-request-id')).toMatch(UUID);
-    const ready = await fetch(`${h.url}/readyz`);
+    const ready = await h.fetch('/readyz');
     expect(ready.status).toBe(200);
     expect((await ready.json()).checks.keys).toBe(true);
   });
 
   it('answers /docs with a 503 ErrorInfo when the page was not built', async () => {
-    const server = createServer((await createApp({ ...h.composition.deps, docsPage: () => null })).callback());
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    try {
-      const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/docs`);
-      expect(res.status).toBe(503);
-      expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-      const body = await res.json();
-      expect(body).toMatchObject({ path: '/docs', status: 503, code: 'SERVICE_UNAVAILABLE', message: 'documentation page not built: run `make docs`' });
-      expect(res.headers.get('x-request-id')).toBe(body.requestId);
-    } finally {
-      await new Promise((r) => server.close(r));
-    }
+    const res = await inject((await createApp({ ...h.composition.deps, docsPage: () => null })).callback(), '/docs');
+    expect(res.status).toBe(503);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(res.body).toMatchObject({ path: '/docs', status: 503, code: 'SERVICE_UNAVAILABLE', message: 'documentation page not built: run `make docs`' });
+    expect(res.headers['x-request-id']).toBe(res.body.requestId);
   });
 
   it('counts requests by operationId and status in /metrics', async () => {
     await h.call('/api/v1/bic/DEUTDEFF');
-    const text = await (await fetch(`${h.url}/metrics`)).text();
+    const text = await (await h.fetch('/metrics')).text();
     expect(text).toMatch(/http_requests_total\{operationId="validateBic",status="200"\} \d+/);
     expect(text).toMatch(/http_request_duration_seconds_bucket\{le="0.005",operationId="validateBic",status="200"\}/);
   });
 
   it('exposes the checks of /readyz as readiness_check gauges; no Redis counter without Redis', async () => {
-    const text = await (await fetch(`${h.url}/metrics`)).text();
+    const text = await (await h.fetch('/metrics')).text();
     expect(text).toMatch(/^readiness_check\{check="keys"\} 1$/m);
     expect(text).toMatch(/^readiness_check\{check="limits"\} 1$/m);
     expect(text).toMatch(/^readiness_check\{check="geoip"\} [01]$/m);
@@ -431,7 +418,7 @@ describe('non-API routes', () => {
   });
 
   it('types every metric named *_total as a counter (Prometheus naming)', async () => {
-    const text = await (await fetch(`${h.url}/metrics`)).text();
+    const text = await (await h.fetch('/metrics')).text();
     const typed = [...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map(([, name, type]) => [name, type]);
     expect(typed.filter(([name]) => name.endsWith('_total')).map(([name]) => name)).toEqual(expect.arrayContaining(['http_requests_total', 'cache_hits_total', 'cache_misses_total']));
     for (const [name, type] of typed) if (name.endsWith('_total')) expect(type, name).toBe('counter');
@@ -440,16 +427,12 @@ describe('non-API routes', () => {
 
 describe('draining', () => {
   it('answers 503 SERVICE_UNAVAILABLE with Retry-After once shutdown has begun', async () => {
-    const d = await startHarness();
-    try {
-      d.composition.beginDrain();
-      const res = await d.call('/api/v1/bic/DEUTDEFF');
-      expect(res.status).toBe(503);
-      expect(res.body.code).toBe('SERVICE_UNAVAILABLE');
-      expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
-    } finally {
-      await d.close();
-    }
+    // The last test of this file to use the harness: draining does not end.
+    h.composition.beginDrain();
+    const res = await h.call('/api/v1/bic/DEUTDEFF');
+    expect(res.status).toBe(503);
+    expect(res.body.code).toBe('SERVICE_UNAVAILABLE');
+    expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
   });
 });
 

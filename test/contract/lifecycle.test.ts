@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDnsServer } from '../support/dns-server.js';
+import { waitFor } from '../support/wait.js';
 
 let dataDir: string;
 let silentDns: Awaited<ReturnType<typeof startDnsServer>>;
@@ -80,9 +81,12 @@ describe('server process', () => {
       await store.close();
       return created;
     })();
-    await new Promise((r) => setTimeout(r, 600)); // the server's key directory polls every 250 ms
+    // The server's key directory polls the store every 250 ms: wait until it lets the new key in.
+    await waitFor(async () => (await fetch(`${server.url}/api/v1/bic/DEUTDEFF`, { headers: { 'X-Api-Key': key } })).status === 200, { timeoutMs: 10_000, intervalMs: 50, what: 'the new key accepted' });
+    silentDns.queries.length = 0;
     const slow = fetch(`${server.url}/api/v1/dns/slow.test`, { headers: { 'X-Api-Key': key } });
-    await new Promise((r) => setTimeout(r, 200));
+    // In flight: its DNS query reached the silent server (which never answers).
+    await waitFor(() => silentDns.queries.some((q) => q.name === 'slow.test'), { timeoutMs: 10_000, what: 'the DNS query of the request in flight' });
     const exit = exited(server.child);
     server.child.kill('SIGTERM');
     const res = await slow;

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
 import { startHarness, type Harness } from '../support/harness.js';
+import { waitFor } from '../support/wait.js';
 
 const BREACHED = 'P@ssw0rd';
 const STRONG = 'violet-Harbour-71-quietly';
@@ -99,8 +100,7 @@ describe('POST /api/v1/password/strength', () => {
     const res = await check(secret);
     expect(res.text).not.toContain(secret);
     h.composition.deps.logger.flush();
-    await new Promise((r) => setTimeout(r, 20));
-    const all = h.logs.join('\n');
+    const all = await waitFor(() => h.logs.some((l) => l.includes('checkPasswordStrength')) && h.logs.join('\n'), { what: 'the access log line' });
     expect(all).toContain('checkPasswordStrength');
     for (const pw of [secret, BREACHED, STRONG]) {
       expect(all).not.toContain(pw);

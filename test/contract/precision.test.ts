@@ -111,7 +111,7 @@ describe('item 3: a concrete path is matched before a template (OpenAPI 3.1 Path
   });
 
   it('HEAD /api/v1/bic/bulk is 405 too (HEAD is GET without a body)', async () => {
-    const res = await fetch(`${h.url}/api/v1/bic/bulk`, { method: 'HEAD', headers: { 'x-api-key': h.key } });
+    const res = await h.fetch(`/api/v1/bic/bulk`, { method: 'HEAD', headers: { 'x-api-key': h.key } });
     expect(res.status).toBe(405);
     expect(res.headers.get('allow')).toBe('POST');
   });
@@ -174,7 +174,7 @@ describe('item 5: the contract says what the service does', () => {
     ['/api/v1/dns/%CC%81a.example', 'DnsName'],
     ['/api/v1/ssl/a.%CC%85.example', 'TlsHost'],
   ])('%s: a label starting with a combining mark is refused by the schema itself (its own message)', async (path, parameter) => {
-    const document = (await (await fetch(`${h.url}/openapi.json`)).json()) as any;
+    const document = (await (await h.fetch(`/openapi.json`)).json()) as any;
     const res = await h.call(path);
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('INVALID_FORMAT');
@@ -187,7 +187,7 @@ describe('item 5: the contract says what the service does', () => {
   });
 
   it("IbanResult.bic names the countries the bank directory covers, and how many have tables of their own", async () => {
-    const document = (await (await fetch(`${h.url}/openapi.json`)).json()) as any;
+    const document = (await (await h.fetch(`/openapi.json`)).json()) as any;
     const text: string = document.components.schemas.IbanResult.properties.bic.description;
     const banks = await loadBankDirectory(projectPath('data/banks'));
     expect([...new Set(text.match(/\b[A-Z]{2}\b/g))].sort()).toEqual([...banks.countries].sort());

@@ -106,12 +106,12 @@ async function until<T>(what: string, fn: () => Promise<T | undefined> | T | und
 }
 
 const gauge = async (h: Harness): Promise<number> => {
-  const text = await (await fetch(`${h.url}/metrics`)).text();
+  const text = await (await h.fetch(`/metrics`)).text();
   const m = /^store_last_write_age_seconds\{store="sqlite"\} (\S+)$/m.exec(text);
   return m ? Number(m[1]) : NaN;
 };
 const readyz = async (h: Harness) => {
-  const res = await fetch(`${h.url}/readyz`);
+  const res = await h.fetch(`/readyz`);
   return { status: res.status, body: (await res.json()) as { status: string; degraded?: Record<string, string> } };
 };
 const warnings = (h: Harness) => h.logs.filter((l) => l.includes('usage counters not written for'));

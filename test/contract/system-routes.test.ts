@@ -44,7 +44,7 @@ describe('System routes in openapi.yaml', () => {
   });
 
   it.each(SYSTEM.map((s) => [s.path, s] as const))('GET %s answers a documented status, media type and body', async (_path, s) => {
-    const res = await fetch(h.url + s.path);
+    const res = await h.fetch(s.path);
     const text = await res.text();
     const response = s.op.responses[String(res.status)];
     expect(response, `${res.status} is documented for ${s.path}`).toBeDefined();
@@ -59,7 +59,7 @@ describe('System routes in openapi.yaml', () => {
   });
 
   it.each(SYSTEM.map((s) => [s.path, s] as const))('POST %s answers the documented 405 with Allow', async (_path, s) => {
-    const res = await fetch(h.url + s.path, { method: 'POST' });
+    const res = await h.fetch(s.path, { method: 'POST' });
     expect(res.status).toBe(405);
     expect(s.op.responses['405']).toBeDefined();
     expect(res.headers.get('allow')).toBe('GET, HEAD');

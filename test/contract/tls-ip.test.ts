@@ -177,7 +177,7 @@ describe('caches in /metrics', () => {
     await h.call('/api/v1/ip/81.2.69.142');
     await h.call('/api/v1/ip/81.2.69.142');
     await h.call('/api/v1/ssl/good.test');
-    const text = await (await fetch(`${h.url}/metrics`)).text();
+    const text = await (await h.fetch('/metrics')).text();
     expect(Number(/cache_entries\{cache="geoip"\} (\d+)/.exec(text)?.[1])).toBeGreaterThan(0);
     expect(Number(/cache_hits_total\{cache="geoip"\} (\d+)/.exec(text)?.[1])).toBeGreaterThan(0);
     expect(Number(/cache_hits_total\{cache="tls"\} (\d+)/.exec(text)?.[1])).toBeGreaterThan(0);
@@ -186,7 +186,7 @@ describe('caches in /metrics', () => {
 
 describe('readiness', () => {
   it('is ready once the GeoIP databases are open', async () => {
-    const res = await fetch(`${h.url}/readyz`);
+    const res = await h.fetch('/readyz');
     expect(res.status).toBe(200);
     expect((await res.json()).checks.geoip).toBe(true);
   });
@@ -194,7 +194,7 @@ describe('readiness', () => {
   it('answers 503 on IP lookups and /readyz, saying so, when the bundled databases are absent (make geoip not run)', async () => {
     const broken = await startHarness({ GEOIP_CITY_DB: '', GEOIP_ASN_DB: '' });
     try {
-      expect((await fetch(`${broken.url}/readyz`)).status).toBe(503);
+      expect((await broken.fetch('/readyz')).status).toBe(503);
       const res = await broken.call('/api/v1/ip/81.2.69.142');
       expect(res.status).toBe(503);
       expect(res.body).toMatchObject({ code: 'SERVICE_UNAVAILABLE', message: 'geolocation data is not available: the GeoIP databases could not be opened' });

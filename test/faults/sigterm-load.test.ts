@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSqliteKeyStore, openDatabase } from '../../src/adapters/keys/sqlite-key-store.js';
 import { createHttpServer, drain, listen } from '../../src/server.js';
 import { GEOIP_TEST_DIR } from '../support/harness.js';
+import { waitFor } from '../support/wait.js';
 import { startFaultyDns, type FaultyDns } from './fault-upstreams.js';
 import { startUpstreams, validRequests, type OperationRequest, type Upstreams } from './fixtures.js';
 
@@ -46,6 +47,8 @@ function startServer(): Promise<{ port: number; exit: Promise<number | null> }> 
       ...up.env,
       DNS_SERVERS: `127.0.0.1:${dnsRelay.port}`,
       DNS_TIMEOUT_MS: '5000',
+      // The subject is the drain, not upstream timeouts: a starved machine must not turn the burst's checks into 502s.
+      PWNED_TIMEOUT_MS: '5000',
       PORT: '0',
       HOST: '127.0.0.1',
       DATA_DIR: dataDir,
@@ -239,12 +242,16 @@ describe('drain (in process, deterministic)', () => {
 
   it('cuts what is still open when the timeout passes, and says so', async () => {
     const app = new Koa();
-    app.use(async () => new Promise(() => undefined)); // never answers
+    let received = false;
+    app.use(async () => {
+      received = true;
+      return new Promise(() => undefined); // never answers
+    });
     const server = createHttpServer(app);
     await listen(server, 0, '127.0.0.1');
     const req = http.get({ host: '127.0.0.1', port: (server.address() as AddressInfo).port, path: '/', agent: false });
     const failed = new Promise((r) => req.on('error', r));
-    await new Promise((r) => setTimeout(r, 100));
+    await waitFor(() => received, { what: 'the request in the app' });
     expect(await drain(server, 300)).toBe('timeout');
     expect(await failed).toBeInstanceOf(Error);
   });

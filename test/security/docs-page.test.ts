@@ -1,6 +1,7 @@
-// GET /docs under pipelined floods: no file handle outlives its request (the page is served from memory).
+// GET /docs under pipelined floods: no file handle outlives its request (the page is served from memory). That test
+// runs on TCP (its subject is connections that close mid-answer); the encodings are checked in-process.
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
+import type { IncomingHttpHeaders, RequestListener, Server } from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -16,10 +17,13 @@ import { GEOIP_TEST_DIR } from '../fixtures/paths.js';
 import { createApp } from '../../src/app.js';
 import { createHttpServer, listen } from '../../src/server.js';
 import { startHarness, type Harness } from '../support/harness.js';
+import { inject } from '../support/inject.js';
+import { waitFor } from '../support/wait.js';
 
 let h: Harness;
 let dir: string;
-let server: http.Server;
+let server: Server;
+let listener: RequestListener;
 let page: DocsPage;
 let html: Buffer;
 let port: number;
@@ -37,7 +41,9 @@ beforeAll(async () => {
   writePage(path);
   html = readFileSync(path);
   await loadDocsPage(path, (p) => (page = p));
-  server = createHttpServer(await createApp({ ...h.composition.deps, docsPage: () => page }));
+  const app = await createApp({ ...h.composition.deps, docsPage: () => page });
+  listener = app.callback();
+  server = createHttpServer(app);
   await listen(server, 0, '127.0.0.1');
   port = (server.address() as AddressInfo).port;
 });
@@ -65,10 +71,12 @@ describe('GET /docs pipelined on connections that close', () => {
   it('leaves no file handle open: 10 connections x 500 requests', { timeout: 60_000 }, async () => {
     const before = openFds();
     await Promise.all(Array.from({ length: 10 }, () => pipelineAndLeave(500)));
-    await new Promise((r) => setTimeout(r, 500));
-    const after = openFds();
+    // The server closes its side of each connection once it sees the close: poll for the descriptors to go.
+    const after = await waitFor(() => {
+      const n = openFds();
+      return n - before < 20 ? n : null;
+    }, { timeoutMs: 5000, what: 'the descriptors of the closed connections to go' });
     console.log(`open descriptors: ${before} before, ${after} after`);
-    expect(after - before).toBeLessThan(20);
     const res = await fetch(`http://127.0.0.1:${port}/docs`);
     expect(res.status).toBe(200);
     await res.arrayBuffer();
@@ -77,21 +85,14 @@ describe('GET /docs pipelined on connections that close', () => {
 
 interface Raw {
   status: number;
-  headers: http.IncomingHttpHeaders;
+  headers: IncomingHttpHeaders;
   body: Buffer;
 }
 
-/** One request with exactly the headers given (fetch would add Accept-Encoding and decode). */
-function get(headers: Record<string, string>, method = 'GET'): Promise<Raw> {
-  return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, path: '/docs', method, headers, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
+/** One request with exactly the headers given (fetch would add Accept-Encoding and decode), in-process: the bytes as sent. */
+async function get(headers: Record<string, string>, method = 'GET', to: RequestListener = listener): Promise<Raw> {
+  const res = await inject(to, '/docs', { method, headers });
+  return { status: res.status, headers: res.headers, body: res.bytes };
 }
 
 describe('GET /docs from memory', () => {
@@ -149,17 +150,10 @@ describe('GET /docs from memory', () => {
 
   it('sends the page as built while the encodings are still being made', async () => {
     const early: DocsPage = { identity: html, gzip: null, br: null };
-    const s = createHttpServer(await createApp({ ...h.composition.deps, docsPage: () => early }));
-    await listen(s, 0, '127.0.0.1');
-    try {
-      const res = await fetch(`http://127.0.0.1:${(s.address() as AddressInfo).port}/docs`, { headers: { 'Accept-Encoding': 'br, gzip' } });
-      expect(res.status).toBe(200);
-      expect(res.headers.get('content-encoding')).toBeNull();
-      expect(Buffer.from(await res.arrayBuffer()).equals(html)).toBe(true);
-    } finally {
-      s.closeAllConnections();
-      await new Promise((r) => s.close(r));
-    }
+    const res = await get({ 'Accept-Encoding': 'br, gzip' }, 'GET', (await createApp({ ...h.composition.deps, docsPage: () => early })).callback());
+    expect(res.status).toBe(200);
+    expect(res.headers['content-encoding']).toBeUndefined();
+    expect(res.body.equals(html)).toBe(true);
   });
 });
 
@@ -169,7 +163,10 @@ describe('GET /docs encodings are made after the start-up', () => {
     const published: DocsPage[] = [];
     let allow!: () => void;
     const loading = loadDocsPage(path, (p) => published.push(p), { compressWhen: new Promise<void>((r) => (allow = r)) });
-    await new Promise((r) => setTimeout(r, 300));
+    await waitFor(() => published.length > 0, { what: 'the page published' });
+    // Loading does not finish (nor compress) while compression is not allowed: still pending after the page is out.
+    const state = await Promise.race([loading.then(() => 'settled'), new Promise((r) => setImmediate(() => r('pending')))]);
+    expect(state).toBe('pending');
     expect(published.map((p) => [p.gzip === null, p.br === null])).toEqual([[true, true]]);
     expect(published[0].identity.equals(html)).toBe(true);
     allow();
@@ -185,25 +182,13 @@ describe('GET /docs encodings are made after the start-up', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'vls-docs-compose-'));
     const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', GEOIP_CITY_DB: join(GEOIP_TEST_DIR, 'GeoIP2-City-Test.mmdb'), GEOIP_ASN_DB: join(GEOIP_TEST_DIR, 'GeoLite2-ASN-Test.mmdb') }, 2);
     const c = await compose(config, createLogger('silent'));
-    const s = createHttpServer(await createApp({ ...c.deps, metricsOnOwnPort: false }));
-    await listen(s, 0, '127.0.0.1');
+    const own = (await createApp({ ...c.deps, metricsOnOwnPort: false })).callback();
     try {
-      const url = `http://127.0.0.1:${(s.address() as AddressInfo).port}/docs`;
-      const encoded = async (accept: string) => {
-        const res = await fetch(url, { headers: { 'Accept-Encoding': accept } });
-        await res.arrayBuffer();
-        return res.headers.get('content-encoding');
-      };
-      let coding = await encoded('br');
-      for (let i = 0; i < 400 && coding !== 'br'; i++) {
-        await new Promise((r) => setTimeout(r, 25));
-        coding = await encoded('br');
-      }
-      expect(coding).toBe('br');
+      const encoded = async (accept: string) => (await get({ 'Accept-Encoding': accept }, 'GET', own)).headers['content-encoding'];
+      // The first request starts the compression; the page is served as built until br is made.
+      expect(await waitFor(async () => (await encoded('br')) === 'br' && 'br', { timeoutMs: 10_000, intervalMs: 25, what: 'br' })).toBe('br');
       expect(await encoded('gzip')).toBe('gzip');
     } finally {
-      s.closeAllConnections();
-      await new Promise((r) => s.close(r));
       await c.close();
       rmSync(dataDir, { recursive: true, force: true });
     }

@@ -17,7 +17,8 @@ let shortPort: number;
 let checkError: (body: unknown) => string | null;
 
 beforeAll(async () => {
-  h = await startHarness();
+  // TCP: the subjects are the server's own limits (timeouts, header sizes, slow clients) on real connections.
+  h = await startHarness({}, { tcp: true });
   checkError = createContractValidator(h.composition.deps.spec.document).checkError;
   // The same composition behind a server with short timeouts.
   short = createHttpServer(await createApp(h.composition.deps), SHORT);

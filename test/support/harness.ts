@@ -1,5 +1,7 @@
-// Test harness: a real server on 127.0.0.1:0 built by the production composition; every response is checked against openapi.yaml.
+// Test harness: the production composition and app, driven in-process through app.callback() (no port) unless a file
+// whose subject is sockets asks for TCP; every response of call() is checked against openapi.yaml.
 import { mkdtempSync, rmSync } from 'node:fs';
+import type { RequestListener, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +15,7 @@ import { createLogger } from '../../src/http/logging.js';
 import { PrecompiledRouter } from '../../src/http/openapi-router.js';
 import { createHttpServer, listen } from '../../src/server.js';
 import { GEOIP_TEST_DIR } from '../fixtures/paths.js';
+import { decodeContent, inject, type Injected, type InjectOptions } from './inject.js';
 
 export interface TestResponse {
   status: number;
@@ -21,8 +24,20 @@ export interface TestResponse {
   text: string;
 }
 
+export interface HarnessOptions extends ComposeOptions {
+  /**
+   * Listen on 127.0.0.1:0 (createHttpServer, the production server) and send every request over TCP. Only for
+   * files whose subject is the connection itself (pipelining, timeouts, slow clients, shutdown) or whose client is
+   * another process (a browser, a CLI): each says why where it asks.
+   */
+  tcp?: boolean;
+}
+
 export interface Harness {
+  /** The listening base URL: TCP harnesses only (an in-process harness throws, naming the option). */
   url: string;
+  /** The listening server: TCP harnesses only, else null. */
+  server: Server | null;
   config: Readonly<Config>;
   composition: Composition;
   /** Every log line written so far, raw. */
@@ -30,6 +45,10 @@ export interface Harness {
   /** An active key created for this harness. */
   key: string;
   call(path: string, init?: RequestInit & { key?: string | null }): Promise<TestResponse>;
+  /** A request as `fetch(url + path, init)` makes it (no key added, no contract check), in-process or over TCP. */
+  fetch(path: string, init?: RequestInit): Promise<Response>;
+  /** In-process only: the response exactly as Node wrote it (field names as sent, repeated fields apart). */
+  inject(path: string, opts?: InjectOptions): Promise<Injected>;
   createKey(name?: string): Promise<{ id: string; key: string }>;
   close(): Promise<void>;
 }
@@ -66,7 +85,54 @@ export function assertHonoursContract(routes: Routes, method: string, path: stri
   expect(problem, `${method} ${path} -> ${res.status} ${res.text.slice(0, 300)}`).toBeNull();
 }
 
-export async function startHarness(env: Record<string, string> = {}, opts: ComposeOptions = {}): Promise<Harness> {
+/** The request fields fetch (undici) adds when the caller did not set them. */
+const FETCH_DEFAULTS: [string, string][] = [
+  ['accept', '*/*'],
+  ['accept-language', '*'],
+  ['sec-fetch-mode', 'cors'],
+  ['user-agent', 'node'],
+  ['accept-encoding', 'gzip, deflate'],
+];
+const NORMALISED_METHODS = ['DELETE', 'GET', 'HEAD', 'OPTIONS', 'POST', 'PUT'];
+
+/** A RequestInit's body as the bytes and default Content-Type fetch would send (Fetch standard, "extract a body"). */
+async function bodyOf(body: RequestInit['body']): Promise<{ bytes: Buffer | null; type: string | null; chunked: boolean }> {
+  if (body === undefined || body === null) return { bytes: null, type: null, chunked: false };
+  if (typeof body === 'string') return { bytes: Buffer.from(body, 'utf8'), type: 'text/plain;charset=UTF-8', chunked: false };
+  if (body instanceof URLSearchParams) return { bytes: Buffer.from(body.toString(), 'utf8'), type: 'application/x-www-form-urlencoded;charset=UTF-8', chunked: false };
+  if (body instanceof Blob) return { bytes: Buffer.from(await body.arrayBuffer()), type: body.type || null, chunked: false };
+  if (body instanceof ArrayBuffer) return { bytes: Buffer.from(body), type: null, chunked: false };
+  if (ArrayBuffer.isView(body)) return { bytes: Buffer.from(body.buffer, body.byteOffset, body.byteLength), type: null, chunked: false };
+  if (body instanceof ReadableStream) {
+    const parts: Buffer[] = [];
+    for await (const chunk of body as AsyncIterable<Uint8Array>) parts.push(Buffer.from(chunk));
+    return { bytes: Buffer.concat(parts), type: null, chunked: true };
+  }
+  throw new Error(`the in-process harness does not send a ${Object.prototype.toString.call(body)} body`);
+}
+
+/** fetch(url + path, init) answered by `listener` in this process: the same request fields and body, a real Response. */
+async function fetchInProcess(listener: RequestListener, path: string, init: RequestInit = {}): Promise<Response> {
+  const upper = (init.method ?? 'GET').toUpperCase();
+  const method = NORMALISED_METHODS.includes(upper) ? upper : (init.method ?? 'GET');
+  const given = new Headers(init.headers);
+  const { bytes, type, chunked } = await bodyOf(init.body);
+  const fields: [string, string][] = [['host', 'localhost']];
+  for (const [name, value] of given) if (name !== 'host') fields.push([name, value]);
+  for (const [name, value] of FETCH_DEFAULTS) if (!given.has(name)) fields.push([name, value]);
+  if (type !== null && !given.has('content-type')) fields.push(['content-type', type]);
+  if (chunked) fields.push(['transfer-encoding', 'chunked']);
+  else if (bytes === null && ['POST', 'PUT', 'PATCH'].includes(method)) fields.push(['content-length', '0']);
+  const out = await inject(listener, path, { method, fields, body: bytes ?? undefined });
+  const headers = new Headers();
+  for (const [name, value] of out.raw) headers.append(name, value);
+  const empty = method === 'HEAD' || [101, 103, 204, 205, 304].includes(out.status);
+  const content = empty ? null : decodeContent(out.bytes, out.headers['content-encoding']);
+  return new Response(content === null ? null : new Uint8Array(content), { status: out.status, statusText: out.statusText, headers });
+}
+
+export async function startHarness(env: Record<string, string> = {}, options: HarnessOptions = {}): Promise<Harness> {
+  const { tcp = false, ...opts } = options;
   const dataDir = mkdtempSync(join(tmpdir(), 'vls-test-'));
   const config = loadConfig({
     LOG_LEVEL: 'trace',
@@ -91,9 +157,18 @@ export async function startHarness(env: Record<string, string> = {}, opts: Compo
   // Tests read /metrics right after the requests they count: a render per scrape (test/security/metrics-scrapes.test.ts covers the throttle).
   const composition = await compose(config, logger, { defaultMetrics: false, metricsRenderIntervalMs: 0, ...opts });
   await composition.geoLoading;
-  const server = createHttpServer(await createApp(composition.deps));
-  await listen(server, 0, '127.0.0.1');
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const app = await createApp(composition.deps);
+  let server: Server | null = null;
+  let listener: RequestListener | null = null;
+  let url: string | null = null;
+  if (tcp) {
+    server = createHttpServer(app);
+    await listen(server, 0, '127.0.0.1');
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  } else {
+    listener = app.callback();
+  }
+  const send = (path: string, init: RequestInit = {}): Promise<Response> => (listener ? fetchInProcess(listener, path, init) : fetch(url + path, init));
   const routes = { table: new PrecompiledRouter({ definition: composition.deps.spec.document as any }), document: composition.deps.spec.document };
 
   const createKey = async (name = 'test') => {
@@ -104,7 +179,11 @@ export async function startHarness(env: Record<string, string> = {}, opts: Compo
   const { key } = await createKey('harness');
 
   return {
-    url,
+    get url(): string {
+      if (url === null) throw new Error('this harness runs in-process: use h.call or h.fetch, or startHarness(env, { tcp: true }) in a file whose subject is sockets');
+      return url;
+    },
+    server,
     config,
     composition,
     logs,
@@ -114,7 +193,7 @@ export async function startHarness(env: Record<string, string> = {}, opts: Compo
       const headers = new Headers(init.headers);
       const k = init.key === undefined ? key : init.key;
       if (k !== null) headers.set('X-Api-Key', k);
-      const res = await fetch(url + path, { ...init, headers });
+      const res = await send(path, { ...init, headers });
       const text = await res.text();
       let body: any = null;
       try {
@@ -126,9 +205,17 @@ export async function startHarness(env: Record<string, string> = {}, opts: Compo
       assertHonoursContract(routes, init.method ?? 'GET', path, out);
       return out;
     },
+    fetch: send,
+    inject(path, injectOpts) {
+      if (!listener) throw new Error('inject() drives the app in-process: this harness listens on TCP');
+      return inject(listener, path, injectOpts);
+    },
     async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      if (server) {
+        const s = server;
+        s.closeAllConnections();
+        await new Promise<void>((resolve) => s.close(() => resolve()));
+      }
       await composition.close();
       logger.flush();
       if (!env.DATA_DIR) rmSync(dataDir, { recursive: true, force: true });

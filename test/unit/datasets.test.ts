@@ -116,7 +116,7 @@ describe('the running service', () => {
   afterAll(() => h.close());
 
   it('/readyz stays ready and reports each dataset with its date and state', async () => {
-    const res = await fetch(`${h.url}/readyz`);
+    const res = await h.fetch('/readyz');
     expect(res.status).toBe(200);
     const body = (await res.json()) as { status: string; datasets: { name: string; date: string; state: string }[] };
     expect(body.status).toBe('ready');
@@ -129,7 +129,7 @@ describe('the running service', () => {
   });
 
   it('/metrics has a dataset_state gauge per dataset', async () => {
-    const text = await (await fetch(`${h.url}/metrics`)).text();
+    const text = await (await h.fetch('/metrics')).text();
     expect(text).toMatch(/^dataset_state\{dataset="bin-ranges"\} 1$/m);
     expect(text).toMatch(/^dataset_state\{dataset="bank-codes-de"\} [012]$/m);
     expect(text).toMatch(/^dataset_age_days\{dataset="bin-ranges"\} \d+$/m);

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LogSink } from '../../src/adapters/logging/log-sink.js';
+import { waitFor } from '../support/wait.js';
 
 const file = () => join(mkdtempSync(join(tmpdir(), 'vls-sink-')), 'log');
 
@@ -13,8 +14,10 @@ describe('LogSink', () => {
     const fd = openSync(path, 'w');
     const sink = new LogSink(fd);
     for (let i = 0; i < 5000; i++) sink.write(`line ${i}\n`);
+    const expected = Array.from({ length: 5000 }, (_, i) => `line ${i}\n`).join('');
     expect(readFileSync(path, 'utf8')).toBe(''); // nothing written synchronously
-    await new Promise((r) => setTimeout(r, 200));
+    // Every line arrives by the asynchronous writes alone; flushSync then has nothing left to write.
+    await waitFor(() => readFileSync(path, 'utf8').length === expected.length, { what: 'the 5000 lines on disk' });
     sink.flushSync();
     closeSync(fd);
     const lines = readFileSync(path, 'utf8').trimEnd().split('\n');

@@ -75,6 +75,7 @@ beforeAll(async () => {
   writeFileSync(join(dir, 'ca.pem'), pki.root.certPem);
   const sha1 = createHash('sha1').update(BREACHED).digest('hex').toUpperCase();
   writeFileSync(join(dir, `${sha1.slice(0, 5)}.txt`), `${sha1.slice(5)}:4242\n`);
+  // TCP (below): the client is `redocly respect`, another process.
   h = await startHarness({
     DNS_SERVERS: `127.0.0.1:${dns.port}`,
     DNS_TIMEOUT_MS: '1000',
@@ -84,7 +85,7 @@ beforeAll(async () => {
     ALLOW_PRIVATE_TARGETS: 'true',
     PWNED_PASSWORDS_DIR: dir,
     TRUST_PROXY: 'true',
-  });
+  }, { tcp: true });
 });
 
 afterAll(async () => {

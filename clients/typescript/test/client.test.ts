@@ -65,8 +65,8 @@ beforeAll(async () => {
     ALLOW_PRIVATE_TARGETS: 'true',
     PWNED_PASSWORDS_DIR: dir,
     RATE_LIMIT_PER_MINUTE: '1000',
-  });
-  proxied = await startHarness({ TRUST_PROXY: 'true' });
+  }, { tcp: true }); // TCP: the subject is the SDK, an HTTP client over fetch
+  proxied = await startHarness({ TRUST_PROXY: 'true' }, { tcp: true });
   client = new ValidationClient({ baseUrl: h.url, apiKey: h.key });
 });
 
@@ -112,7 +112,8 @@ describe('ValidationClient: one typed method per operation', () => {
     expect(r.daysUntilExpiry).toBeGreaterThanOrEqual(199);
   });
 
-  it('checkPasswordStrength reports a breached password with its count', async () => {
+  // The first password estimate boots a zxcvbn worker thread: seconds of CPU on a loaded machine (a hang guard, not a timing).
+  it('checkPasswordStrength reports a breached password with its count', { timeout: 60_000 }, async () => {
     const r = await client.checkPasswordStrength(BREACHED);
     expect(r).toMatchObject({ breached: true, breachCount: BREACH_COUNT });
     expect(r.score).toBeLessThanOrEqual(1);
