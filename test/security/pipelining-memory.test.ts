@@ -38,36 +38,38 @@ function floodAndLeave(port: number, path: string): Promise<void> {
   });
 }
 
-/** The server's RSS once two readings 100 ms apart differ by under 1 MB (its connections closed, its garbage gone). */
-async function steadyRss(): Promise<number> {
-  let last = server.rss();
-  return waitFor(() => {
-    const now = server.rss();
-    const steady = Math.abs(now - last) < MB;
-    last = now;
-    return steady ? now : null;
-  }, { timeoutMs: 10_000, intervalMs: 100, what: 'a steady RSS' });
+/**
+ * What the server holds beyond its young generation: RSS less the new space V8 has committed, both from one /metrics
+ * render. V8 sizes the young generation by itself under allocation-heavy load (up to 128 MB on Node 24, 32 MB on Node
+ * 22) and keeps it committed; what a flood must not leave behind is everything else (docs/operations.md, memory).
+ */
+async function retained(): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${server.port}/metrics`)).text();
+  const read = (re: RegExp) => {
+    const m = re.exec(text);
+    if (!m) throw new Error(`/metrics has no ${re.source}`);
+    return Number(m[1]);
+  };
+  return read(/^process_resident_memory_bytes (\S+)$/m) - read(/^nodejs_heap_space_size_total_bytes\{space="new"\} (\S+)$/m);
 }
 
 describe('a flood of pipelined requests on connections that read nothing', () => {
-  it(`keeps RSS within 50 MB of the start after ${ROUNDS} rounds of ${CONNECTIONS} connections x ${PIPELINED} GET /openapi.json`, { timeout: 300_000 }, async () => {
-    // Warm the route once, so that the baseline holds what serving it keeps anyway.
+  it(`keeps what it holds beyond the young generation within 50 MB of the start after ${ROUNDS} rounds of ${CONNECTIONS} connections x ${PIPELINED} GET /openapi.json`, { timeout: 300_000 }, async () => {
+    // Warm the route and /metrics once, so that the baseline holds what serving them keeps anyway.
     expect((await fetch(`http://127.0.0.1:${server.port}/openapi.json`)).status).toBe(200);
-    const start = await steadyRss();
-    let rss = start;
+    await retained();
+    const start = await retained();
+    const startRss = server.rss();
     let rounds = 0;
-    for (; rounds < ROUNDS && rss - start < GIVE_UP_GROWTH; rounds++) {
+    for (; rounds < ROUNDS && server.rss() - startRss < GIVE_UP_GROWTH; rounds++) {
       await Promise.all(Array.from({ length: CONNECTIONS }, () => floodAndLeave(server.port, '/openapi.json')));
-      rss = server.rss();
     }
     // Memory the flood held is returned once its connections are gone: wait for it within a deadline.
-    rss = await waitFor(() => {
-      const now = server.rss();
-      return now - start < 50 * MB ? now : null;
-    }, { timeoutMs: 10_000, intervalMs: 100, what: 'RSS back within 50 MB of the start' }).catch(() => server.rss());
-    console.log(`RSS ${Math.round(start / MB)} MB at start, ${Math.round(rss / MB)} MB after ${rounds} rounds`);
+    let held = Infinity;
+    await waitFor(async () => ((held = (await retained()) - start) < 50 * MB ? true : null), { timeoutMs: 10_000, intervalMs: 250, what: 'memory back within 50 MB of the start' }).catch(() => undefined);
+    console.log(`beyond the young generation: ${Math.round(start / MB)} MB at start, +${Math.round(held / MB)} MB after ${rounds} rounds (RSS ${Math.round(startRss / MB)} -> ${Math.round(server.rss() / MB)} MB)`);
     expect(rounds).toBe(ROUNDS);
-    expect(rss - start).toBeLessThan(50 * MB);
+    expect(held).toBeLessThan(50 * MB);
     const health = await fetch(`http://127.0.0.1:${server.port}/healthz`);
     expect(health.status).toBe(200);
   });
