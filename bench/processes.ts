@@ -1,7 +1,7 @@
 // Child processes of the bench: the baselines and the service (built dist/), readiness, API key, peak RSS from /proc.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, openSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, track } from './children.js';
 
@@ -137,9 +137,10 @@ export async function startService(o: ServiceOptions): Promise<Proc> {
   return { name: o.name, readyAfterS: (Date.now() - t0) / 1000, pid: child.pid!, url, logFile, child, stop: () => stopChild(child, 15_000) };
 }
 
-const comm = (pid: number): string => {
+/** The program a process runs: Node 24 names its main thread "MainThread", so /proc/PID/comm no longer says node. */
+const program = (pid: number): string => {
   try {
-    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+    return basename(readlinkSync(`/proc/${pid}/exe`));
   } catch {
     return '';
   }
@@ -160,7 +161,7 @@ export function processTree(pid: number): number[] {
   }
   const out = [pid];
   for (let i = 0; i < out.length; i++) for (const [p, pp] of parent) if (pp === out[i]) out.push(p);
-  return out.filter((p) => existsSync(`/proc/${p}`) && (p === pid || comm(p).startsWith('node')));
+  return out.filter((p) => existsSync(`/proc/${p}`) && (p === pid || program(p) === 'node'));
 }
 
 function statusKb(pid: number, field: 'VmHWM' | 'VmRSS'): number {
