@@ -1,7 +1,7 @@
 // createApp(deps): one Koa application for every route: the system routes (@koa/router) and the API (openapi-backend).
 import Koa, { type Context } from 'koa';
 import { createApi, type ApiDeps } from './http/api.js';
-import { asApiError, errorReply, methodNotAllowed } from './http/errors.js';
+import { ApiError, asApiError, errorReply, methodNotAllowed } from './http/errors.js';
 import { accessLogger, type Logger } from './http/logging.js';
 import type { Metrics } from './http/metrics.js';
 import { newRequestId, writeReply } from './http/reply-writer.js';
@@ -56,7 +56,12 @@ export async function createApp(deps: AppDeps): Promise<Koa> {
    * than mounted as a middleware of its own: one async frame less per request.
    */
   const route = (ctx: Context): Promise<Reply | undefined> => {
-    if (ctx.path.startsWith('/api/') || !systemPaths.has(ctx.path)) return api(ctx);
+    if (ctx.path.startsWith('/api/') || !systemPaths.has(ctx.path)) {
+      // Once shutdown has begun no API request starts: the server's lifecycle, decided before openapi-backend (a
+      // preRoutingHandler would cost every request one more await while serving).
+      if (deps.draining()) throw new ApiError(503, 'SERVICE_UNAVAILABLE', 'server is shutting down', { headers: { 'Retry-After': '5' } });
+      return api(ctx);
+    }
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
       throw methodNotAllowed(ctx.method, SYSTEM_METHODS);
     }

@@ -131,7 +131,7 @@ export async function createBackend(document: Record<string, any>, stockRouter =
 
 /**
  * The API step: the backend above with the service's hooks and handlers. A request goes through them top to bottom,
- * each step deciding its own statuses: refuse while draining, route (404, 405), authenticate (401, 403), count (429),
+ * each step deciding its own statuses: route (404, 405), authenticate (401, 403), count (429),
  * read the body (400, 413), validate (400), handle, check the reply (VALIDATE_RESPONSES). Each hook and handler is
  * called as (context, ctx, request): openapi-backend's context, Koa's, and the KoaRequest it was given.
  */
@@ -143,9 +143,6 @@ export async function createApi(deps: ApiDeps): Promise<{ handle: (ctx: KoaConte
   const state = (ctx: KoaContext) => ctx.state as ApiState;
 
   api.register({
-    preRoutingHandler: () => {
-      if (deps.draining()) throw new ApiError(503, 'SERVICE_UNAVAILABLE', 'server is shutting down', { headers: { 'Retry-After': '5' } });
-    },
     notFound: () => {
       throw new ApiError(404, 'RESOURCE_NOT_FOUND', 'no endpoint at this path');
     },
