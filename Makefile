@@ -79,10 +79,11 @@ check-generated: $(STAMP)
 	  echo "clients/typescript/src/schema.ts is stale against openapi.yaml: run 'make generate' and commit it"; rm -rf $$tmp; exit 1; \
 	fi; rm -rf $$tmp; echo "generated/ and the SDK types are up to date"
 
-## lint: the contract (redocly, examples checked) and the types
+## lint: the contract (redocly, examples checked), the types, and unused files, exports and dependencies (knip.jsonc)
 lint: $(STAMP)
 	$(NPX) redocly lint openapi.yaml
 	$(NPX) tsc -p tsconfig.json --noEmit
+	$(NPX) knip
 
 ## docs: the Redoc page served at /docs
 docs: dist/docs/index.html

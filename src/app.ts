@@ -13,6 +13,8 @@ import { createSystemRoutes, type SystemRoutesDeps } from './http/system-routes.
 export interface AppDeps extends Omit<ApiDeps, 'document'>, SystemRoutesDeps {
   logger: Logger;
   metrics: Metrics;
+  /** Whether shutdown has begun (compose.ts's beginDrain, on SIGTERM or SIGINT). */
+  draining: () => boolean;
 }
 
 /** Name and message only: a stack or an object dump could carry request data. */

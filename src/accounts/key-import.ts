@@ -6,7 +6,7 @@ const LIMIT_FIELDS = ['perMinute', 'perDay', 'perMonth'] as const;
 const FIELDS = new Set<string>(['name', ...LIMIT_FIELDS]);
 
 /** A line that cannot be imported; `line` counts from 1, blank lines included. */
-export class ImportLineError extends Error {
+class ImportLineError extends Error {
   constructor(
     readonly line: number,
     reason: string,

@@ -4,7 +4,7 @@ import { MINUTE_SECONDS } from '../adapters/limits/counter-store.js';
 import type { KeyRecord } from '../adapters/keys/key-store.js';
 import { secondsUntil, utcDay, utcMonth, type UtcWindow } from '../domain/utc-windows.js';
 import { ApiError, serviceUnavailable } from '../errors.js';
-import type { Limiter, LimitOutcome, UsageSnapshot, WindowUsage } from './limits.js';
+import type { Limiter, LimitOutcome, WindowUsage } from './limits.js';
 
 export interface LimitValues {
   perMinute: number;
@@ -20,10 +20,8 @@ export interface LimiterOptions {
   now?: () => number;
 }
 
-export type { UsageSnapshot, WindowUsage };
-
 /** The key's own limits, or the server defaults where it has none. */
-export function effectiveLimits(key: KeyRecord, defaults: LimitValues): LimitValues {
+function effectiveLimits(key: KeyRecord, defaults: LimitValues): LimitValues {
   return {
     perMinute: key.perMinute ?? defaults.perMinute,
     perDay: key.perDay ?? defaults.perDay,

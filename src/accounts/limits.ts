@@ -32,7 +32,7 @@ export interface WindowUsage {
   resetInSeconds: number;
 }
 
-export interface UsageSnapshot {
+interface UsageSnapshot {
   minute: WindowUsage;
   day: WindowUsage;
   month: WindowUsage;

@@ -10,6 +10,9 @@ export async function openKeyStore(
   opts: { readyTimeoutMs?: number; commandTimeoutMs?: number } = {},
 ): Promise<KeyStore> {
   // Imported only with REDIS_URL: ioredis costs ~0.1 s of start-up that the embedded store does not need.
-  if (config.redisUrl) return (await import('../adapters/keys/redis-key-store.js')).openRedisKeyStore({ url: config.redisUrl, ...opts });
+  if (config.redisUrl) {
+    const { openRedisKeyStore } = await import('../adapters/keys/redis-key-store.js');
+    return openRedisKeyStore({ url: config.redisUrl, ...opts });
+  }
   return createSqliteKeyStore(openDatabase(config.dataDir));
 }

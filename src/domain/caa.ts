@@ -28,7 +28,7 @@ export function parseCaaRecord(text: string): CaaProperty | null {
 }
 
 /** The issuer domain of an issue/issuewild value (before any `;` parameters); '' for an empty value (no issuance). */
-export function caaIssuer(value: string): string {
+function caaIssuer(value: string): string {
   return value.split(';')[0].trim().toLowerCase();
 }
 

@@ -21,7 +21,7 @@ export interface BinLookup {
 export type CardResult = components['schemas']['CardValidationResult'];
 
 /** Lengths each brand issues. */
-export const BRAND_LENGTHS: Readonly<Record<Exclude<CardBrand, 'Unknown'>, readonly number[]>> = {
+const BRAND_LENGTHS: Readonly<Record<Exclude<CardBrand, 'Unknown'>, readonly number[]>> = {
   Visa: [13, 16, 19],
   Mastercard: [16],
   AmericanExpress: [15],

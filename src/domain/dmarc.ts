@@ -2,7 +2,7 @@
 import { getDomain } from 'tldts';
 import type { components } from '../../generated/api.js';
 
-export type DmarcPolicy = 'none' | 'quarantine' | 'reject';
+type DmarcPolicy = 'none' | 'quarantine' | 'reject';
 
 /** The contract's DmarcResult (openapi.yaml is the source of truth). */
 export type DmarcResult = components['schemas']['DmarcResult'];
@@ -17,7 +17,7 @@ const DMARC_VERSION = /^[vV][ \t]*=[ \t]*DMARC1[ \t]*(;|$)/;
 const NEAR_VERSION = /^\s*v\s*=\s*dmarc1\s*(;|$)/i;
 
 /** The TXT strings that are DMARC records: starting with the version tag `v=DMARC1` (RFC 7489 §6.6.3 step 4). */
-export function findDmarcRecords(txtRecords: readonly string[]): string[] {
+function findDmarcRecords(txtRecords: readonly string[]): string[] {
   return txtRecords.filter((t) => typeof t === 'string' && DMARC_VERSION.test(t));
 }
 
@@ -165,7 +165,7 @@ export function mailtoDomains(uriList: string): string[] {
 const MAX_EXTERNAL_DESTINATIONS = 10;
 
 /** The name where a report destination authorises reports about `policyDomain` (RFC 7489 §7.1). */
-export const reportAuthorisationName = (policyDomain: string, destination: string): string => `${policyDomain}._report._dmarc.${destination}`;
+const reportAuthorisationName = (policyDomain: string, destination: string): string => `${policyDomain}._report._dmarc.${destination}`;
 
 /**
  * rua/ruf destinations outside the policy domain's organisational domain that have not published the RFC 7489 §7.1

@@ -25,7 +25,7 @@ export interface EmailLists {
   freeDomains: ReadonlySet<string>;
 }
 
-export interface EmailClassification {
+interface EmailClassification {
   roleAddress: boolean;
   disposableEmail: boolean;
   freeEmailProvider: boolean;
@@ -50,7 +50,7 @@ export function toAsciiDomain(text: string): string {
 }
 
 /** A mail domain: ≥ 2 LDH labels of 1-63 octets, ≤ 253 octets, alphabetic (or IDN xn--) TLD. No trailing dot. */
-export function isMailDomain(ascii: string): boolean {
+function isMailDomain(ascii: string): boolean {
   if (!ascii || ascii.length > 253) return false;
   const labels = ascii.split('.');
   return labels.length >= 2 && labels.every((l) => LDH_LABEL.test(l)) && TLD.test(labels[labels.length - 1]);

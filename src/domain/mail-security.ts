@@ -6,7 +6,7 @@ import { analyseMtaSts, mtaStsName, type MtaStsResult, type PolicyFetch } from '
 import { parseTlsRpt, tlsRptName, type TlsRptResult } from './tls-rpt.js';
 
 /** One DNS answer as the resolver gives it (src/adapters/dns/resolver.ts). */
-export interface AnswerLike {
+interface AnswerLike {
   records: Array<{ value: string }>;
   authenticated?: boolean;
 }
@@ -20,7 +20,7 @@ export interface MailSecurityIo {
   fetchMtaStsPolicy: (domain: string) => Promise<PolicyFetch>;
 }
 
-export interface DnssecResult {
+interface DnssecResult {
   /**
    * The resolver set the AD bit on the answer for the domain's TXT records: a validating resolver vouches that the
    * answer was DNSSEC-authenticated. Best effort: false from a non-validating resolver whatever the zone's signing.

@@ -1,7 +1,7 @@
 // MTA-STS (RFC 8461): the _mta-sts TXT record (§3.1), the policy file (§3.2), and MX coverage by its patterns (§4.1).
 import { dmarcTags } from './dmarc.js';
 
-export type MtaStsMode = 'enforce' | 'testing' | 'none';
+type MtaStsMode = 'enforce' | 'testing' | 'none';
 
 export interface MtaStsPolicy {
   mode: MtaStsMode;
@@ -41,7 +41,7 @@ export const mtaStsPolicyHost = (domain: string): string => `mta-sts.${domain}`;
 export const MTA_STS_POLICY_PATH = '/.well-known/mta-sts.txt';
 
 /** The MTA-STS record among the TXT strings of _mta-sts.DOMAIN. */
-export function parseMtaStsRecord(txtRecords: readonly string[]): { present: boolean; rawRecord: string; id: string; warnings: string[] } {
+function parseMtaStsRecord(txtRecords: readonly string[]): { present: boolean; rawRecord: string; id: string; warnings: string[] } {
   const found = txtRecords.filter((t) => typeof t === 'string' && VERSION.test(t));
   if (found.length === 0) return { present: false, rawRecord: '', id: '', warnings: [] };
   const warnings: string[] = [];

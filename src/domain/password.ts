@@ -22,7 +22,7 @@ export interface Strength {
 export type PasswordResult = components['schemas']['PasswordStrengthResult'];
 
 /** Highest score a password found in breaches may get ("weak"). */
-export const BREACHED_MAX_SCORE = 1;
+const BREACHED_MAX_SCORE = 1;
 
 /**
  * The first MAX_ANALYSED_CHARS code points of the password (never splits a surrogate pair).
@@ -45,7 +45,7 @@ export function truncateForAnalysis(password: string, max = MAX_ANALYSED_CHARS):
 const isLowSurrogate = (code: number): boolean => code >= 0xdc00 && code <= 0xdfff;
 
 /** Longest repeated unit collapseRepeats looks for, in UTF-16 units: a run needs 3 units to be shortened. */
-export const MAX_REPEAT_UNIT = Math.floor(MAX_ANALYSED_CHARS / 3);
+const MAX_REPEAT_UNIT = Math.floor(MAX_ANALYSED_CHARS / 3);
 
 /** How many times the `len` units at `at` repeat back to back from `at`. */
 function repeatsAt(text: string, at: number, len: number): number {
@@ -176,7 +176,7 @@ export function breachCountFor(range: ReadonlyMap<string, number>, suffix: strin
 }
 
 /** Warning text for a breached password. */
-export function breachWarning(count: number): string {
+function breachWarning(count: number): string {
   return count === 1
     ? 'This password has appeared in a data breach once and should never be used.'
     : `This password has appeared in data breaches ${count} times and should never be used.`;

@@ -54,7 +54,7 @@ export function spfTerms(record: string): SpfTerm[] {
 }
 
 /** Whether a term costs a DNS query counted against the limit of RFC 7208 §4.6.4 (include, a, mx, ptr, exists, redirect). */
-export const isLookupTerm = (t: SpfTerm): boolean =>
+const isLookupTerm = (t: SpfTerm): boolean =>
   t.kind === 'mechanism' ? LOOKUP_MECHANISMS.has(t.name) : t.name === 'redirect';
 
 /**

@@ -1,6 +1,6 @@
 // TLS grading (A+ to F) as one rule table (docs/tls-grading.md, after SSL Labs' SSL Server Rating Guide): certificate, protocols, suite, key, HSTS (RFC 6797).
 
-export type TlsGrade = 'A+' | 'A' | 'B' | 'C' | 'F';
+type TlsGrade = 'A+' | 'A' | 'B' | 'C' | 'F';
 
 export interface GradeInput {
   /** Chain trusted AND host name matches AND now within the validity period. */
@@ -30,7 +30,7 @@ export interface GradeResult {
 }
 
 /** Thresholds (days until expiry, as whole days rounded down). */
-export const GRADE_RULES = {
+const GRADE_RULES = {
   /** C at or below this many days. */
   criticalExpiryDays: 7,
   /** B at or below this many days. */
@@ -45,7 +45,7 @@ export const GRADE_RULES = {
 const PROTOCOL_RANK: Record<string, number> = { SSLv2: 0, SSLv3: 1, TLSv1: 2, 'TLSv1.1': 3, 'TLSv1.2': 4, 'TLSv1.3': 5 };
 
 /** Rank of a protocol name; unknown names rank lowest. */
-export function protocolRank(protocol: string | null): number {
+function protocolRank(protocol: string | null): number {
   return protocol !== null && protocol in PROTOCOL_RANK ? PROTOCOL_RANK[protocol] : -1;
 }
 

@@ -27,8 +27,6 @@ export interface ApiDeps {
   limiter: Pick<Limiter, 'consume'>;
   /** BULK_MAX_ITEMS: most items in one bulk request (openapi.yaml `x-counted: items`); default 1000. */
   bulkMaxItems?: number;
-  /** True once shutdown has begun: new requests get 503. */
-  draining: () => boolean;
   /** VALIDATE_RESPONSES=true: check every response against openapi.yaml (off the hot path otherwise). */
   responseCheck?: ResponseCheck;
   /** Keep openapi-backend's stock router: only for the benchmark row that shows what the precompiled one gains. */
@@ -36,7 +34,7 @@ export interface ApiDeps {
 }
 
 /** RFC 9110 §11.6.1: a 401 names how to authenticate; the API key is a header, named in openapi.yaml's ApiKey scheme. */
-export const WWW_AUTHENTICATE = 'ApiKey header="X-Api-Key"';
+const WWW_AUTHENTICATE = 'ApiKey header="X-Api-Key"';
 
 /**
  * The request handed to openapi-backend: method, path and headers read once (openapi-backend, the router and the
@@ -44,7 +42,7 @@ export const WWW_AUTHENTICATE = 'ApiKey header="X-Api-Key"';
  * JSON body, once, when the pipeline asks (after the key and the count): the validator and the handler see it
  * through `body` (the router's parsed view reads it from here).
  */
-export class KoaRequest implements Request {
+class KoaRequest implements Request {
   readonly method: string;
   readonly path: string;
   readonly headers: Request['headers'];
@@ -115,7 +113,7 @@ export const VALIDATION_OPTIONS = {
  * openapi-backend in quick mode: its definition check uses the OpenAPI 3.0 meta-schema and would reject 3.1 (redocly
  * lint checks the document instead). Its Ajv is draft-07 without ajv-formats: the formats are added here.
  */
-export async function createBackend(document: Record<string, any>, stockRouter = false): Promise<{ api: OpenAPIBackend; router: PrecompiledRouter }> {
+async function createBackend(document: Record<string, any>, stockRouter = false): Promise<{ api: OpenAPIBackend; router: PrecompiledRouter }> {
   const api = new OpenAPIBackend({ definition: apiDocument(document) as any, quick: true, strict: true, ...VALIDATION_OPTIONS });
   await api.init();
   const router = new PrecompiledRouter({ definition: api.definition });

@@ -47,7 +47,7 @@ const parser = (limit: number) => koaBody({
 const parsers = new Map<number, ReturnType<typeof parser>>();
 
 /** The declared Content-Length as a number (Node has checked its digits); NaN when absent. Never cut to 32 bits. */
-export function declaredLength(ctx: Context): number {
+function declaredLength(ctx: Context): number {
   const value = ctx.req.headers['content-length'];
   return value === undefined || value === '' ? NaN : Number(value);
 }
@@ -70,7 +70,7 @@ export async function readJsonBody(ctx: Context, limit = BODY_LIMIT_BYTES): Prom
   const coding = headers['content-encoding'];
   if (coding !== undefined) {
     // Coding names are case-insensitive (RFC 9110 §8.4.1) and x-gzip is gzip; co-body hands the header to its inflater,
-    // which matches the exact lower-case names only, so the header is set to the canonical name (docs/adr/0010).
+    // which matches the exact lower-case names only, so the header is set to the canonical name (a reach-in: docs/adr/0020).
     const known = CODINGS.get(coding.trim().toLowerCase());
     if (!known) throw badBody('request body has an unsupported Content-Encoding', 'Content-Encoding must be gzip, deflate, br or identity');
     headers['content-encoding'] = known;

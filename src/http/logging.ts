@@ -3,7 +3,7 @@ import pino, { type Logger, type DestinationStream } from 'pino';
 import { LogSink } from '../adapters/logging/log-sink.js';
 
 /** Paths that must never reach a log line, whatever a future log call passes in. */
-export const REDACT_PATHS = [
+const REDACT_PATHS = [
   'password',
   'cardNumber',
   'key',
@@ -23,7 +23,7 @@ const SECRET_NAMES: ReadonlySet<string> = new Set(['password', 'cardnumber', 'nu
 const MAX_DEPTH = 8;
 
 /** A copy of `value` with every secret-named field censored, however deep; cycles and depth beyond 8 are cut. */
-export function censorSecrets(value: unknown, depth = 0, seen = new WeakSet<object>()): unknown {
+function censorSecrets(value: unknown, depth = 0, seen = new WeakSet<object>()): unknown {
   if (value === null || typeof value !== 'object' || value instanceof Error) return value;
   if (depth >= MAX_DEPTH || seen.has(value)) return '[cut]';
   seen.add(value); // the objects on the path from the root: a cycle, not an object met twice, is cut

@@ -36,8 +36,6 @@ const DOCS_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-export type { DocsPage } from '../adapters/files/docs-page.js';
-
 /** The encoding to send and its bytes: among those made, br before gzip when the client weighs them alike. */
 function pickEncoding(page: DocsPage, acceptEncoding: string | undefined): { coding: string | null; body: Buffer } {
   const offered = [page.br && 'br', page.gzip && 'gzip'].filter((e): e is string => Boolean(e));

@@ -17,7 +17,7 @@ export interface BulkDeps {
 }
 
 /** Addresses in progress at once in one email bulk request. */
-export const EMAIL_CONCURRENCY = 16;
+const EMAIL_CONCURRENCY = 16;
 
 type Single = 'validateIban' | 'validateBic' | 'validateEmail';
 interface BulkOf {

@@ -45,7 +45,7 @@ function forwardedAddress(entry: string): string {
  * The client's address: the peer, or with trustProxy the left-most X-Forwarded-For entry when present.
  * Empty list elements are skipped (RFC 9110 §5.6.1), so ', 81.2.69.142' means 81.2.69.142, not the peer.
  */
-export function clientAddress(req: Pick<OperationRequest<'lookupOwnIp'>, 'ip' | 'headers'>, trustProxy: boolean): string {
+function clientAddress(req: Pick<OperationRequest<'lookupOwnIp'>, 'ip' | 'headers'>, trustProxy: boolean): string {
   if (trustProxy) {
     const raw = req.headers['x-forwarded-for'];
     const header = Array.isArray(raw) ? raw[0] : raw;

@@ -4,7 +4,7 @@ import type { operations } from '../../generated/api.js';
 import type { KeyRecord } from '../adapters/keys/key-store.js';
 
 /** Operations of openapi.yaml's System tag: served by @koa/router (http/system-routes.ts), never by a handler here. */
-export type SystemOperationId = 'getHealth' | 'getReadiness' | 'getMetrics' | 'getOpenApiJson' | 'getOpenApiYaml' | 'getDocs';
+type SystemOperationId = 'getHealth' | 'getReadiness' | 'getMetrics' | 'getOpenApiJson' | 'getOpenApiYaml' | 'getDocs';
 
 /** The API operations: every operationId of openapi.yaml outside the System tag. */
 export type OperationId = Exclude<keyof operations, SystemOperationId>;
@@ -21,21 +21,21 @@ export type SuccessBody<Op extends OperationId> = operations[Op]['responses'] ex
   : never;
 
 /** Path parameters of an operation, as generated from openapi.yaml. */
-export type PathParams<Op extends OperationId> = operations[Op]['parameters'] extends { path: infer P }
+type PathParams<Op extends OperationId> = operations[Op]['parameters'] extends { path: infer P }
   ? [P] extends [never]
     ? Record<string, never>
     : P
   : Record<string, never>;
 
 /** Query parameters of an operation, as generated: the validator guarantees the required ones (optional ones may be undefined). */
-export type QueryParams<Op extends OperationId> = operations[Op]['parameters'] extends { query?: infer Q }
+type QueryParams<Op extends OperationId> = operations[Op]['parameters'] extends { query?: infer Q }
   ? [NonNullable<Q>] extends [never]
     ? Record<string, never>
     : NonNullable<Q>
   : Record<string, never>;
 
 /** The JSON request body of an operation, as validated against openapi.yaml. */
-export type RequestBody<Op extends OperationId> = operations[Op] extends { requestBody: { content: { 'application/json': infer B } } } ? B : undefined;
+type RequestBody<Op extends OperationId> = operations[Op] extends { requestBody: { content: { 'application/json': infer B } } } ? B : undefined;
 
 /** The parsed request an operation sees (openapi-backend's ParsedRequest, narrowed per operation). */
 export interface OperationRequest<Op extends OperationId> {

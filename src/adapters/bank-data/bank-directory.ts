@@ -15,7 +15,7 @@ import { bankDataByBLZ } from 'bankdata-germany';
 import { BBAN_ALIASES } from '../../domain/iban-bban.js';
 
 /** One country's table as data/banks/<CC>.json holds it: bank code -> [BIC, bank name]. */
-export interface BankTableFile {
+interface BankTableFile {
   country: string;
   source: string;
   licence: string;
@@ -24,7 +24,7 @@ export interface BankTableFile {
   banks: Record<string, [string, string]>;
 }
 
-export interface BankTableInfo {
+interface BankTableInfo {
   country: string;
   source: string;
   date: string;
@@ -53,7 +53,7 @@ const PACKAGE_TABLES: ReadonlyMap<string, Table> = new Map(
 /** Countries whose BBAN is the French RIB and whose banks may sit in the French tables (registry "includes"). */
 const SHARES_FR = ['MC', ...Object.keys(BBAN_ALIASES).filter((c) => BBAN_ALIASES[c] === 'FR')];
 
-export function expandBic(bic: string): string {
+function expandBic(bic: string): string {
   const upper = bic.trim().toUpperCase();
   return upper.length === 8 ? `${upper}XXX` : upper;
 }

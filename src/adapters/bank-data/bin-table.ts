@@ -2,8 +2,6 @@
 import { readFile } from 'node:fs/promises';
 import { leadingNumber, type BinEntry, type BinLookup, type CardType } from '../../domain/card.js';
 
-export type { BinEntry, CardType };
-
 /** Issuer data by longest matching prefix; 8-digit prefixes win over 6-digit ones. */
 export interface BinTable extends BinLookup {
   lookup(digits: string): BinEntry | null;

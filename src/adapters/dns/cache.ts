@@ -12,11 +12,11 @@ interface Entry {
 }
 
 /** Longest time any answer is kept, in seconds (one day), whatever its TTL. */
-export const MAX_CACHE_TTL = 86_400;
+const MAX_CACHE_TTL = 86_400;
 /** Longest time a negative answer (NXDOMAIN/NODATA) is kept, in seconds. */
-export const MAX_NEGATIVE_TTL = 900;
+const MAX_NEGATIVE_TTL = 900;
 /** Negative-answer lifetime, in seconds, when the answer carries no SOA. */
-export const DEFAULT_NEGATIVE_TTL = 30;
+const DEFAULT_NEGATIVE_TTL = 30;
 
 export class DnsAnswerCache {
   private readonly lru: LRUCache<string, Entry> | null;

@@ -8,7 +8,6 @@ import { exchange, toDnsAnswer } from './wire.js';
 import type { DnsAnswer, DnsServer, RecordType } from './wire.js';
 
 export type { DnsAnswer, DnsRecord, DnsServer, RecordType } from './wire.js';
-export { RECORD_TYPES } from './wire.js';
 
 export interface DnsResolver {
   /**

@@ -4,10 +4,10 @@ import dgram from 'node:dgram';
 import net from 'node:net';
 import dnsPacket from 'dns-packet';
 import type { Answer, DecodedPacket, Packet } from 'dns-packet';
-import { RECORD_TYPES, type RecordType } from '../../domain/dns-query.js';
+import type { RecordType } from '../../domain/dns-query.js';
 import { canonicalIpv6 } from '../../domain/ip-ranges.js';
 
-export { RECORD_TYPES, type RecordType };
+export type { RecordType };
 
 export interface DnsRecord {
   type: RecordType;
@@ -36,7 +36,7 @@ export interface DnsServer {
 }
 
 /** Why one exchange with one server failed (internal: never sent to clients). */
-export class DnsExchangeError extends Error {
+class DnsExchangeError extends Error {
   constructor(readonly reason: 'timeout' | 'network' | 'truncated' | 'malformed') {
     super(`DNS exchange failed: ${reason}`);
     this.name = 'DnsExchangeError';

@@ -32,7 +32,7 @@ export interface DocsPageOptions {
 }
 
 /** Both encodings of `identity`, made in the thread pool. */
-export async function compressDocsPage(identity: Buffer): Promise<DocsPage> {
+async function compressDocsPage(identity: Buffer): Promise<DocsPage> {
   const [gz, br] = await Promise.all([
     gzipAsync(identity, { level: constants.Z_BEST_COMPRESSION }),
     brotliAsync(identity, {

@@ -61,9 +61,9 @@ export async function loadNamedFile<T>(variable: string, path: string, load: (pa
 }
 
 /** Directories the service creates are its owner's alone (they hold the key store); an existing one is left as it is. */
-export const PRIVATE_DIRECTORY_MODE = 0o700;
+const PRIVATE_DIRECTORY_MODE = 0o700;
 /** Files the service creates under DATA_DIR (the database, its WAL and shared-memory files). */
-export const PRIVATE_FILE_MODE = 0o600;
+const PRIVATE_FILE_MODE = 0o600;
 
 /**
  * Make sure `path` is a directory, creating the missing ones one level at a time, mode 0700 (start-up only:

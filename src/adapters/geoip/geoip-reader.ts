@@ -39,7 +39,7 @@ async function inflateFile(path: string): Promise<Buffer> {
 /** The contract's IpGeolocationResult (openapi.yaml is the source of truth). */
 export type GeoResult = components['schemas']['IpGeolocationResult'];
 
-export interface GeoDatabaseInfo {
+interface GeoDatabaseInfo {
   kind: 'city' | 'asn';
   path: string;
   /** From the database metadata, e.g. 'GeoLite2-City'. */
@@ -71,7 +71,7 @@ export interface GeoIpOptions {
 }
 
 /** English names of the seven continent codes, for records without names. */
-export const CONTINENT_NAMES: Record<string, string> = {
+const CONTINENT_NAMES: Record<string, string> = {
   AF: 'Africa',
   AN: 'Antarctica',
   AS: 'Asia',

@@ -60,11 +60,11 @@ export function hashKey(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex');
 }
 
-export function generateKey(): string {
+function generateKey(): string {
   return `vls_${randomBytes(24).toString('base64url')}`;
 }
 
-export function generateKeyId(): string {
+function generateKeyId(): string {
   return `key_${randomBytes(6).toString('hex')}`;
 }
 

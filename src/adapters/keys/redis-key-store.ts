@@ -21,7 +21,7 @@ import {
 import { CREATE_LUA, FEED_LUA, LIMITS_LUA, LOOKUP_LUA, STATUS_LUA } from './redis-key-scripts.js';
 import { closeClient, createRedisClient, waitForReady, type RedisClientOptions } from '../redis/redis-client.js';
 
-export interface RedisKeyStoreOptions extends RedisClientOptions {
+interface RedisKeyStoreOptions extends RedisClientOptions {
   /** REDIS_URL; ignored when `client` is given. */
   url?: string;
   /** An existing client (not closed by close()). */
@@ -55,7 +55,7 @@ function toRecord(raw: string): KeyRecord {
 }
 
 /** The hashes a run of stream entries names from `cursor` on; a reset when one is missing or says so. */
-export function readFeed(cursor: number, head: number, entries: StreamEntry[]): KeyChanges {
+function readFeed(cursor: number, head: number, entries: StreamEntry[]): KeyChanges {
   const reset: KeyChanges = { cursor: String(head), hashes: [], reset: true };
   const hashes: string[] = [];
   let at = cursor;

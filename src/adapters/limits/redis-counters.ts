@@ -16,7 +16,7 @@ import { MINUTE_SECONDS, UNBOUNDED_POINTS, type CounterStore, type CountOptions,
 import { CalendarLimiter } from './local-counters.js';
 import { closeClient, createRedisClient, waitForReady, type RedisClientOptions } from '../redis/redis-client.js';
 
-export interface RedisCountersOptions extends RedisClientOptions {
+interface RedisCountersOptions extends RedisClientOptions {
   /** REDIS_URL; ignored when `client` is given. */
   url?: string;
   /** An existing client (not closed by close()). */

@@ -5,8 +5,6 @@ import { truncateForAnalysis, type Strength } from '../../domain/password.js';
 import { Overloaded } from '../../errors.js';
 import type { ZxcvbnWorkerData } from './zxcvbn-worker.js';
 
-export type { Strength } from '../../domain/password.js';
-
 export interface StrengthEstimator {
   /** zxcvbn estimate of the first 128 code points of the password, computed in a worker thread. */
   estimate(password: string): Promise<Strength>;

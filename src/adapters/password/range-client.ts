@@ -17,7 +17,7 @@ export interface RangeClient {
   stats(): RangeCacheStats;
 }
 
-export interface RangeCacheStats {
+interface RangeCacheStats {
   hits: number;
   misses: number;
   /** Prefixes held in the cache now. */
@@ -48,9 +48,9 @@ export interface RangeClientOptions {
   lookup?: LookupFunction;
 }
 
-export const DEFAULT_CACHE_ENTRIES = 10_000;
-export const DEFAULT_CACHE_TTL_MS = 60 * 60 * 1000;
-export const DEFAULT_CACHE_MAX_ROWS = 500_000;
+const DEFAULT_CACHE_ENTRIES = 10_000;
+const DEFAULT_CACHE_TTL_MS = 60 * 60 * 1000;
+const DEFAULT_CACHE_MAX_ROWS = 500_000;
 
 const PREFIX = /^[0-9A-F]{5}$/;
 const ROW = /^([0-9A-Fa-f]{35}):(\d{1,12})$/;

@@ -22,7 +22,7 @@ export interface CertificateFields {
 }
 
 /** RFC 6962 §3.3: the X.509v3 extension carrying a SignedCertificateTimestampList. */
-export const SCT_LIST_OID = '1.3.6.1.4.1.11129.2.4.2';
+const SCT_LIST_OID = '1.3.6.1.4.1.11129.2.4.2';
 
 const ATTRIBUTE_NAMES: Record<string, string> = {
   '2.5.4.3': 'CN',
@@ -56,7 +56,7 @@ function escapeDnValue(v: string): string {
 }
 
 /** Distinguished name as RFC 4514 text, most specific first: "CN=example.com, O=Example, C=US". */
-export function formatName(name: Name): string {
+function formatName(name: Name): string {
   return [...name]
     .reverse()
     .map((rdn) =>
@@ -84,7 +84,7 @@ const EC_CURVE_BITS: Record<string, number> = {
 };
 
 /** Public key algorithm and size: RSA/RSA-PSS/DSA modulus bits, EC curve bits, Ed25519 256, Ed448 456. */
-export function describeKey(cert: X509Certificate): { keyAlgorithm: string | null; keySize: number | null } {
+function describeKey(cert: X509Certificate): { keyAlgorithm: string | null; keySize: number | null } {
   const key = cert.publicKey;
   const details = key.asymmetricKeyDetails ?? {};
   switch (key.asymmetricKeyType) {
@@ -152,7 +152,7 @@ export interface TrustStore {
 }
 
 /** Split a PEM bundle into certificates; blocks that do not parse are skipped. */
-export function parsePemBundle(pem: string): X509Certificate[] {
+function parsePemBundle(pem: string): X509Certificate[] {
   const blocks = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
   const out: X509Certificate[] = [];
   for (const b of blocks) {

@@ -3,7 +3,7 @@ import { X509Certificate } from 'node:crypto';
 import { connect, createSecureContext, type ConnectionOptions, type DetailedPeerCertificate, type SecureContext, type TLSSocket } from 'node:tls';
 
 /** Cipher list offered: everything OpenSSL 3 still builds, at security level 0, so weak servers get graded. */
-export const OFFERED_CIPHERS = 'DEFAULT:@SECLEVEL=0';
+const OFFERED_CIPHERS = 'DEFAULT:@SECLEVEL=0';
 
 /**
  * The client context of every inspection, made once: TLS 1.0-1.3, OFFERED_CIPHERS, and `caPems` as the only
@@ -94,7 +94,7 @@ export function probeProtocol(o: { address: string; port: number; servername?: s
 }
 
 /** The max-age of a Strict-Transport-Security value (RFC 6797 §6.1.1); null when it has none. */
-export function hstsMaxAge(value: string): number | null {
+function hstsMaxAge(value: string): number | null {
   const m = /(?:^|;)\s*max-age\s*=\s*"?(\d{1,12})"?\s*(?:;|$)/i.exec(value);
   return m ? Number(m[1]) : null;
 }

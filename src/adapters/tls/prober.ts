@@ -13,7 +13,7 @@ import type { components } from '../../../generated/api.js';
 /** The contract's TlsResult (openapi.yaml is the source of truth). */
 export type TlsResult = components['schemas']['TlsResult'];
 
-export interface TlsProberStats {
+interface TlsProberStats {
   cacheEntries: number;
   cacheHits: number;
   cacheMisses: number;
