@@ -117,16 +117,12 @@ run: build geoip
 test: $(STAMP) check-generated lint docs
 	$(NPX) vitest run
 
-## test-fast: the fast loop (seconds; no build, lint or drift check first): domain, operations and in-process HTTP
-## tests. Every test/unit file except those that start child processes (keys-cli, startup-files, config,
-## key-directory, data-dir-permissions), Redis (redis, key-directory-redis), zxcvbn (password, password-l33t, and
-## the differential password-scoring), many real TLS handshakes (tls-prober) or V8's string table (spec-text: files
-## sharing an isolate intern the same names first); plus the contract tests of test/contract that run the app in this process without the pool (bic,
-## iban-card, foundation, dns-email, precision; tls-ip makes four handshakes per inspection since the protocol probes).
-## Files share their worker processes (--isolate=false: half the CPU time) on every core; `make test` isolates each.
-TEST_FAST_SLOW := keys-cli startup-files config key-directory data-dir-permissions redis key-directory-redis password password-l33t password-scoring tls-prober spec-text
-TEST_FAST := $(filter-out $(TEST_FAST_SLOW:%=test/unit/%.test.ts),$(wildcard test/unit/*.test.ts)) \
-	$(addprefix test/contract/,$(addsuffix .test.ts,bic iban-card foundation dns-email precision))
+## test-fast: the fast loop (seconds; no build, lint or drift check first): every file of test/unit and test/contract
+## but those tagged `// @module-tag slow` under their header (vitest's file tag; each says why: it starts processes or
+## Redis, loads zxcvbn, makes many TLS handshakes, or needs a process of its own). `vitest run --tags-filter='!slow'`
+## would load the tagged files only to skip their tests, so they are left out by name. Files share their worker
+## processes (--isolate=false: half the CPU time) on every core; `make test` isolates each.
+TEST_FAST = $(shell grep -L -E '^// @module-tag slow\b' test/unit/*.test.ts test/contract/*.test.ts)
 test-fast: $(STAMP)
 	$(NPX) vitest run --isolate=false --maxWorkers=100% $(TEST_FAST)
 

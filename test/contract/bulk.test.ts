@@ -24,7 +24,7 @@ let dns: TestDnsServer;
 let h: Harness;
 beforeAll(async () => {
   dns = await startDnsServer(zone);
-  h = await startHarness({ DNS_SERVERS: `127.0.0.1:${dns.port}`, DNS_TIMEOUT_MS: '1000', BULK_MAX_ITEMS: String(MAX) });
+  h = await startHarness({ DNS_SERVERS: `127.0.0.1:${dns.port}`, DNS_TIMEOUT_MS: '10000', BULK_MAX_ITEMS: String(MAX) });
 });
 afterAll(async () => {
   await h?.close();

@@ -1,10 +1,11 @@
 // WORKERS: several processes share the port and one set of counters (the primary's on the embedded store, or Redis).
-import { spawn, type ChildProcess } from 'node:child_process';
+// @module-tag slow (left out of make test-fast): starts server processes
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisAvailable, startRedisServer, type TestRedis } from '../support/redis-server.js';
+import { runServerProcess, startServerProcess, type ServerProcess } from '../support/server-process.js';
 
 const HAVE_REDIS = redisAvailable();
 let dataDir: string;
@@ -14,27 +15,12 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-/** `node src/main.ts` with WORKERS=2 and `env`; resolves once both workers listen, with the output so far. */
-async function startWorkers(env: Record<string, string>): Promise<{ child: ChildProcess; out: () => string; url: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: { ...process.env, WORKERS: '2', DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
-  const deadline = Date.now() + 80_000;
-  while (!/with 2 workers/.test(out) && child.exitCode === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-  const url = /listening on (http:\/\/[^ ]+) with/.exec(out)?.[1];
-  if (!url) throw new Error(`WORKERS=2 did not start:\n${out}`);
-  return { child, out: () => out, url };
-}
+/** The line of the primary once both workers listen. */
+const TWO_WORKERS = /^listening on (http:\/\/\S+) with 2 workers/m;
 
-async function stop(child: ChildProcess): Promise<number | null> {
-  const exit = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  child.kill('SIGTERM');
-  return exit;
-}
+/** `node src/main.ts` with WORKERS=2 and `env` on the shared DATA_DIR; resolves once both workers listen. */
+const startWorkers = (env: Record<string, string>): Promise<ServerProcess> =>
+  startServerProcess({ env: { WORKERS: '2', ...env }, dataDir, ready: TWO_WORKERS });
 
 /** Statuses and codes of `n` requests, each on a fresh connection (so both workers are reached). */
 async function calls(url: string, key: string, n: number): Promise<string[]> {
@@ -53,51 +39,42 @@ describe('WORKERS', () => {
     const first = await startWorkers(env);
     let key: string | undefined;
     try {
-      key = /^\s+(vls_\S+)$/m.exec(first.out())?.[1];
+      key = /^\s+(vls_\S+)$/m.exec(first.output())?.[1];
       expect(key).toBeDefined();
       const statuses = await calls(first.url, key!, 7);
       expect(statuses).toEqual(['200', '200', '200', '200', '200', '429 RATE_LIMIT_EXCEEDED', '429 RATE_LIMIT_EXCEEDED']);
     } finally {
-      expect(await stop(first.child)).toBe(0);
+      expect(await first.stop()).toBe(0);
     }
     const second = await startWorkers(env);
     try {
       // A fresh minute window, but five of the six daily requests were used before the restart.
       expect(await calls(second.url, key!, 2)).toEqual(['200', '429 DAILY_QUOTA_EXCEEDED']);
     } finally {
-      expect(await stop(second.child)).toBe(0);
+      expect(await second.stop()).toBe(0);
     }
   });
 
   describe.skipIf(!HAVE_REDIS)('on Redis', () => {
     let redis: TestRedis;
-    let child: ChildProcess;
-    let out = '';
-    let err = '';
+    let server: ServerProcess;
     beforeAll(async () => {
       redis = await startRedisServer();
-      child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-        env: { ...process.env, WORKERS: '2', REDIS_URL: redis.url, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '5' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      child.stdout!.on('data', (d) => (out += d));
-      child.stderr!.on('data', (d) => (err += d));
-      const deadline = Date.now() + 80_000;
-      while (!/with 2 workers/.test(out) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    }, 90_000);
+      server = await startWorkers({ REDIS_URL: redis.url, RATE_LIMIT_PER_MINUTE: '5' });
+    });
     afterAll(async () => {
-      if (child.exitCode === null) child.kill('SIGKILL');
+      await server?.stop('SIGKILL');
       await redis?.stop();
     });
 
     it('serves from two processes, prints the first key once, shares one limit, and exits 0 on SIGTERM', async () => {
-      expect(out).toMatch(/with 2 workers/);
       // The first key goes to stderr, never into the stdout log stream.
+      const err = server.stderr();
       const key = /^\s+(vls_\S+)$/m.exec(err)?.[1];
       expect(key).toBeDefined();
       expect(err.match(/vls_/g)!.length).toBe(2); // the key line and the curl example: printed once
-      expect(out).not.toMatch(/vls_/);
-      const url = /listening on (http:\/\/[^ ]+) with/.exec(out)![1];
+      expect(server.stdout()).not.toMatch(/vls_/);
+      const url = server.url;
       const statuses: number[] = [];
       for (let i = 0; i < 7; i++) {
         // A fresh connection each time, so both workers are reached.
@@ -106,22 +83,11 @@ describe('WORKERS', () => {
       }
       expect(statuses.filter((s) => s === 200)).toHaveLength(5);
       expect(statuses.filter((s) => s === 429)).toHaveLength(2);
-      const exit = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-      child.kill('SIGTERM');
-      expect(await exit).toBe(0);
+      expect(await server.stop()).toBe(0);
     });
 
-    it('stops with exit 1 when the workers cannot boot, instead of forking the same failure forever', { timeout: 60_000 }, async () => {
-      const run = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-        env: { ...process.env, WORKERS: '2', REDIS_URL: redis.url, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', GEOIP_CITY_DB: join(dataDir, 'absent.mmdb') },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let stderr = '';
-      run.stderr!.on('data', (d) => (stderr += d));
-      const code = await new Promise<number | null>((resolve) => {
-        const timer = setTimeout(() => (run.kill('SIGKILL'), resolve(null)), 50_000);
-        run.once('exit', (c) => (clearTimeout(timer), resolve(c)));
-      });
+    it('stops with exit 1 when the workers cannot boot, instead of forking the same failure forever', { timeout: 180_000 }, async () => {
+      const { code, stderr } = await runServerProcess({ env: { WORKERS: '2', REDIS_URL: redis.url, GEOIP_CITY_DB: join(dataDir, 'absent.mmdb') }, dataDir });
       expect(code).toBe(1);
       expect(stderr).toMatch(/configuration error: GEOIP_CITY_DB: .*absent\.mmdb: no such file or directory/);
       expect(stderr).toMatch(/could not start .*stopping/);

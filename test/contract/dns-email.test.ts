@@ -41,9 +41,9 @@ let allowing: Harness;
 beforeAll(async () => {
   dns = await startDnsServer(zone);
   silent = await startDnsServer(zone, { mode: 'silent' });
-  h = await startHarness({ DNS_SERVERS: `127.0.0.1:${dns.port}`, DNS_TIMEOUT_MS: '1000' });
+  h = await startHarness({ DNS_SERVERS: `127.0.0.1:${dns.port}`, DNS_TIMEOUT_MS: '10000' });
   down = await startHarness({ DNS_SERVERS: `127.0.0.1:${silent.port}`, DNS_TIMEOUT_MS: '300' });
-  allowing = await startHarness({ DNS_SERVERS: `127.0.0.1:${dns.port}`, DNS_TIMEOUT_MS: '1000', ALLOW_PRIVATE_TARGETS: 'true' });
+  allowing = await startHarness({ DNS_SERVERS: `127.0.0.1:${dns.port}`, DNS_TIMEOUT_MS: '10000', ALLOW_PRIVATE_TARGETS: 'true' });
 });
 afterAll(async () => {
   await h.close();

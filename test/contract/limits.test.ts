@@ -151,7 +151,7 @@ describe('restart', () => {
   it.each([
     { window: 'daily', env: { QUOTA_PER_DAY: '3' } as Record<string, string>, header: 'x-quota-daily-remaining', code: 'DAILY_QUOTA_EXCEEDED' },
     { window: 'monthly', env: { QUOTA_PER_DAY: '100', QUOTA_PER_MONTH: '3' }, header: 'x-quota-monthly-remaining', code: 'QUOTA_EXCEEDED' },
-  ])('keeps the $window count across a restart of the server on the same DATA_DIR', { timeout: 60_000 }, async ({ env, header, code }) => {
+  ])('keeps the $window count across a restart of the server on the same DATA_DIR', async ({ env, header, code }) => {
     const { mkdtempSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');
     const { join } = await import('node:path');

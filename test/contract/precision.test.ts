@@ -29,7 +29,7 @@ let dns: Awaited<ReturnType<typeof startDnsServer>>;
 let h: Harness;
 beforeAll(async () => {
   dns = await startDnsServer(zone);
-  h = await startHarness({ DNS_SERVERS: `127.0.0.1:${dns.port}`, DNS_TIMEOUT_MS: '1000' });
+  h = await startHarness({ DNS_SERVERS: `127.0.0.1:${dns.port}`, DNS_TIMEOUT_MS: '10000' });
 });
 afterAll(async () => {
   await h.close();

@@ -3,6 +3,7 @@
 // target), and a value the schema refuses always gets 400 INVALID_FORMAT or MISSING_PARAMETER. Candidates come from
 // generators near each schema's edges (valid values, single-character mutations, over-long values, any text); each is
 // judged by the schema itself (Ajv, JSON Schema 2020-12 as OpenAPI 3.1 says) and then sent to the running service.
+// @module-tag slow (left out of make test-fast): thousands of requests, zxcvbn among them
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import fc from 'fast-check';
@@ -240,7 +241,7 @@ describe('input schemas of openapi.yaml are exactly as strict as the service', (
     expect(INPUTS.map((i) => `${i.operationId} ${i.input}`).sort()).toEqual(declaredInputs().sort());
   });
 
-  it.each(INPUTS.map((i) => [`${i.operationId} ${i.input}`, i] as const))('%s: accepted means no 400 for its form, refused means 400', { timeout: 120_000 }, async (_name, input) => {
+  it.each(INPUTS.map((i) => [`${i.operationId} ${i.input}`, i] as const))('%s: accepted means no 400 for its form, refused means 400', { timeout: 300_000 }, async (_name, input) => {
     const accepts = schemaOf(input.operationId, input.input);
     const seen = { accepted: 0, refused: 0, beyond: 0 };
     await fc.assert(
@@ -266,7 +267,8 @@ describe('input schemas of openapi.yaml are exactly as strict as the service', (
           expect(['INVALID_FORMAT', 'MISSING_PARAMETER'], where).toContain(res.body.code);
         }
       }),
-      { seed: SEED, numRuns: RUNS, interruptAfterTimeLimit: 100_000, markInterruptAsFailure: true },
+      // Bounded in count, not in time (a time limit would make the verdict depend on the machine's load).
+      { seed: SEED, numRuns: RUNS },
     );
     // Both sides of the schema were explored.
     expect(seen.accepted, 'accepted values tried').toBeGreaterThanOrEqual(RUNS / 10);

@@ -3,6 +3,7 @@
 // the counts made meanwhile reach the database once it is free (none lost, none twice), a long lock is told (one
 // warning, /readyz degraded, a gauge), and a restart hands out no fresh quota. No latency is asserted: only that
 // answers arrived while the other process held the lock.
+// @module-tag slow (left out of make test-fast): starts processes
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,6 +18,7 @@ import { createLimiter } from '../../src/accounts/limiter.js';
 import type { ComposeOptions } from '../../src/compose.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { testKeyRecord } from '../support/key-records.js';
+import { waitFor } from '../support/wait.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -94,17 +96,6 @@ function keyIdOf(dataDir: string, key: string): string {
   }
 }
 
-/** Call `fn` until it returns a value other than undefined; throws `what` at the deadline. */
-async function until<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`not within ${ms} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 const gauge = async (h: Harness): Promise<number> => {
   const text = await (await h.fetch(`/metrics`)).text();
   const m = /^store_last_write_age_seconds\{store="sqlite"\} (\S+)$/m.exec(text);
@@ -151,14 +142,14 @@ describe('another process holds the write lock', { timeout: 120_000 }, () => {
     const h = await harness(dataDir, {}, { store: { flushMs: 50, maxRetryMs: 100, degradedAfterMs: 60_000 } });
     const keyId = keyIdOf(dataDir, h.key);
     for (let i = 0; i < 5; i++) expect((await h.call('/api/v1/bic/DEUTDEFF')).status).toBe(200);
-    await until('the first counts written', () => (storedCounts(dataDir, keyId).day === 5 ? true : undefined));
+    await waitFor(() => storedCounts(dataDir, keyId).day === 5, { intervalMs: 20, what: 'the first counts written' });
     const unseen = await h.createKey('first used under the lock');
 
     const lock = await holdWriteLock(dataDir);
     const load = steadyLoad(h);
     const atLock = load.state.answered;
     // Held until the service has failed to write for a while (the gauge's age grows) while answering.
-    await until('writes failing while requests are answered', async () => ((await gauge(h)) >= 0.5 && load.state.answered - atLock >= 20 ? true : undefined));
+    await waitFor(async () => (await gauge(h)) >= 0.5 && load.state.answered - atLock >= 20, { intervalMs: 20, what: 'writes failing while requests are answered' });
     const answeredWhileLocked = load.state.answered - atLock;
     expect(storedCounts(dataDir, keyId).day).toBe(5); // nothing of it written yet
     // Reads do not wait for the lock: a key never presented before is looked up in the store, the feed is read.
@@ -170,7 +161,7 @@ describe('another process holds the write lock', { timeout: 120_000 }, () => {
     expect(other).toBe(0);
     expect(answeredWhileLocked).toBeGreaterThanOrEqual(20);
     const total = 5 + answered;
-    await until('the counts written after the lock', () => (storedCounts(dataDir, keyId).day === total ? true : undefined));
+    await waitFor(() => storedCounts(dataDir, keyId).day === total, { intervalMs: 20, what: 'the counts written after the lock' });
     expect(storedCounts(dataDir, keyId)).toEqual({ day: total, month: total });
     expect(warnings(h)).toEqual([]);
   });
@@ -181,20 +172,23 @@ describe('another process holds the write lock', { timeout: 120_000 }, () => {
     const h = await harness(dataDir, {}, { store: { flushMs: 50, maxRetryMs: 100, degradedAfterMs: 300 } });
     const keyId = keyIdOf(dataDir, h.key);
     expect((await h.call('/api/v1/bic/DEUTDEFF')).status).toBe(200);
-    await until('the first count written', () => (storedCounts(dataDir, keyId).day === 1 ? true : undefined));
+    await waitFor(() => storedCounts(dataDir, keyId).day === 1, { intervalMs: 20, what: 'the first count written' });
 
     const lock = await holdWriteLock(dataDir);
     const load = steadyLoad(h);
-    const ready = await until('/readyz degraded', async () => {
-      const r = await readyz(h);
-      return r.body.degraded ? r : undefined;
-    });
+    const ready = await waitFor(
+      async () => {
+        const r = await readyz(h);
+        return r.body.degraded ? r : undefined;
+      },
+      { intervalMs: 20, what: '/readyz degraded' },
+    );
     expect(ready.status).toBe(200); // still ready: counting goes on in memory
     expect(ready.body.status).toBe('ready');
     expect(ready.body.degraded?.store).toMatch(/usage counters not written for \d+ s/);
     const atDegraded = load.state.answered;
     // Failing on: several more attempts after the warning (the retries back off to 100 ms here), still answering.
-    await until('more failed writes, more answers', async () => ((await gauge(h)) >= 1.5 && load.state.answered - atDegraded >= 20 ? true : undefined));
+    await waitFor(async () => (await gauge(h)) >= 1.5 && load.state.answered - atDegraded >= 20, { intervalMs: 20, what: 'more failed writes, more answers' });
     expect(warnings(h)).toHaveLength(1);
     expect(recoveries(h)).toHaveLength(0);
     expect(storedCounts(dataDir, keyId).day).toBe(1);
@@ -204,9 +198,9 @@ describe('another process holds the write lock', { timeout: 120_000 }, () => {
     expect(answered - atDegraded).toBeGreaterThanOrEqual(20);
 
     const total = 1 + answered;
-    await until('the counts written after the lock', () => (storedCounts(dataDir, keyId).day === total ? true : undefined));
+    await waitFor(() => storedCounts(dataDir, keyId).day === total, { intervalMs: 20, what: 'the counts written after the lock' });
     expect(storedCounts(dataDir, keyId)).toEqual({ day: total, month: total });
-    await until('/readyz no longer degraded', async () => ((await readyz(h)).body.degraded === undefined ? true : undefined));
+    await waitFor(async () => (await readyz(h)).body.degraded === undefined, { intervalMs: 20, what: '/readyz no longer degraded' });
     expect(await gauge(h)).toBeLessThan(1);
     expect(warnings(h)).toHaveLength(1);
     expect(recoveries(h)).toHaveLength(1);
@@ -232,7 +226,7 @@ describe('another process holds the write lock', { timeout: 120_000 }, () => {
     for (let i = 0; i < 7; i++) await limiter.consume(key);
     let closed = false;
     const closing = limiter.close().then(() => (closed = true));
-    await until('a write failed against the lock', () => (counters.writeStatus().failingForSeconds !== null ? true : undefined));
+    await waitFor(() => counters.writeStatus().failingForSeconds !== null, { intervalMs: 20, what: 'a write failed against the lock' });
     expect(closed).toBe(false);
     await lock.release();
     await closing;
@@ -291,13 +285,13 @@ describe('keys import of 100,000 keys while the service serves', { timeout: 300_
     expect(answeredAtExit).toBeGreaterThan(answeredAtFirstProgress!);
 
     for (const key of [keys[0], keys[N - 1]]) {
-      await until('an imported key usable', async () => ((await h.call('/api/v1/bic/DEUTDEFF', { key })).status === 200 ? true : undefined), 5000);
+      await waitFor(async () => (await h.call('/api/v1/bic/DEUTDEFF', { key })).status === 200, { intervalMs: 20, what: 'an imported key usable' });
     }
     // The feed was pruned as the import went: the newest 10,000 changes.
     const db = new Database(join(dataDir, 'service.db'), { readonly: true });
     cleanups.push(() => void db.close());
     expect(db.prepare('SELECT COUNT(*) FROM api_keys').pluck().get()).toBe(N + 1);
     expect(db.prepare('SELECT COUNT(*) FROM api_key_changes').pluck().get()).toBeLessThanOrEqual(10_000);
-    await until('the counts written', () => (storedCounts(dataDir, keyId).day === answered ? true : undefined));
+    await waitFor(() => storedCounts(dataDir, keyId).day === answered, { intervalMs: 20, what: 'the counts written' });
   });
 });

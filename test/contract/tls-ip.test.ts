@@ -1,4 +1,5 @@
 // GET /api/v1/ssl/{domain} and the IP endpoints end to end: real TLS servers behind a real DNS server, MaxMind test data.
+// @module-tag slow (left out of make test-fast): makes many TLS handshakes, four per inspection
 import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,7 +30,7 @@ beforeAll(async () => {
   });
   const caFile = join(mkdtempSync(join(tmpdir(), 'vls-ca-')), 'ca.pem');
   writeFileSync(caFile, pki.root.certPem);
-  const common = { DNS_SERVERS: `127.0.0.1:${dns.port}`, TLS_INSPECT_PORT: String(good.port), TLS_EXTRA_CA_FILE: caFile, TLS_TIMEOUT_MS: '2000' };
+  const common = { DNS_SERVERS: `127.0.0.1:${dns.port}`, TLS_INSPECT_PORT: String(good.port), TLS_EXTRA_CA_FILE: caFile, TLS_TIMEOUT_MS: '10000' };
   h = await startHarness({ ...common, ALLOW_PRIVATE_TARGETS: 'true' });
   strict = await startHarness(common);
   proxied = await startHarness({ TRUST_PROXY: 'true' });

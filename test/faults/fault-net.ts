@@ -1,10 +1,9 @@
 // Socket bookkeeping for fault fixtures: sockets and timers destroyed on close, loopback listeners, open-handle counts.
 import { createHash } from 'node:crypto';
 import net from 'node:net';
+import { waitFor } from '../support/wait.js';
 
 export const sha1Hex = (s: string): string => createHash('sha1').update(s, 'utf8').digest('hex').toUpperCase();
-
-export const wait = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** A socket set whose members are destroyed on close; timers too. */
 export class Tracked {
@@ -52,12 +51,7 @@ export function openNetHandles(): Record<string, number> {
 const total = (h: Record<string, number>) => Object.values(h).reduce((a, b) => a + b, 0);
 
 /** Waits (bounded) until the open TCP/UDP handles are back to `baseline`; returns the last count seen. */
-export async function settleHandles(baseline: Record<string, number>, timeoutMs = 5000): Promise<Record<string, number>> {
-  const deadline = Date.now() + timeoutMs;
-  let now = openNetHandles();
-  while (total(now) > total(baseline) && Date.now() < deadline) {
-    await wait(50);
-    now = openNetHandles();
-  }
-  return now;
+export async function settleHandles(baseline: Record<string, number>): Promise<Record<string, number>> {
+  await waitFor(() => total(openNetHandles()) <= total(baseline), { intervalMs: 50, what: 'the open handles back to the baseline' }).catch(() => undefined);
+  return openNetHandles();
 }

@@ -1,10 +1,11 @@
 // Misbehaving upstreams on 127.0.0.1 for fault tests: a DNS relay (RFC 1035 over UDP/TCP), a TCP relay; the range API is in faulty-range.ts.
 //
 // Each has a mode that a test switches at run time:
-//   DNS relay  'pass' | 'hang' | 'garbage' | 'slow'       (in front of test/support/dns-server.ts)
+//   DNS relay  'pass' | 'hang' | 'garbage' | 'slow' | 'held'   (in front of test/support/dns-server.ts)
 //   range API  'ok' | 'hang' | 'reset' | 'garbage' | 'bad-rows' | 'slow' | 'slow-body' | 'redirect'
 //   TCP relay  'pass' | 'hang' | 'stall-mid-handshake' | 'reset' | 'garbage' | 'slow'   (TLS server, Redis)
-// 'slow' waits `delayMs` before answering (or, for the TCP relay, before each chunk from upstream).
+// 'slow' waits `delayMs` before answering (or, for the TCP relay, before each chunk from upstream); 'held' waits until
+// the test calls release() (a state, not a time: what must still be in flight is, however starved the machine).
 // close() destroys every socket it holds, so a test can count open handles afterwards.
 import { randomBytes } from 'node:crypto';
 import dgram from 'node:dgram';
@@ -17,7 +18,7 @@ export { startFaultyRange, type FaultyRange, type RangeFault } from './faulty-ra
 
 // ---------------------------------------------------------------------------------------------- DNS
 
-export type DnsFault = 'pass' | 'hang' | 'garbage' | 'slow';
+export type DnsFault = 'pass' | 'hang' | 'garbage' | 'slow' | 'held';
 
 export interface FaultyDns {
   port: number;
@@ -27,6 +28,8 @@ export interface FaultyDns {
   received(): number;
   /** Lower-cased names asked about, in arrival order. */
   names: string[];
+  /** Lets the questions held so far ('held' mode) go on to the upstream; later ones are held again while in that mode. */
+  release(): void;
   close(): Promise<void>;
 }
 
@@ -45,6 +48,7 @@ export async function startFaultyDns(upstreamPort: number): Promise<FaultyDns> {
   let count = 0;
   const names: string[] = [];
   const state = { mode: 'pass' as DnsFault, delayMs: 200 };
+  let held: Array<() => void> = [];
 
   /** One UDP exchange with the upstream; null when it does not answer within 2 s. */
   const ask = (msg: Buffer): Promise<Buffer | null> =>
@@ -74,6 +78,7 @@ export async function startFaultyDns(upstreamPort: number): Promise<FaultyDns> {
     if (mode === 'hang') return;
     if (mode === 'garbage') return reply(dnsGarbage(msg));
     if (mode === 'slow') await new Promise<void>((r) => tracked.later(state.delayMs, r));
+    if (mode === 'held') await new Promise<void>((r) => held.push(r));
     const a = await ask(msg);
     if (a) reply(a);
   };
@@ -124,6 +129,11 @@ export async function startFaultyDns(upstreamPort: number): Promise<FaultyDns> {
     port,
     received: () => count,
     names,
+    release() {
+      const waiting = held;
+      held = [];
+      for (const go of waiting) go();
+    },
     async close() {
       tracked.destroyAll();
       for (const s of udpUpstreams) s.close();

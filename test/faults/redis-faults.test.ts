@@ -63,49 +63,50 @@ describe.skipIf(!HAVE_REDIS)('Redis faults', () => {
     return { alone: value(/^limits_counted_alone_total (\d+)$/m), ready: value(/^readiness_check\{check="limits"\} (\d)$/m) };
   }
 
-  async function readyzWithin(want: number, ms: number): Promise<number> {
-    return waitFor(async () => ((await readyz()) === want ? want : null), { timeoutMs: ms, intervalMs: 100, what: `/readyz ${want}` }).catch(readyz);
+  /** /readyz's status once it is `want`, else (at the deadline) the last one. */
+  async function readyzBecomes(want: number): Promise<number> {
+    return waitFor(async () => ((await readyz()) === want ? want : null), { intervalMs: 100, what: `/readyz ${want}` }).catch(readyz);
   }
 
   // The first password estimate boots a zxcvbn worker thread: seconds of CPU on a loaded machine (a hang guard, not a timing).
-  it('answers every operation normally while Redis is up', { timeout: 60_000 }, async () => {
+  it('answers every operation normally while Redis is up', { timeout: 180_000 }, async () => {
     for (const r of await everyOperation()) expect(r.status, r.operationId).toBe(expected(r.operationId));
     expect(await readyz()).toBe(200);
     expect(await limitsMetrics()).toEqual({ alone: 0, ready: 1 });
   });
 
-  it('hung (connections open, no answers): every operation still answers in time; /readyz says not ready', async () => {
+  it('hung (connections open, no answers): every operation still answers in time; /readyz says not ready', { timeout: 180_000 }, async () => {
     relay.freeze();
     relay.mode = 'hang';
     try {
       for (const r of await everyOperation()) {
         expect(r.status, r.operationId).toBe(expected(r.operationId));
       }
-      expect(await readyzWithin(503, 3000)).toBe(503);
+      expect(await readyzBecomes(503)).toBe(503);
       expect((await limitsMetrics()).ready).toBe(0);
     } finally {
       relay.mode = 'pass';
       relay.resetAll();
       relay.thaw();
     }
-    expect(await readyzWithin(200, 10_000)).toBe(200);
+    expect(await readyzBecomes(200)).toBe(200);
     expect((await limitsMetrics()).ready).toBe(1);
   });
 
-  it('killed: every operation still answers in time, counted by the instance alone; back to ready once Redis returns', async () => {
+  it('killed: every operation still answers in time, counted by the instance alone; back to ready once Redis returns', { timeout: 180_000 }, async () => {
     const before = (await limitsMetrics()).alone;
     await redis.kill();
     try {
       for (const r of await everyOperation()) {
         expect(r.status, r.operationId).toBe(expected(r.operationId));
       }
-      expect(await readyzWithin(503, 3000)).toBe(503);
+      expect(await readyzBecomes(503)).toBe(503);
       const during = await limitsMetrics(); // counted by the in-memory insurance limiters
       expect([during.alone > before, during.ready]).toEqual([true, 0]);
     } finally {
       await redis.start();
     }
-    expect(await readyzWithin(200, 10_000)).toBe(200);
+    expect(await readyzBecomes(200)).toBe(200);
   });
 
   it('logged no unexpected error, left no unhandled rejection and no open socket', async () => {

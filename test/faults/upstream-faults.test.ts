@@ -15,9 +15,11 @@ import {
 } from './fault-upstreams.js';
 import { startUpstreams, validRequests, type Upstreams } from './fixtures.js';
 
-const DNS_TIMEOUT_MS = 400;
-const PWNED_TIMEOUT_MS = 500;
-const TLS_TIMEOUT_MS = 800;
+// Short enough that each hanging row ends in a second or two, long enough that the rows answered in time (100 ms
+// late, or TLS chunks 30 ms late over four handshakes) keep a wide margin on a starved machine.
+const DNS_TIMEOUT_MS = 1500;
+const PWNED_TIMEOUT_MS = 1500;
+const TLS_TIMEOUT_MS = 2500;
 
 const TLS_NAMES = ['pass', 'hang', 'stall-mid-handshake', 'reset', 'garbage', 'slow'].map((m) => `tls-${m}.faults.test`);
 

@@ -27,10 +27,12 @@ function never500(res: TestResponse): void {
   expect(res.status, res.text.slice(0, 200)).not.toBe(500);
 }
 
-/** Runs are bounded in count and, shrinking included (each step is a request), in time. */
-const property = <T extends unknown[]>(runs: number, prop: fc.IAsyncProperty<T>) =>
-  fc.assert(prop, { seed: SEED, numRuns: runs, interruptAfterTimeLimit: 25_000, markInterruptAsFailure: true });
-const LONG = { timeout: 40_000 };
+/**
+ * Runs are bounded in count, not in time: a time limit made the verdict depend on the machine's load (a starved run
+ * was interrupted and failed). The test timeout is the hang guard.
+ */
+const property = <T extends unknown[]>(runs: number, prop: fc.IAsyncProperty<T>) => fc.assert(prop, { seed: SEED, numRuns: runs });
+const LONG = { timeout: 300_000 };
 
 describe.each([
   ['validateIban', '/api/v1/iban/'],

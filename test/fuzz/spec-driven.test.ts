@@ -243,7 +243,7 @@ describe('spec-driven fuzzing', () => {
     expect(Object.keys(h.composition.deps.handlers).sort()).toEqual(declared);
   });
 
-  it.each(OPERATIONS.map((op) => [op.operationId, op] as const))('%s: generated requests get documented answers, never a 500 or an echo', { timeout: 40_000 }, async (_id, op) => {
+  it.each(OPERATIONS.map((op) => [op.operationId, op] as const))('%s: generated requests get documented answers, never a 500 or an echo', { timeout: 300_000 }, async (_id, op) => {
     const fields = declaredFields(op);
     await fc.assert(
       fc.asyncProperty(requestsFor(op, h.key), async (g) => {
@@ -255,7 +255,8 @@ describe('spec-driven fuzzing', () => {
         if (res.status === 400) for (const d of res.body.details) expect(fields, `${g.path} -> ${res.text.slice(0, 200)}`).toContain(d.field);
         for (const secret of g.secrets) expectNoEcho(secret, res, op.operationId === 'checkPasswordStrength' && res.status === 200);
       }),
-      { seed: SEED, numRuns: RUNS, interruptAfterTimeLimit: 25_000, markInterruptAsFailure: true },
+      // Bounded in count, not in time (a time limit would make the verdict depend on the machine's load).
+      { seed: SEED, numRuns: RUNS },
     );
   });
 

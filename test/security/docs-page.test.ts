@@ -68,14 +68,14 @@ function pipelineAndLeave(n: number): Promise<void> {
 }
 
 describe('GET /docs pipelined on connections that close', () => {
-  it('leaves no file handle open: 10 connections x 500 requests', { timeout: 60_000 }, async () => {
+  it('leaves no file handle open: 10 connections x 500 requests', async () => {
     const before = openFds();
     await Promise.all(Array.from({ length: 10 }, () => pipelineAndLeave(500)));
     // The server closes its side of each connection once it sees the close: poll for the descriptors to go.
     const after = await waitFor(() => {
       const n = openFds();
       return n - before < 20 ? n : null;
-    }, { timeoutMs: 5000, what: 'the descriptors of the closed connections to go' });
+    }, { what: 'the descriptors of the closed connections to go' });
     console.log(`open descriptors: ${before} before, ${after} after`);
     const res = await fetch(`http://127.0.0.1:${port}/docs`);
     expect(res.status).toBe(200);
@@ -186,7 +186,7 @@ describe('GET /docs encodings are made after the start-up', () => {
     try {
       const encoded = async (accept: string) => (await get({ 'Accept-Encoding': accept }, 'GET', own)).headers['content-encoding'];
       // The first request starts the compression; the page is served as built until br is made.
-      expect(await waitFor(async () => (await encoded('br')) === 'br' && 'br', { timeoutMs: 10_000, intervalMs: 25, what: 'br' })).toBe('br');
+      expect(await waitFor(async () => (await encoded('br')) === 'br' && 'br', { intervalMs: 25, what: 'br' })).toBe('br');
       expect(await encoded('gzip')).toBe('gzip');
     } finally {
       await c.close();

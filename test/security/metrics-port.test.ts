@@ -1,12 +1,12 @@
 // METRICS_PORT: /metrics on its own port (same HOST) for deployments that keep it private, and then not on PORT.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startChildServer, type ChildServer } from './child-server.js';
+import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 
-let server: ChildServer;
+let server: ServerProcess;
 let metricsPort: number;
 
 beforeAll(async () => {
-  server = await startChildServer({ METRICS_PORT: '0' });
+  server = await startServerProcess({ env: { METRICS_PORT: '0' } });
   const m = /metrics on http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(server.output());
   if (!m) throw new Error(`no metrics address printed: ${server.output()}`);
   metricsPort = Number(m[1]);

@@ -2,7 +2,7 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../support/wait.js';
-import { startChildServer, type ChildServer } from './child-server.js';
+import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 
 const MB = 1024 * 1024;
 const ROUNDS = 30;
@@ -11,10 +11,10 @@ const PIPELINED = 1000;
 /** Stop early well past the bound, so that a leaking server fails the test without exhausting the machine. */
 const GIVE_UP_GROWTH = 400 * MB;
 
-let server: ChildServer;
+let server: ServerProcess;
 
 beforeAll(async () => {
-  server = await startChildServer();
+  server = await startServerProcess();
 });
 afterAll(async () => {
   await server?.stop();
@@ -66,7 +66,7 @@ describe('a flood of pipelined requests on connections that read nothing', () =>
     }
     // Memory the flood held is returned once its connections are gone: wait for it within a deadline.
     let held = Infinity;
-    await waitFor(async () => ((held = (await retained()) - start) < 50 * MB ? true : null), { timeoutMs: 10_000, intervalMs: 250, what: 'memory back within 50 MB of the start' }).catch(() => undefined);
+    await waitFor(async () => ((held = (await retained()) - start) < 50 * MB ? true : null), { intervalMs: 250, what: 'memory back within 50 MB of the start' }).catch(() => undefined);
     const rss = server.rss();
     console.log(`beyond the young generation: ${Math.round(start / MB)} MB at start, ${held >= 0 ? '+' : ''}${Math.round(held / MB)} MB after ${rounds} rounds (RSS ${Math.round(startRss / MB)} -> ${Math.round(rss / MB)} MB)`);
     expect(rounds).toBe(ROUNDS);

@@ -1,6 +1,6 @@
 // Secrets: traffic for every operation at LOG_LEVEL=trace, then every log line, every file under DATA_DIR and every
 // response is scanned for each password, card number and API key used (and their SHA-1 forms): zero hits.
-// (Revoked/inactive keys refused within 1 s, and `keys create` printing only the key: test/unit/keys-cli.test.ts.)
+// (Revoked/inactive keys refused at the next poll, and `keys create` printing only the key: test/unit/keys-cli.test.ts.)
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
@@ -113,7 +113,7 @@ const CARD = '/api/v1/creditcard/validate';
 
 describe('traffic with secrets', () => {
   // The first password estimate boots a zxcvbn worker thread: seconds of CPU on a loaded machine (a hang guard, not a timing).
-  it('answers every operation, with each password and card number, and their error paths', { timeout: 60_000 }, async () => {
+  it('answers every operation, with each password and card number, and their error paths', async () => {
     for (const [i, password] of PASSWORDS.entries()) {
       for (const r of validRequests({ password, cardNumber: CARDS[i % CARDS.length] })) await send(r);
     }

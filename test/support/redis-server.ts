@@ -10,6 +10,7 @@
 //   });
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
+import { waitFor } from './wait.js';
 
 const BINARY = process.env.REDIS_SERVER_BIN ?? 'redis-server';
 
@@ -66,20 +67,25 @@ function ping(port: number): Promise<boolean> {
   });
 }
 
-async function waitForPing(port: number, child: ChildProcess, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`redis-server exited (${child.exitCode ?? child.signalCode})`);
-    if (await ping(port)) return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`redis-server did not answer PING on port ${port} within ${timeoutMs} ms`);
+async function waitForPing(port: number, child: ChildProcess): Promise<void> {
+  await waitFor(() => ping(port), {
+    intervalMs: 25,
+    what: `redis-server answering PING on port ${port}`,
+    giveUp: () => (child.exitCode !== null || child.signalCode !== null) && `redis-server exited (${child.exitCode ?? child.signalCode})`,
+  });
 }
 
 function exited(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => child.once('exit', () => resolve()));
 }
+
+/**
+ * The command timeout for clients of a Redis that is up: a deadline for a starved machine, where a big command can
+ * wait its turn for longer than the service's own 500 ms (src/adapters/redis/redis-client.ts), which stays for the
+ * tests whose subject is an outage or a hang.
+ */
+export const COMMAND_TIMEOUT_MS = 10_000;
 
 export async function startRedisServer(): Promise<TestRedis> {
   if (!redisBinaryPresent()) throw new Error(`redis-server not found (${BINARY}); install it: apt-get install -y redis-server`);

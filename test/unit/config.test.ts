@@ -1,9 +1,10 @@
 // Configuration: defaults, parsing, and a clear error naming the variable for every bad value.
-import { spawnSync } from 'node:child_process';
+// @module-tag slow (left out of make test-fast): starts a server process
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
 import { describeSettings, loadConfig, parseHostPorts } from '../../src/config.js';
+import { runServerProcess } from '../support/server-process.js';
 
 describe('loadConfig', () => {
   it('gives the documented defaults', () => {
@@ -82,13 +83,9 @@ describe('loadConfig', () => {
     expect(loadConfig({ WORKERS: 'auto' }, 6).workers).toBe(6);
   });
 
-  it('makes the server exit 1 with a message naming the variable', { timeout: 60_000 }, () => {
-    const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      env: { ...process.env, PORT: 'not-a-port' },
-      encoding: 'utf8',
-      timeout: 50_000,
-    });
-    expect(run.status).toBe(1);
+  it('makes the server exit 1 with a message naming the variable', { timeout: 180_000 }, async () => {
+    const run = await runServerProcess({ env: { PORT: 'not-a-port' } });
+    expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/PORT: must be a whole number/);
   });
 });

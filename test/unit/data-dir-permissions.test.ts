@@ -1,5 +1,6 @@
 // DATA_DIR holds the key store: directories the service creates are 0700, its database files 0600; a directory the
 // operator made keeps its mode.
+// @module-tag slow (left out of make test-fast): starts processes
 import { spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

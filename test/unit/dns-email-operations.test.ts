@@ -69,7 +69,7 @@ const email = createEmailClassifier(loadEmailLists());
 /** No zone here publishes an MTA-STS record, so no policy is ever fetched (test/unit/mail-security.test.ts fetches real ones). */
 const fetchMtaStsPolicy = async () => ({ ok: false as const, reason: 'no policy server in this test' });
 const ops = () =>
-  createDnsEmailOperations({ resolver: createDnsResolver({ servers: [{ host: '127.0.0.1', port: server.port }], timeoutMs: 500 }), email, fetchMtaStsPolicy });
+  createDnsEmailOperations({ resolver: createDnsResolver({ servers: [{ host: '127.0.0.1', port: server.port }], timeoutMs: 5000 }), email, fetchMtaStsPolicy });
 
 beforeAll(async () => {
   server = await startDnsServer(zone);

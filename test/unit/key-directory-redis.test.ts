@@ -1,7 +1,6 @@
 // KeyDirectory on the Redis key store (real redis-server): lookup by hash, the change stream seen by other
-// instances within 1 s, the reset when the stream cannot list changes, and keys written by the previous version.
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
+// instances at their next poll, the reset when the stream cannot list changes, and keys written by the previous version.
+// @module-tag slow (left out of make test-fast): starts redis-server and the keys CLI
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { KeyDirectory } from '../../src/accounts/key-directory.js';
@@ -9,9 +8,10 @@ import { hashKey, type KeyRecord } from '../../src/adapters/keys/key-store.js';
 import { CREATE_LUA } from '../../src/adapters/keys/redis-key-scripts.js';
 import { createRedisKeyStore } from '../../src/adapters/keys/redis-key-store.js';
 import { ApiError } from '../../src/errors.js';
-import { redisAvailable, startRedisServer, type TestRedis } from '../support/redis-server.js';
+import { COMMAND_TIMEOUT_MS, redisAvailable, startRedisServer, type TestRedis } from '../support/redis-server.js';
+import { runKeysCli } from '../support/server-process.js';
+import { waitFor } from '../support/wait.js';
 
-const run = promisify(execFile);
 const HAVE_REDIS = redisAvailable();
 
 async function outcome(p: Promise<KeyRecord>): Promise<string> {
@@ -42,7 +42,7 @@ describe.skipIf(!HAVE_REDIS)('KeyDirectory on Redis (real redis-server)', () => 
 
   /** An instance: its own connection and directory, polling every 250 ms like a server. */
   async function instance(prefix: string) {
-    const store = createRedisKeyStore({ url: redis.url, keyPrefix: prefix });
+    const store = createRedisKeyStore({ url: redis.url, keyPrefix: prefix, commandTimeoutMs: COMMAND_TIMEOUT_MS });
     closers.push(() => store.close());
     await store.ready();
     const lookups = { n: 0 };
@@ -70,26 +70,25 @@ describe.skipIf(!HAVE_REDIS)('KeyDirectory on Redis (real redis-server)', () => 
     expect(await raw.hget(`${p}keys:by-hash`, record.hash)).toBe(record.id);
   });
 
-  it('a revocation and a deactivation through the CLI process reach two other instances within 1 s', { timeout: 60_000 }, async () => {
+  it('a revocation and a deactivation through the CLI process reach two other instances', { timeout: 180_000 }, async () => {
     // The CLI writes under the default prefix: so do these instances.
     const [a, b] = [await instance('vls:'), await instance('vls:')];
     const r = await a.store.create({ name: 'cli-revoke' });
     const d = await a.store.create({ name: 'cli-deactivate' });
     await Promise.all([a.dir.refresh(), b.dir.refresh()]);
     for (const { dir } of [a, b]) for (const k of [r, d]) expect(await outcome(dir.authenticate(k.key))).toBe(k.record.id);
-    const cli = (...args: string[]) =>
-      run(process.execPath, ['--import', 'tsx', 'src/cli/keys.ts', ...args], { env: { ...process.env, REDIS_URL: redis.url } });
-    await cli('revoke', r.record.id);
-    await cli('deactivate', d.record.id);
+    const cli = (...args: string[]) => runKeysCli(args, { env: { REDIS_URL: redis.url } });
+    expect((await cli('revoke', r.record.id)).code).toBe(0);
+    expect((await cli('deactivate', d.record.id)).code).toBe(0);
     for (const { dir } of [a, b]) {
-      await vi.waitFor(
-        async () => expect([await outcome(dir.authenticate(r.key)), await outcome(dir.authenticate(d.key))]).toEqual(['403 FORBIDDEN', '403 FORBIDDEN']),
-        { timeout: 1000, interval: 20 },
-      );
+      await waitFor(async () => (await outcome(dir.authenticate(r.key))) === '403 FORBIDDEN' && (await outcome(dir.authenticate(d.key))) === '403 FORBIDDEN', {
+        intervalMs: 20,
+        what: 'both keys refused',
+      });
     }
   });
 
-  it('a key cached as unknown by another instance is usable there within 1 s of its creation', async () => {
+  it('a key cached as unknown by another instance is usable there once created', async () => {
     const p = prefix();
     const { dir } = await instance(p);
     const key = 'vls_CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC';
@@ -98,7 +97,7 @@ describe.skipIf(!HAVE_REDIS)('KeyDirectory on Redis (real redis-server)', () => 
     const record = { id: 'key_0000000000cc', name: 'late', hash: hashKey(key), status: 'active', perMinute: null, perDay: null, perMonth: null, createdAt: new Date().toISOString() };
     const names = ['keys', 'keys:by-hash', 'keys:version', 'keys:changes'].map((s) => p + s);
     expect(await raw.eval(CREATE_LUA, 4, ...names, 1000, 1000, record.id, record.hash, JSON.stringify(record))).toBe(1);
-    await vi.waitFor(async () => expect(await outcome(dir.authenticate(key))).toBe(record.id), { timeout: 1000, interval: 20 });
+    await waitFor(async () => (await outcome(dir.authenticate(key))) === record.id, { intervalMs: 20, what: 'the key usable' });
   });
 
   it('a change the stream does not hold (a writer of the previous version, or too many at once) clears the cache', async () => {

@@ -1,4 +1,5 @@
 // The keys CLI, run as a real process against the store a running server uses.
+// @module-tag slow (left out of make test-fast): starts processes, the keys CLI
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -6,30 +7,19 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness, type Harness } from '../support/harness.js';
+import { runKeysCli } from '../support/server-process.js';
+import { waitFor } from '../support/wait.js';
 
 const run = promisify(execFile);
 let dataDir: string;
 let h: Harness;
 
-async function keys(...args: string[]): Promise<{ stdout: string; stderr: string; code: number }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/cli/keys.ts', ...args], {
-      env: { ...process.env, DATA_DIR: dataDir },
-    });
-    return { stdout, stderr, code: 0 };
-  } catch (err: any) {
-    return { stdout: err.stdout, stderr: err.stderr, code: err.code };
-  }
-}
+const keys = (...args: string[]) => runKeysCli(args, { dataDir });
 
-async function statusWithin(key: string, want: number, ms = 1000): Promise<number> {
-  const deadline = Date.now() + ms;
+/** The key's status once it is `want` (the server's key directory polls the store every 250 ms), else the last one. */
+async function statusWithin(key: string, want: number): Promise<number> {
   let status = 0;
-  do {
-    status = (await h.call('/api/v1/bic/DEUTDEFF', { key })).status;
-    if (status === want) return status;
-    await new Promise((r) => setTimeout(r, 50));
-  } while (Date.now() < deadline);
+  await waitFor(async () => (status = (await h.call('/api/v1/bic/DEUTDEFF', { key })).status) === want, { intervalMs: 50, what: `status ${want}` }).catch(() => undefined);
   return status;
 }
 
@@ -43,8 +33,8 @@ afterAll(async () => {
 });
 
 // Every case spawns the CLI (tsx start-up included): generous timeouts for a loaded 2-core machine.
-describe('npm run keys', { timeout: 60_000 }, () => {
-  it('creates a key that the running server accepts within a second, and prints only the key', async () => {
+describe('npm run keys', { timeout: 180_000 }, () => {
+  it('creates a key that the running server accepts (at its next look at the store), and prints only the key', async () => {
     const { stdout, code } = await keys('create', '--name', 'alice');
     expect(code).toBe(0);
     const key = stdout.trim();
@@ -78,7 +68,7 @@ describe('npm run keys', { timeout: 60_000 }, () => {
   it.each([
     ['revoke', 'revoked'],
     ['deactivate', 'inactive'],
-  ])('%s: the server refuses the key within a second', async (command) => {
+  ])('%s: the server refuses the key (at its next look at the store)', async (command) => {
     const created = JSON.parse((await keys('create', '--name', command, '--json')).stdout);
     expect(await statusWithin(created.key, 200)).toBe(200);
     expect((await keys(command, created.id)).code).toBe(0);
@@ -136,12 +126,7 @@ describe('npm run keys', { timeout: 60_000 }, () => {
   });
 
   it('says in one line, without a stack trace, when the store cannot be opened', async () => {
-    const { stdout, stderr, code } = await run(process.execPath, ['--import', 'tsx', 'src/cli/keys.ts', 'list'], {
-      env: { ...process.env, DATA_DIR: '/dev/null/store' },
-    }).then(
-      (r) => ({ ...r, code: 0 }),
-      (err: any) => ({ stdout: err.stdout, stderr: err.stderr, code: err.code }),
-    );
+    const { stdout, stderr, code } = await runKeysCli(['list'], { dataDir: '/dev/null/store' });
     expect(code).toBe(1);
     expect(stdout).toBe('');
     expect(stderr.trim().split('\n')).toEqual([expect.stringMatching(/^keys: cannot open the key store: DATA_DIR: \/dev\/null\/store: a part of the path is not a directory$/)]);
@@ -155,7 +140,7 @@ describe('npm run keys', { timeout: 60_000 }, () => {
     };
     const listed = async () => JSON.parse((await keys('list', '--json')).stdout) as Array<{ name: string; perMinute: number | null; perDay: number | null; perMonth: number | null }>;
 
-    it('creates every key of the JSON lines, prints each key once in order, and the server accepts them within a second', async () => {
+    it('creates every key of the JSON lines, prints each key once in order, and the server accepts them', async () => {
       const path = file('people.jsonl', [
         '{"name": "imp-one"}',
         '',

@@ -89,7 +89,7 @@ function analyse(domain: string, fetch = fetcher(), dnsResolver = resolver): Pro
 
 beforeAll(async () => {
   dns = await startDnsServer(zone, { authenticated: ['signed.test'] });
-  resolver = createDnsResolver({ servers: [{ host: '127.0.0.1', port: dns.port }], timeoutMs: 1000 });
+  resolver = createDnsResolver({ servers: [{ host: '127.0.0.1', port: dns.port }], timeoutMs: 5000 });
   https = await startHttpsServer({
     cert: leaf.chainPem,
     key: leaf.keyPem,
@@ -244,7 +244,7 @@ describe('DMARC discovery', () => {
 describe('CAA', () => {
   it('climbs to the parent when the name has no record set, asking all names at once', async () => {
     dns.queries.length = 0;
-    const uncached = createDnsResolver({ servers: [{ host: '127.0.0.1', port: dns.port }], timeoutMs: 1000, cacheEntries: 0 });
+    const uncached = createDnsResolver({ servers: [{ host: '127.0.0.1', port: dns.port }], timeoutMs: 5000, cacheEntries: 0 });
     const r = await analyse('www.caa.test', fetcher(), uncached);
     expect(r.caa).toMatchObject({ present: true, recordName: 'caa.test', issuers: ['ca.example'], wildcardIssuers: [], warnings: [] });
     expect(dns.queries.filter((q) => q.type === 'CAA').map((q) => q.name).sort()).toEqual(['caa.test', 'test', 'www.caa.test']);

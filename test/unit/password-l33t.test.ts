@@ -1,5 +1,6 @@
 // Password scores are never overstated: the service's zxcvbn set-up against the library's defaults
 // (l33t readings, repeated runs), and the shared-prefix l33t matcher against the library's own.
+// @module-tag slow (left out of make test-fast): runs zxcvbn over generated text
 import { createRequire } from 'node:module';
 import { Options, ZxcvbnFactory, type MatcherBaseClass, type OptionsType } from '@zxcvbn-ts/core';
 import fc from 'fast-check';

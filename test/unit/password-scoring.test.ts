@@ -1,4 +1,5 @@
 // zxcvbn "most guessable match sequence" (Wheeler 2016): FastScoring equals the library's Scoring, match for match.
+// @module-tag slow (left out of make test-fast): runs zxcvbn over generated text
 import { createRequire } from 'node:module';
 import { Options, ZxcvbnFactory } from '@zxcvbn-ts/core';
 import fc from 'fast-check';

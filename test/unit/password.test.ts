@@ -1,4 +1,5 @@
 // Password strength: domain pieces, then the operation through the real worker pool and a real range server.
+// @module-tag slow (left out of make test-fast): loads zxcvbn in worker threads
 import { createHash } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
@@ -26,7 +27,7 @@ import { asApiError } from '../../src/error-answers.js';
 import { createSecurityOperations } from '../../src/operations/security.js';
 
 /** Worker start-up (tsx + dictionaries) and 128-char estimates take seconds on a busy 2-core box. */
-const SLOW = 60_000;
+const SLOW = 180_000;
 
 const sha1 = (s: string): string => createHash('sha1').update(s, 'utf8').digest('hex').toUpperCase();
 

@@ -123,7 +123,7 @@ describe('name resolution', () => {
   it('resolves the range host through the given lookup (DNS_SERVERS), not the system resolver', async () => {
     const dns = await startDnsServer({ 'range.test': [{ type: 'A', data: '127.0.0.1' }] });
     try {
-      const resolver = createDnsResolver({ servers: [{ host: '127.0.0.1', port: dns.port }], timeoutMs: 1000 });
+      const resolver = createDnsResolver({ servers: [{ host: '127.0.0.1', port: dns.port }], timeoutMs: 5000 });
       server.respond = text(rangeBody([[SUFFIX, 3]]));
       const port = new URL(server.baseUrl).port;
       const range = await createRangeClient({ baseUrl: `http://range.test:${port}`, timeoutMs: 2_000, lookup: resolverLookup(resolver) }).range(PREFIX);
@@ -138,7 +138,7 @@ describe('name resolution', () => {
   it('answers 502 when the range host does not resolve', async () => {
     const dns = await startDnsServer({});
     try {
-      const resolver = createDnsResolver({ servers: [{ host: '127.0.0.1', port: dns.port }], timeoutMs: 1000 });
+      const resolver = createDnsResolver({ servers: [{ host: '127.0.0.1', port: dns.port }], timeoutMs: 5000 });
       const err = await rejection(createRangeClient({ baseUrl: 'http://missing.test', timeoutMs: 2_000, lookup: resolverLookup(resolver) }).range(PREFIX));
       expect(err).toMatchObject({ status: 502, code: 'UPSTREAM_UNAVAILABLE' });
     } finally {

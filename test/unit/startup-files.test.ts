@@ -1,5 +1,5 @@
 // Boot-time files named by settings: a wrong path or content stops the boot with the variable's name.
-import { execFile, spawnSync } from 'node:child_process';
+// @module-tag slow (left out of make test-fast): starts server processes
 import { existsSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { ensureDirectorySync, loadNamedFile, readCaBundle, requireDirectory } from '../../src/adapters/files/startup-files.js';
 import { ConfigError } from '../../src/errors.js';
 import { GEOIP_TEST_DIR } from '../support/harness.js';
+import { runServerProcess } from '../support/server-process.js';
 import { createTestPki } from '../support/tls-fixtures.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'vls-startup-'));
@@ -61,13 +62,9 @@ describe('loadNamedFile', () => {
   });
 });
 
-it('stops the server with exit 1 when PWNED_PASSWORDS_DIR does not exist', { timeout: 60_000 }, () => {
-  const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: { ...process.env, PORT: '0', DATA_DIR: mkdtempSync(join(tmpdir(), 'vls-data-')), PWNED_PASSWORDS_DIR: join(dir, 'no-mirror'), LOG_LEVEL: 'silent' },
-    encoding: 'utf8',
-    timeout: 50_000,
-  });
-  expect(run.status).toBe(1);
+it('stops the server with exit 1 when PWNED_PASSWORDS_DIR does not exist', { timeout: 180_000 }, async () => {
+  const run = await runServerProcess({ env: { PWNED_PASSWORDS_DIR: join(dir, 'no-mirror'), LOG_LEVEL: 'silent' } });
+  expect(run.code).toBe(1);
   expect(run.stderr).toMatch(/^configuration error: PWNED_PASSWORDS_DIR: .*no-mirror: no such file or directory$/m);
 });
 
@@ -90,22 +87,9 @@ describe('ensureDirectorySync (DATA_DIR)', () => {
 });
 
 /** Start the server (src/main.ts) with `env` on top of a quiet default; resolves with its exit code and stderr. */
-function boot(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = execFile(
-      process.execPath,
-      ['--import', 'tsx', 'src/main.ts'],
-      { env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATA_DIR: mkdtempSync(join(tmpdir(), 'vls-data-')), LOG_LEVEL: 'silent', ...env }, timeout: 50_000 },
-      (err, _stdout, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : null) : 0, stderr }),
-    );
-    child.stdout?.on('data', (d: Buffer) => {
-      // A server that started anyway is a failure of the test, not a hang.
-      if (String(d).includes('listening on')) child.kill('SIGTERM');
-    });
-  });
-}
+const boot = (env: Record<string, string>) => runServerProcess({ env: { LOG_LEVEL: 'silent', ...env } });
 
-describe('settings that stop the boot naming their variable (exit 1)', { timeout: 60_000 }, () => {
+describe('settings that stop the boot naming their variable (exit 1)', { timeout: 180_000 }, () => {
   const city = join(GEOIP_TEST_DIR, 'GeoIP2-City-Test.mmdb');
   const asn = join(GEOIP_TEST_DIR, 'GeoLite2-ASN-Test.mmdb');
   it.concurrent.each([

@@ -156,7 +156,7 @@ describe('inspectTlsCertificate (GET /api/v1/ssl/{domain}) through the test DNS 
   beforeAll(async () => {
     dns = await startDnsServer({ 'shop.test': [{ type: 'A', data: '127.0.0.1' }] });
     server = await startTlsServer({ cert: leaf.chainPem, key: leaf.keyPem, hsts: 'max-age=31536000' });
-    const resolve = addressResolver(createDnsResolver({ servers: [{ host: '127.0.0.1', port: dns.port }], timeoutMs: 1000 }));
+    const resolve = addressResolver(createDnsResolver({ servers: [{ host: '127.0.0.1', port: dns.port }], timeoutMs: 5000 }));
     const base = { resolve, port: server.port, timeoutMs: 2000, extraCaPem: pki.root.certPem, now: () => new Date(T0) };
     open = createTlsIpOperations({ tls: createTlsProber({ ...base, allowPrivate: true }), geo: () => geo, trustProxy: false });
     guarded = createTlsIpOperations({ tls: createTlsProber({ ...base, allowPrivate: false }), geo: () => geo, trustProxy: false });

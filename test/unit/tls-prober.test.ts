@@ -1,4 +1,5 @@
 // TLS inspection against real local TLS servers: refusal of non-public targets, chains, grades, failures (RFC 5280, RFC 6797).
+// @module-tag slow (left out of make test-fast): makes many TLS handshakes
 import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -51,7 +52,7 @@ let resolve: (name: string) => Promise<string[]>;
 
 beforeAll(async () => {
   dns = await startDnsServer(zone);
-  resolve = addressResolver(createDnsResolver({ servers: [{ host: '127.0.0.1', port: dns.port }], timeoutMs: 1000, cacheEntries: 0 }));
+  resolve = addressResolver(createDnsResolver({ servers: [{ host: '127.0.0.1', port: dns.port }], timeoutMs: 5000, cacheEntries: 0 }));
 });
 afterAll(async () => {
   await dns.close();

@@ -29,7 +29,7 @@ let dir: string;
 /** Run respect as a child process (async: the server under test lives in this process). */
 function respect(env: Record<string, string>): Promise<RespectRun> {
   const jsonOut = join(dir, 'respect.json');
-  const args = ['--no-install', 'redocly', 'respect', WORKFLOWS, '--server', `api=${h.url}`, '--json-output', jsonOut, '--max-fetch-timeout', '10000'];
+  const args = ['--no-install', 'redocly', 'respect', WORKFLOWS, '--server', `api=${h.url}`, '--json-output', jsonOut, '--max-fetch-timeout', '60000'];
   return new Promise((resolve, reject) => {
     const child = spawn('npx', args, {
       cwd: ROOT,
@@ -78,10 +78,10 @@ beforeAll(async () => {
   // TCP (below): the client is `redocly respect`, another process.
   h = await startHarness({
     DNS_SERVERS: `127.0.0.1:${dns.port}`,
-    DNS_TIMEOUT_MS: '1000',
+    DNS_TIMEOUT_MS: '10000',
     TLS_INSPECT_PORT: String(tls.port),
     TLS_EXTRA_CA_FILE: join(dir, 'ca.pem'),
-    TLS_TIMEOUT_MS: '2000',
+    TLS_TIMEOUT_MS: '10000',
     ALLOW_PRIVATE_TARGETS: 'true',
     PWNED_PASSWORDS_DIR: dir,
     TRUST_PROXY: 'true',
@@ -109,7 +109,7 @@ describe(`redocly respect ${WORKFLOWS}`, () => {
     expect(documented.filter((id: string) => !exercised.has(id))).toEqual([]);
   });
 
-  it('passes every workflow against the running server, answers checked against openapi.yaml', { timeout: 90_000 }, async () => {
+  it('passes every workflow against the running server, answers checked against openapi.yaml', { timeout: 300_000 }, async () => {
     const limited = await h.composition.keyStore.create({ name: 'workflows-limited', perMinute: 1 });
     await h.composition.keys.refresh();
     const run = await respect({ VLS_API_KEY: h.key, VLS_LIMITED_KEY: limited.key });
