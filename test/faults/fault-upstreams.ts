@@ -50,7 +50,7 @@ export async function startFaultyDns(upstreamPort: number): Promise<FaultyDns> {
   const state = { mode: 'pass' as DnsFault, delayMs: 200 };
   let held: Array<() => void> = [];
 
-  /** One UDP exchange with the upstream; null when it does not answer within 2 s. */
+  /** One UDP exchange with the upstream; null when it does not answer within 10 s (a deadline for a starved machine). */
   const ask = (msg: Buffer): Promise<Buffer | null> =>
     new Promise((resolve) => {
       const sock = dgram.createSocket('udp4');
@@ -61,7 +61,7 @@ export async function startFaultyDns(upstreamPort: number): Promise<FaultyDns> {
         sock.close();
         resolve(answer);
       };
-      const timer = setTimeout(() => done(null), 2000);
+      const timer = setTimeout(() => done(null), 10_000);
       sock.once('message', (m) => done(m));
       sock.once('error', () => done(null));
       sock.send(msg, upstreamPort, '127.0.0.1');

@@ -48,7 +48,8 @@ const GET = 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n';
 
 /**
  * Write `batches` one after the other on one connection, each once every answer to the one before has arrived;
- * resolve with every answer once the server closes the connection or `quietMs` pass without data after the last.
+ * resolve with every answer once the server closes the connection, or `quietMs` after the last answer expected (or
+ * one saying `Connection: close`): a state, so a server slowed between two answers is waited for.
  */
 function converse(batches: number[], quietMs = 700): Promise<{ answers: Answer[]; closedByServer: boolean }> {
   return new Promise((resolve) => {
@@ -67,8 +68,10 @@ function converse(batches: number[], quietMs = 700): Promise<{ answers: Answer[]
     sock.on('data', (d) => {
       raw += d.toString('latin1');
       clearTimeout(quiet);
-      if (answers(raw).length === sent) next();
-      if (batch >= batches.length) {
+      const got = answers(raw);
+      if (got.length === sent) next();
+      const last = got.at(-1);
+      if (batch >= batches.length && (got.length === sent || (last && /^connection: close$/im.test(last.head)))) {
         quiet = setTimeout(() => {
           closedByServer = false;
           sock.destroy();

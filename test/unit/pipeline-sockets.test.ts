@@ -16,7 +16,10 @@ interface Trickled {
   closedAfterMs: number | null;
 }
 
-/** Send a request head announcing a body, then one byte every 100 ms; watch for the answer and the close (at most 4 s). */
+/**
+ * Send a request head announcing a body, then one byte every 100 ms; watch for the answer and the close (at most 20 s,
+ * a deadline for a starved machine: the 1000-byte body would take 100 s, the request timeout 31 s).
+ */
 function trickle(head: string[]): Promise<Trickled> {
   return new Promise((resolve) => {
     const socket: Socket = connect(Number(new URL(h.url).port), '127.0.0.1');
@@ -34,7 +37,7 @@ function trickle(head: string[]): Promise<Trickled> {
     socket.on('error', () => undefined);
     socket.write(`${head.join('\r\n')}\r\n\r\n`);
     timer = setInterval(() => socket.writable && socket.write('x'), 100);
-    const limit = setTimeout(() => done(null), 4000);
+    const limit = setTimeout(() => done(null), 20_000);
   });
 }
 
