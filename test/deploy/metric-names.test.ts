@@ -103,7 +103,7 @@ describe('deploy/: every metric the dashboard and the alerts use is exported', (
   beforeAll(async () => {
     redis = await startRedisServer();
     // Node's process metrics on (the dashboard's process row), as in production.
-    for (const env of [{}, { REDIS_URL: redis.url }]) {
+    for (const env of [{}, { REDIS_URL: redis.url }] as Record<string, string>[]) {
       const h = await startHarness(env, { defaultMetrics: true });
       harnesses.push(h);
       // A request of each kind the histograms and counters label.
