@@ -81,7 +81,10 @@ export function startTracing(env: Env, version: string): Tracing | null {
   const resource = resourceFromAttributes({ [ATTR_SERVICE_NAME]: DEFAULT_SERVICE_NAME, [ATTR_SERVICE_VERSION]: version }).merge(
     detectResources({ detectors: [envDetector] }),
   );
-  const provider = new TracerProvider({ resource, sampler, spanProcessors: [new BatchSpanProcessor({ exporter })] });
+  // OTEL_BSP_SCHEDULE_DELAY: how long spans wait to be sent in a batch (the spec's default, 5 s, otherwise).
+  const delay = Number(env.OTEL_BSP_SCHEDULE_DELAY ?? 5000);
+  if (!(delay >= 0)) throw new ConfigError('OTEL_BSP_SCHEDULE_DELAY', `must be milliseconds, got "${env.OTEL_BSP_SCHEDULE_DELAY}"`);
+  const provider = new TracerProvider({ resource, sampler, spanProcessors: [new BatchSpanProcessor({ exporter, scheduledDelayMillis: delay })] });
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   trace.setGlobalTracerProvider(provider);
