@@ -20,7 +20,7 @@ import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic
 import { ConfigError } from '../../errors.js';
 import { setTracer } from './spans.js';
 
-export const DEFAULT_SERVICE_NAME = 'validation-api';
+const DEFAULT_SERVICE_NAME = 'validation-api';
 
 export interface Tracing {
   tracer: Tracer;
@@ -31,7 +31,7 @@ export interface Tracing {
 type Env = Readonly<Record<string, string | undefined>>;
 
 /** Whether the environment asks for traces: an OTLP endpoint or OTEL_TRACES_EXPORTER, unless disabled. */
-export function tracingRequested(env: Env): boolean {
+function tracingRequested(env: Env): boolean {
   if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return false;
   const exporter = env.OTEL_TRACES_EXPORTER?.trim().toLowerCase();
   if (exporter === 'none') return false;
