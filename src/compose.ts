@@ -33,6 +33,7 @@ import { GeoDatabaseError, openGeoIp, UNAVAILABLE_GEOIP, type GeoIp } from './ad
 import { createTlsProber, type TlsProber } from './adapters/tls/prober.js';
 import { addressResolver } from './adapters/tls/target-guard.js';
 import { createMtaStsFetcher } from './adapters/mail/mta-sts-fetch.js';
+import { createMailboxVerifier, type MailboxVerifier } from './adapters/smtp/mailbox-verifier.js';
 import { createEmailClassifier } from './domain/email.js';
 import { createMailSecurity } from './adapters/mail/mail-security.js';
 import { createAccountOperations } from './operations/account.js';
@@ -237,6 +238,30 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
       : logger.warn({ err: String(err) }, 'documentation page not compressed: /docs sends it uncompressed'),
   );
 
+  // SMTP mailbox verification (SMTP_CHECK=on): one verifier, so that its per-host session limit and its verdict cache
+  // are shared by single requests and bulk items alike.
+  const verifier: MailboxVerifier | null = config.smtpCheck
+    ? createMailboxVerifier({
+        resolver,
+        allowPrivate: config.allowPrivateTargets,
+        port: config.smtpPort,
+        heloName: config.smtpHeloName!,
+        mailFrom: config.smtpMailFrom!,
+        timeoutMs: config.smtpTimeoutMs,
+        maxPerHost: config.smtpMaxPerHost,
+        proxy: config.smtpProxy,
+        logger,
+      })
+    : null;
+  if (verifier) {
+    const v = verifier;
+    metrics.addCache('smtp_verdicts', () => {
+      const s = v.stats();
+      return { hits: s.cacheHits, misses: s.cacheMisses, size: s.cacheEntries };
+    });
+    metrics.addCounter('smtp_sessions_total', 'SMTP sessions opened for mailbox verification', () => v.stats().sessions);
+  }
+
   // One handler per operationId of openapi.yaml, checked complete at compile time.
   const handlers = {
     ...createBankingOperations({ bicOf: banks.resolveBic }),
@@ -249,13 +274,13 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
       trustProxy: config.trustProxy,
     }),
     ...createSecurityOperations({ estimator, ranges, bin }),
-    ...createEmailOperations({ resolver, email, allowSpecialUse: config.allowPrivateTargets }),
+    validateEmail: createEmailOperations({ resolver, email, allowSpecialUse: config.allowPrivateTargets, verifier }).validateEmail,
     ...createAccountOperations({ limiter }),
     ...createBulkOperations({
       document: spec.document,
       maxItems: config.bulkMaxItems,
       banking: { bicOf: banks.resolveBic },
-      email: { resolver, email, allowSpecialUse: config.allowPrivateTargets },
+      email: { resolver, email, allowSpecialUse: config.allowPrivateTargets, verifier },
     }),
   } satisfies Handlers;
 
