@@ -161,8 +161,11 @@ export function createMailboxVerifier(o: MailboxVerifierOptions, slots: HostSlot
       pending = pending.filter((u) => outcomes.get(u)?.kind === 'failed');
     }
 
-    /** Sessions with one host until every user of the chunk has an outcome from it (or it failed them). */
-    async function runChunk(host: string, address: string, chunk: string[]): Promise<void> {
+    /**
+     * Sessions with one host until every user of the chunk has an outcome from it (or it failed them). `perSession`:
+     * the recipients this server takes in one transaction, once a 452 "too many recipients" said so.
+     */
+    async function runChunk(host: string, address: string, chunk: string[], perSession = RECIPIENTS_PER_SESSION): Promise<void> {
       const queue = [...chunk];
       let startTls = true;
       const wantProbe = () => domainState.probe === 'wanted' && domainState.accepted && !domainState.notFound && domainState.probeTries < 2;
@@ -188,13 +191,15 @@ export function createMailboxVerifier(o: MailboxVerifierOptions, slots: HostSlot
               // 452 after progress: the server takes no more recipients in this transaction (the rest: a new session).
               if (replies.length > 1 && tooManyRecipients(last)) return null;
               if (last && asked[replies.length - 1] !== null) noteReal(last);
-              if (queue.length > 0 && asked.filter((a) => a !== null).length < RECIPIENTS_PER_SESSION) {
+              if (queue.length > 0 && asked.filter((a) => a !== null).length < perSession) {
                 const user = queue.shift()!;
                 asked.push(user);
                 return `${user}@${domain}`;
               }
               // The probe comes after the real recipients, so that a server refusing a second RCPT cannot spoil them.
-              if (wantProbe() && !asked.includes(null)) {
+              // A server whose recipient limit is known and reached gets the probe in a session of its own.
+              const room = perSession === RECIPIENTS_PER_SESSION || asked.length < perSession;
+              if (wantProbe() && room && !asked.includes(null)) {
                 domainState.probe = 'asked';
                 domainState.probeTries++;
                 asked.push(null);
@@ -244,6 +249,17 @@ export function createMailboxVerifier(o: MailboxVerifierOptions, slots: HostSlot
           noteReal(replies[i]);
         }
         unanswered(answered);
+        const real = asked.slice(0, answered).filter((a) => a !== null).length;
+        if (answered < replies.length && real > 0 && queue.length > 0) {
+          // The server takes `real` recipients a transaction: the rest in sessions of that size, side by side under the
+          // per-host limit, rather than one after another.
+          const rest = queue.splice(0);
+          const chunks: string[][] = [];
+          for (let i = 0; i < rest.length; i += real) chunks.push(rest.slice(i, i + real));
+          await Promise.all(chunks.map((c) => runChunk(host, address, c, real)));
+          if (!wantProbe()) return;
+          continue;
+        }
         if (answered === 0) {
           // Cut before a single answer: this host gives none now.
           const cause = outcome.cut === 'timeout' ? 'timeout' : 'connection_failed';

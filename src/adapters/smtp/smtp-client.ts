@@ -156,6 +156,8 @@ async function open(o: SmtpSessionOptions, signal: AbortSignal): Promise<net.Soc
 /** The TLS session over an established plain one, or null when the handshake fails. */
 function upgrade(socket: net.Socket, servername: string, signal: AbortSignal): Promise<tls.TLSSocket | null> {
   return new Promise((resolve) => {
+    // The peer may have closed already (its bytes after the 220 ended the plain reader): no handshake to try.
+    if (socket.destroyed || !socket.readable) return resolve(null);
     const secure = tls.connect({
       socket,
       servername: net.isIP(servername) ? undefined : servername,
@@ -170,8 +172,10 @@ function upgrade(socket: net.Socket, servername: string, signal: AbortSignal): P
       resolve(null);
     };
     signal.addEventListener('abort', fail, { once: true });
+    socket.once('close', fail);
     secure.once('secureConnect', () => {
       signal.removeEventListener('abort', fail);
+      socket.removeListener('close', fail);
       secure.removeListener('error', fail);
       resolve(secure);
     });
