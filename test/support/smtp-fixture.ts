@@ -27,6 +27,8 @@ export interface SmtpBehaviour {
   starttls?: boolean;
   /** Offer STARTTLS, answer 220 to it, then break the handshake (garbage, close); a plain session works. */
   brokenTls?: boolean;
+  /** Answer each RCPT this many milliseconds late, as a distant server does (the bench; tests leave it 0). */
+  rcptDelayMs?: number;
 }
 
 export interface RecordedSession {
@@ -155,7 +157,9 @@ function smtpServer(b: SmtpBehaviour, host: Host): SMTPServer {
       rec.rcpts.push(address.address);
       const local = address.address.slice(0, address.address.lastIndexOf('@'));
       const reply = b.rcpt ? b.rcpt(local, index) : (b.users ?? []).includes(local) ? null : { code: 550, text: '5.1.1 no such user here' };
-      callback(reply ? replyError(reply) : null);
+      const answer = () => callback(reply ? replyError(reply) : null);
+      if (b.rcptDelayMs) setTimeout(answer, b.rcptDelayMs);
+      else answer();
     },
     onData(stream, session, callback) {
       recordOf(session).data = true;
