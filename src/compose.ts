@@ -43,6 +43,7 @@ import { createBulkOperations } from './operations/bulk.js';
 import { createNetworkOperations } from './operations/network.js';
 import { createSecurityOperations } from './operations/security.js';
 import type { Handlers } from './operations/types.js';
+import { startTracing } from './adapters/tracing/sdk.js';
 
 /** The configured GeoIP databases, or the bundled GeoLite2 ones under DATA_DIR/geoip (newest City first). */
 async function geoPaths(config: Readonly<Config>): Promise<{ cityDb: string; asnDb: string }> {
@@ -83,6 +84,8 @@ export interface ComposeOptions {
   metricsRenderIntervalMs?: number;
   /** The embedded store's write timing (flush interval, back-off, degraded threshold): tests shorten them. */
   store?: Pick<PersistOptions, 'flushMs' | 'maxRetryMs' | 'degradedAfterMs' | 'closeTimeoutMs'>;
+  /** The OTEL_* variables tracing reads (default process.env): tests point them at their own receiver. */
+  tracingEnv?: Readonly<Record<string, string | undefined>>;
 }
 
 export async function compose(config: Readonly<Config>, logger: Logger, opts: ComposeOptions = {}): Promise<Composition> {
@@ -91,6 +94,9 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
   const geoOpen = geoPaths(config).then(openGeoIp);
   geoOpen.catch(() => undefined);
   const spec = await loadSpec();
+  // Off (nothing registered) unless OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_TRACES_EXPORTER asks for traces.
+  const tracing = startTracing(opts.tracingEnv ?? process.env, String(spec.document.info?.version ?? 'unknown'));
+  if (tracing) logger.info({ exporter: (opts.tracingEnv ?? process.env).OTEL_TRACES_EXPORTER ?? 'otlp' }, 'tracing on');
   const metrics = createMetrics({ defaults: opts.defaultMetrics, renderIntervalMs: opts.metricsRenderIntervalMs });
 
   let keyStore: KeyStore;
@@ -296,6 +302,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
     limiter,
     logger,
     metrics,
+    tracer: tracing?.tracer,
     draining: () => draining,
     bulkMaxItems: config.bulkMaxItems,
     responseCheck: config.validateResponses ? createContractValidator(spec.document) : undefined,
@@ -334,6 +341,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
       await limiter.close(); // closes the counters it was built on
       if (limiter === unlimited || opts.limiter) await counters.close();
       await keyStore.close();
+      await tracing?.shutdown();
     },
   };
 }
