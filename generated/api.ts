@@ -622,6 +622,20 @@ export interface components {
             /** @description Whole seconds until `resetAt`, rounded up. */
             resetInSeconds: number;
         };
+        /** @description An OpenAPI 3.1 document (this contract), as `/openapi.json` and `/openapi.yaml` serve it. */
+        OpenApiDocument: {
+            /** @description The OpenAPI version, 3.1.x. */
+            openapi: string;
+            /** @description Title, version and description of the API. */
+            info: Record<string, never>;
+            /** @description The routes and their operations. */
+            paths: Record<string, never>;
+        };
+        /**
+         * @description Machine-readable code of a failure, in ErrorInfo and in a bulk item's error.
+         * @enum {string}
+         */
+        ErrorCode: "UNAUTHORIZED" | "FORBIDDEN" | "MISSING_PARAMETER" | "INVALID_FORMAT" | "VALIDATION_ERROR" | "RESOURCE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "RATE_LIMIT_EXCEEDED" | "QUOTA_EXCEEDED" | "DAILY_QUOTA_EXCEEDED" | "UPSTREAM_UNAVAILABLE" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
         /** @description The one error body of every failure. */
         ErrorInfo: {
             /** @description Correlation id (also in `X-Request-Id`); null only for the missing-key 401. */
@@ -630,11 +644,7 @@ export interface components {
             path: string;
             /** @description The HTTP status, repeated for clients of the simpler error shape. */
             status: number;
-            /**
-             * @description Machine-readable code.
-             * @enum {string}
-             */
-            code: "UNAUTHORIZED" | "FORBIDDEN" | "MISSING_PARAMETER" | "INVALID_FORMAT" | "VALIDATION_ERROR" | "RESOURCE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "RATE_LIMIT_EXCEEDED" | "QUOTA_EXCEEDED" | "DAILY_QUOTA_EXCEEDED" | "UPSTREAM_UNAVAILABLE" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
+            code: components["schemas"]["ErrorCode"];
             /** @description Human-readable text. Never holds a submitted password or card number. */
             message: string;
             /** @description Same text as `message`, for clients of the simpler error shape. */
@@ -663,7 +673,7 @@ export interface components {
              */
             status: 400 | 502;
             error: {
-                code: components["schemas"]["ErrorInfo"]["code"];
+                code: components["schemas"]["ErrorCode"];
                 /** @description As in ErrorInfo; a card number is masked to its last four digits. */
                 message: string;
                 details: components["schemas"]["FieldError"][];
@@ -1863,14 +1873,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The OpenAPI version, 3.1.x. */
-                        openapi: string;
-                        /** @description Title, version and description of the API. */
-                        info: Record<string, never>;
-                        /** @description The routes and their operations. */
-                        paths: Record<string, never>;
-                    };
+                    "application/json": components["schemas"]["OpenApiDocument"];
                 };
             };
             405: components["responses"]["MethodNotAllowed"];
@@ -1885,13 +1888,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The OpenAPI document, YAML 1.2 in UTF-8. */
+            /** @description The OpenAPI document, YAML 1.2 in UTF-8. As for any YAML media type, the schema describes the document the text parses to: the same one `/openapi.json` answers. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/yaml": string;
+                    "application/yaml": components["schemas"]["OpenApiDocument"];
                 };
             };
             405: components["responses"]["MethodNotAllowed"];
