@@ -309,7 +309,8 @@ export interface paths {
         /**
          * Validate an email address
          * @description Checks the format (local part at most 64 characters, whole address at most 254, a hostname of at least two
-         *     labels with an alphabetic TLD; internationalised domains accepted), then, for a well-formed address, whether
+         *     labels with an alphabetic TLD; internationalised domains accepted, converted by UTS #46 as WHATWG URLs do, so
+         *     `jane@xn--zz.com` with its invalid A-label is `validFormat: false`), then, for a well-formed address, whether
          *     its domain has MX records (a null MX `0 .` counts as none) and A records, through the configured DNS servers.
          *     A malformed address is a 200 with `validFormat: false`, the reason in `formatProblem`, and no DNS queries.
          *     An address at a name the DNS operation refuses (`jane@printer.local`, see `lookupDns`) is never looked up
@@ -1258,8 +1259,9 @@ export interface components {
          *     `0x7f.1` answers 400 `INVALID_FORMAT`. Letters are case-insensitive. A name with non-ASCII letters is converted
          *     to A-labels (UTS #46, as WHATWG URLs do); a label may not start with a combining mark (RFC 5891 section
          *     4.2.3.2: `a.%CC%85.example` answers 400 `INVALID_FORMAT`). One that conversion refuses otherwise (e.g.
-         *     right-to-left and left-to-right letters in one label, RFC 5893) or whose A-labels exceed 63 or 253 characters
-         *     answers 400 `INVALID_FORMAT` too, which no pattern can say in advance.
+         *     right-to-left and left-to-right letters in one label, RFC 5893; an `xn--` label that is not the A-label of a
+         *     valid IDN label, such as `xn--zz`) or whose A-labels exceed 63 or 253 characters answers 400 `INVALID_FORMAT`
+         *     too, which no pattern can say in advance.
          */
         DnsName: string;
         /**
@@ -1394,8 +1396,9 @@ export interface operations {
                  *     `0x7f.1` answers 400 `INVALID_FORMAT`. Letters are case-insensitive. A name with non-ASCII letters is converted
                  *     to A-labels (UTS #46, as WHATWG URLs do); a label may not start with a combining mark (RFC 5891 section
                  *     4.2.3.2: `a.%CC%85.example` answers 400 `INVALID_FORMAT`). One that conversion refuses otherwise (e.g.
-                 *     right-to-left and left-to-right letters in one label, RFC 5893) or whose A-labels exceed 63 or 253 characters
-                 *     answers 400 `INVALID_FORMAT` too, which no pattern can say in advance.
+                 *     right-to-left and left-to-right letters in one label, RFC 5893; an `xn--` label that is not the A-label of a
+                 *     valid IDN label, such as `xn--zz`) or whose A-labels exceed 63 or 253 characters answers 400 `INVALID_FORMAT`
+                 *     too, which no pattern can say in advance.
                  */
                 domain: components["parameters"]["DnsName"];
             };
