@@ -31,7 +31,7 @@ function imports(): [string, string][] {
  * ConfigError import nothing; domain is pure; adapters touch the outside world; the composition root is on top.
  */
 const LAYERS: string[][] = [
-  ['errors.ts', 'config-error.ts', '..'], // '..' is generated/, the types openapi-typescript writes
+  ['errors.ts', 'config-error.ts', 'node-floor.ts', '..'], // '..' is generated/, the types openapi-typescript writes
   ['domain'],
   ['config.ts', 'adapters'],
   ['accounts', 'validation-error.ts'],
@@ -39,6 +39,7 @@ const LAYERS: string[][] = [
   ['http', 'cli'],
   ['app.ts', 'server.ts', 'heap-tuning.ts'],
   ['compose.ts'],
+  ['serve.ts'],
   ['main.ts'],
 ];
 const unitOf = (path: string) => path.split('/')[0];
