@@ -1,7 +1,8 @@
 // createApp(deps): one Koa application for every route: the system routes (@koa/router) and the API (openapi-backend).
 import Koa, { type Context } from 'koa';
 import { createApi, type ApiDeps } from './http/api.js';
-import { ApiError, asApiError, errorReply, methodNotAllowed } from './http/errors.js';
+import { ApiError, methodNotAllowed } from './errors.js';
+import { asApiError, errorReply } from './error-answers.js';
 import { accessLogger, type Logger } from './http/logging.js';
 import type { Metrics } from './http/metrics.js';
 import { newRequestId, writeReply } from './http/reply-writer.js';

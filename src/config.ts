@@ -2,10 +2,10 @@
 
 import { parseHostPortOrName } from './domain/host-port.js';
 import type { HostPort } from './domain/host-port.js';
-import { ConfigError } from './config-error.js';
+import { ConfigError } from './errors.js';
 
 export type { HostPort } from './domain/host-port.js';
-export { ConfigError } from './config-error.js';
+export { ConfigError } from './errors.js';
 
 /** The largest per-key limits: for the server-wide defaults here and for a key's own (the keys CLI). */
 export const MAX_LIMITS = Object.freeze({ perMinute: 1e9, perDay: 1e12, perMonth: 1e12 });

@@ -2,7 +2,8 @@
 import { createServer, STATUS_CODES, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { ApiError, errorReply, methodNotAllowed } from './http/errors.js';
+import { ApiError, methodNotAllowed } from './errors.js';
+import { errorReply } from './error-answers.js';
 import { newRequestId, replyHeaders, writeErrorReply } from './http/reply-writer.js';
 
 export interface ServerLimits {

@@ -1,6 +1,7 @@
 // Opens the key store the server and the keys CLI use: Redis when REDIS_URL is set, else SQLite under DATA_DIR.
 import type { KeyStore } from '../adapters/keys/key-store.js';
-import { createSqliteKeyStore, openDatabase } from '../adapters/keys/sqlite-key-store.js';
+import { createSqliteKeyStore } from '../adapters/keys/sqlite-key-store.js';
+import { openDatabase } from '../adapters/sqlite/database.js';
 import type { Config } from '../config.js';
 
 /** With REDIS_URL, waits until Redis answers (throws after readyTimeoutMs, default 5 s). */

@@ -3,9 +3,10 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { IMPORT_BATCH, ImportStoppedError, importInBatches, parseKeyLines } from '../accounts/key-import.js';
-import { yieldLock } from '../adapters/keys/sqlite-key-store.js';
+import { yieldLock } from '../adapters/sqlite/database.js';
 import type { KeyRecord, KeyStore } from '../adapters/keys/key-store.js';
-import { ConfigError, loadConfig, MAX_LIMITS, type Config } from '../config.js';
+import { ConfigError } from '../errors.js';
+import { loadConfig, MAX_LIMITS, type Config } from '../config.js';
 import { openKeyStore } from './key-store-factory.js';
 
 const USAGE = `usage: npm run keys -- <command> [options]

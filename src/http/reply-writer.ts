@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { Reply } from '../operations/types.js';
-import { errorReply } from './errors.js';
+import { errorReply } from '../error-answers.js';
 
 /** The one maker of request ids (X-Request-Id, ErrorInfo's requestId, the access log): a random UUID (RFC 9562 v4). */
 export const newRequestId = (): string => randomUUID();

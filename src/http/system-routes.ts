@@ -3,7 +3,7 @@ import Router from '@koa/router';
 import Koa from 'koa';
 import type { DocsPage } from '../adapters/files/docs-page.js';
 import { chooseCoding } from '../domain/accept-encoding.js';
-import { ApiError, methodNotAllowed } from './errors.js';
+import { ApiError, methodNotAllowed } from '../errors.js';
 import { writeErrorReply } from './reply-writer.js';
 import type { Metrics } from './metrics.js';
 import type { Spec } from './spec.js';

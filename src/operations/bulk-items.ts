@@ -2,7 +2,7 @@
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import { ApiError } from '../errors.js';
-import { validationError } from '../validation-error.js';
+import { validationError } from '../error-answers.js';
 
 /** A bulk operation and the single operation whose one parameter each of its items is. */
 export interface BulkSpec {

@@ -2,7 +2,7 @@
 // with the single operation's result or the error it would answer.
 import type { DnsAnswer, DnsResolver } from '../adapters/dns/resolver.js';
 import { ApiError } from '../errors.js';
-import { asApiError, errorInfo } from './error-answer.js';
+import { asApiError, errorInfo } from '../error-answers.js';
 import { createBankingOperations, type BankingDeps } from './banking.js';
 import { bulkSpecs, itemChecker } from './bulk-items.js';
 import { createEmailOperations, type EmailDeps } from './email.js';

@@ -2,7 +2,7 @@
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
-import { ApiError } from '../../src/http/errors.js';
+import { ApiError } from '../../src/errors.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { inject } from '../support/inject.js';
 import { waitFor } from '../support/wait.js';
@@ -438,7 +438,7 @@ describe('draining', () => {
 
 describe('ApiError', () => {
   it('carries retryAfter into the body', async () => {
-    const { errorReply } = await import('../../src/http/errors.js');
+    const { errorReply } = await import('../../src/error-answers.js');
     const { body } = errorReply(new ApiError(429, 'RATE_LIMIT_EXCEEDED', 'slow down', { retryAfter: 7 }), '/x', 'id');
     expect(body.retryAfter).toBe(7);
   });

@@ -75,7 +75,8 @@ describe('server process', () => {
   it('on SIGTERM finishes the request in flight, refuses new connections, and exits 0', { timeout: 90_000 }, async () => {
     const server = await startServer();
     const { key } = await (async () => {
-      const { createSqliteKeyStore, openDatabase } = await import('../../src/adapters/keys/sqlite-key-store.js');
+      const { createSqliteKeyStore } = await import('../../src/adapters/keys/sqlite-key-store.js');
+      const { openDatabase } = await import('../../src/adapters/sqlite/database.js');
       const store = createSqliteKeyStore(openDatabase(dataDir));
       const created = await store.create({ name: 'drain' });
       await store.close();

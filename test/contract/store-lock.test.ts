@@ -11,7 +11,7 @@ import { createInterface } from 'node:readline';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { hashKey } from '../../src/adapters/keys/key-store.js';
-import { openDatabase } from '../../src/adapters/keys/sqlite-key-store.js';
+import { openDatabase } from '../../src/adapters/sqlite/database.js';
 import { createSqliteCounters } from '../../src/adapters/limits/sqlite-counters.js';
 import { createLimiter } from '../../src/accounts/limiter.js';
 import type { ComposeOptions } from '../../src/compose.js';

@@ -4,8 +4,8 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTlsProber } from '../../src/adapters/tls/prober.js';
-import { RefusedTarget } from '../../src/adapters/failures.js';
-import { asApiError } from '../../src/http/errors.js';
+import { RefusedTarget } from '../../src/errors.js';
+import { asApiError } from '../../src/error-answers.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { startFaultyRange, type FaultyRange } from '../faults/fault-upstreams.js';
 import { startUpstreams, type Upstreams } from '../faults/fixtures.js';

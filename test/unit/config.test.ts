@@ -2,7 +2,8 @@
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, describeSettings, loadConfig, parseHostPorts } from '../../src/config.js';
+import { ConfigError } from '../../src/errors.js';
+import { describeSettings, loadConfig, parseHostPorts } from '../../src/config.js';
 
 describe('loadConfig', () => {
   it('gives the documented defaults', () => {

@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createSqliteKeyStore, openDatabase } from '../../src/adapters/keys/sqlite-key-store.js';
+import { createSqliteKeyStore } from '../../src/adapters/keys/sqlite-key-store.js';
+import { openDatabase } from '../../src/adapters/sqlite/database.js';
 import { ensureDirectorySync } from '../../src/adapters/files/startup-files.js';
 
 const mode = (path: string): number => statSync(path).mode & 0o777;

@@ -1,7 +1,8 @@
 // DNS lookup and email validation handlers against a real DNS server on 127.0.0.1.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createDnsResolver } from '../../src/adapters/dns/resolver.js';
-import { asApiError, type ApiError } from '../../src/http/errors.js';
+import { type ApiError } from '../../src/errors.js';
+import { asApiError } from '../../src/error-answers.js';
 import type { DnsResolver } from '../../src/adapters/dns/resolver.js';
 import { createMailSecurity } from '../../src/adapters/mail/mail-security.js';
 import { createEmailOperations } from '../../src/operations/email.js';

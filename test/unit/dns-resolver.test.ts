@@ -9,8 +9,8 @@ import {
   systemDnsServers,
 } from '../../src/adapters/dns/resolver.js';
 import type { DnsRecord, DnsResolver, RecordType } from '../../src/adapters/dns/resolver.js';
-import { UpstreamFailure } from '../../src/adapters/failures.js';
-import { asApiError } from '../../src/http/errors.js';
+import { UpstreamFailure } from '../../src/errors.js';
+import { asApiError } from '../../src/error-answers.js';
 import { startDnsServer } from '../support/dns-server.js';
 import type { DnsServerMode, TestDnsServer, Zone } from '../support/dns-server.js';
 

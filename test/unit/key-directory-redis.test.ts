@@ -8,7 +8,7 @@ import { KeyDirectory } from '../../src/accounts/key-directory.js';
 import { hashKey, type KeyRecord } from '../../src/adapters/keys/key-store.js';
 import { CREATE_LUA } from '../../src/adapters/keys/redis-key-scripts.js';
 import { createRedisKeyStore } from '../../src/adapters/keys/redis-key-store.js';
-import { ApiError } from '../../src/http/errors.js';
+import { ApiError } from '../../src/errors.js';
 import { redisAvailable, startRedisServer, type TestRedis } from '../support/redis-server.js';
 
 const run = promisify(execFile);

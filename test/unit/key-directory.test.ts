@@ -9,8 +9,9 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { KeyDirectory } from '../../src/accounts/key-directory.js';
 import { hashKey, MAX_LISTED_CHANGES, type KeyRecord, type KeyStore } from '../../src/adapters/keys/key-store.js';
-import { createSqliteKeyStore, openDatabase } from '../../src/adapters/keys/sqlite-key-store.js';
-import { ApiError } from '../../src/http/errors.js';
+import { createSqliteKeyStore } from '../../src/adapters/keys/sqlite-key-store.js';
+import { openDatabase } from '../../src/adapters/sqlite/database.js';
+import { ApiError } from '../../src/errors.js';
 
 const run = promisify(execFile);
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -64,7 +65,8 @@ async function outcome(p: Promise<KeyRecord>): Promise<string> {
 
 /** Runs code against the store in another node process (as the CLI or another server would). */
 async function inOtherProcess(dataDir: string, body: string): Promise<string> {
-  const code = `const { createSqliteKeyStore, openDatabase } = await import(${JSON.stringify(new URL('../../src/adapters/keys/sqlite-key-store.ts', import.meta.url).pathname)});
+  const code = `const { createSqliteKeyStore } = await import(${JSON.stringify(new URL('../../src/adapters/keys/sqlite-key-store.ts', import.meta.url).pathname)});
+const { openDatabase } = await import(${JSON.stringify(new URL('../../src/adapters/sqlite/database.ts', import.meta.url).pathname)});
 const db = openDatabase(process.argv[1]);
 const store = createSqliteKeyStore(db);
 ${body}

@@ -20,8 +20,9 @@ import {
   truncateForAnalysis,
   type Strength,
 } from '../../src/domain/password.js';
-import { Overloaded } from '../../src/adapters/failures.js';
-import { asApiError, type ApiError } from '../../src/http/errors.js';
+import { Overloaded } from '../../src/errors.js';
+import { type ApiError } from '../../src/errors.js';
+import { asApiError } from '../../src/error-answers.js';
 import { createSecurityOperations } from '../../src/operations/security.js';
 
 /** Worker start-up (tsx + dictionaries) and 128-char estimates take seconds on a busy 2-core box. */

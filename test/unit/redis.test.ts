@@ -8,7 +8,7 @@ import { utcDay, utcMonth } from '../../src/domain/utc-windows.js';
 import { openKeyStore } from '../../src/cli/key-store-factory.js';
 import { runKeys } from '../../src/cli/keys-command.js';
 import { KeyDirectory } from '../../src/accounts/key-directory.js';
-import { ApiError } from '../../src/http/errors.js';
+import { ApiError } from '../../src/errors.js';
 import type { Limiter as CountingLimiter } from '../../src/accounts/limits.js';
 import { createLimiter, type LimitValues } from '../../src/accounts/limiter.js';
 import { redisAvailable, startRedisServer, type TestRedis } from '../support/redis-server.js';

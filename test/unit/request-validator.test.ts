@@ -5,7 +5,7 @@ import { VALIDATION_OPTIONS, apiDocument } from '../../src/http/api.js';
 import { PrecompiledRouter } from '../../src/http/openapi-router.js';
 import { RequestValidator } from '../../src/http/request-validator.js';
 import { loadSpec } from '../../src/http/spec.js';
-import { validationError } from '../../src/validation-error.js';
+import { validationError } from '../../src/error-answers.js';
 
 let stock: OpenAPIValidator;
 let fast: RequestValidator;

@@ -7,7 +7,8 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ImportStoppedError, importInBatches } from '../../src/accounts/key-import.js';
 import type { KeyStore, NewKey } from '../../src/adapters/keys/key-store.js';
-import { createSqliteKeyStore, FEED_PRUNE_BATCH, openDatabase } from '../../src/adapters/keys/sqlite-key-store.js';
+import { createSqliteKeyStore, FEED_PRUNE_BATCH } from '../../src/adapters/keys/sqlite-key-store.js';
+import { openDatabase } from '../../src/adapters/sqlite/database.js';
 
 const cleanups: Array<() => void> = [];
 afterEach(() => {

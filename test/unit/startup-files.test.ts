@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ensureDirectorySync, loadNamedFile, readCaBundle, requireDirectory } from '../../src/adapters/files/startup-files.js';
-import { ConfigError } from '../../src/config.js';
+import { ConfigError } from '../../src/errors.js';
 import { GEOIP_TEST_DIR } from '../support/harness.js';
 import { createTestPki } from '../support/tls-fixtures.js';
 

@@ -5,9 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDnsResolver } from '../../src/adapters/dns/resolver.js';
 import { createTlsProber, type TlsProberOptions, type TlsResult } from '../../src/adapters/tls/prober.js';
 import { addressResolver } from '../../src/adapters/tls/target-guard.js';
-import { InvalidTarget, RefusedTarget, UpstreamFailure } from '../../src/adapters/failures.js';
+import { InvalidTarget, RefusedTarget, UpstreamFailure } from '../../src/errors.js';
 import { fetchIssuer } from '../../src/adapters/tls/aia-fetch.js';
-import { asApiError } from '../../src/http/errors.js';
+import { asApiError } from '../../src/error-answers.js';
 import { id_kp_clientAuth } from '@peculiar/asn1-x509';
 import { startDnsServer, type TestDnsServer, type Zone } from '../support/dns-server.js';
 import {

@@ -2,7 +2,7 @@
 import dns from 'node:dns';
 import net from 'node:net';
 import { parseHostPort } from '../../domain/host-port.js';
-import { UpstreamFailure } from '../failures.js';
+import { UpstreamFailure } from '../../errors.js';
 import { DnsAnswerCache } from './cache.js';
 import { exchange, toDnsAnswer } from './wire.js';
 import type { DnsAnswer, DnsServer, RecordType } from './wire.js';

@@ -3,7 +3,7 @@ import { X509Certificate } from 'node:crypto';
 import { chmodSync, closeSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { ConfigError } from '../../config-error.js';
+import { ConfigError } from '../../errors.js';
 
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
 

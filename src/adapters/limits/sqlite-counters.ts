@@ -13,7 +13,7 @@
 // Loss window: a crash (SIGKILL, power loss) loses the counts not yet written: those of the last `flushMs`, or of
 // as long as another process has held the lock; a graceful close() writes them (waiting up to closeTimeoutMs).
 import type Database from 'better-sqlite3';
-import { isBusy, neverWait } from '../keys/sqlite-key-store.js';
+import { isBusy, neverWait } from '../sqlite/database.js';
 import type { CounterStore } from './counter-store.js';
 import { CalendarLimiter, createMinuteLimiter, type CalendarRow } from './local-counters.js';
 import { trackWrites, type WriteLogger, type WriteStatus } from './write-health.js';

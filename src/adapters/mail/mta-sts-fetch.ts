@@ -3,7 +3,7 @@ import { request } from 'node:https';
 import { LRUCache } from 'lru-cache';
 import { MTA_STS_POLICY_PATH, mtaStsPolicyHost, type PolicyFetch } from '../../domain/mta-sts.js';
 import { parseTlsTarget } from '../../domain/tls-target.js';
-import { RefusedTarget } from '../failures.js';
+import { RefusedTarget } from '../../errors.js';
 import { createTrustStore } from '../tls/cert.js';
 import { guardedAddress, type TargetGuardOptions } from '../tls/target-guard.js';
 

@@ -2,7 +2,7 @@
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { truncateForAnalysis, type Strength } from '../../domain/password.js';
-import { Overloaded } from '../failures.js';
+import { Overloaded } from '../../errors.js';
 import type { ZxcvbnWorkerData } from './zxcvbn-worker.js';
 
 export type { Strength } from '../../domain/password.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { LookupFunction } from 'node:net';
 import { LRUCache } from 'lru-cache';
 import { Agent } from 'undici';
-import { UpstreamFailure } from '../failures.js';
+import { UpstreamFailure } from '../../errors.js';
 
 export interface RangeClient {
   /**

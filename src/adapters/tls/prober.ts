@@ -1,7 +1,7 @@
 // TLS inspection of a remote host: resolve, refuse non-public targets, handshake and per-version probes, verify, grade (RFC 5280, RFC 6797 HSTS, docs/tls-grading.md).
 import type { TLSSocket } from 'node:tls';
 import { LRUCache } from 'lru-cache';
-import { InvalidTarget } from '../failures.js';
+import { InvalidTarget } from '../../errors.js';
 import { gradeTls, hasForwardSecrecy, isAead } from '../../domain/tls-grade.js';
 import { parseTlsTarget } from '../../domain/tls-target.js';
 import { caIssuersUrls, createTrustStore, matchesHost, pathValidationProblem, readCertificate, verifyChain } from './cert.js';

@@ -1,6 +1,6 @@
 // The SSRF guard of every outbound TLS or HTTPS connection made for a client's target (TLS inspection, AIA, MTA-STS):
 // resolve through the service's resolver, refuse non-public addresses unless allowed.
-import { NoSuchDomain, RefusedTarget } from '../failures.js';
+import { NoSuchDomain, RefusedTarget } from '../../errors.js';
 import { classifyIp, type IpClass } from '../../domain/ip-ranges.js';
 import type { TlsTarget } from '../../domain/tls-target.js';
 
