@@ -157,7 +157,9 @@ if (run.wanted(STOCK[0])) {
 const OFF: [string, string] = ['bic-limits-off', 'BIC, limits off'];
 const REDIS: [string, string] = ['bic-redis', 'BIC, limits on, Redis'];
 const redisOk = redisBinaryPresent();
-const clusterMode = readFileSync(join(ROOT, 'dist/src/main.js'), 'utf8').includes('node:cluster');
+// The server module: dist/src/serve.js since the entry checks the Node first (main.js alone in older builds).
+const serverModule = ['dist/src/serve.js', 'dist/src/main.js'].map((f) => join(ROOT, f)).find((f) => existsSync(f))!;
+const clusterMode = readFileSync(serverModule, 'utf8').includes('node:cluster');
 const W2: [string, string] = ['bic-workers-2', `BIC, WORKERS=2${redisOk ? ', Redis' : ''}`];
 // wrk (one C thread) where installed, for every pair below: autocannon alone takes about one of the two cores here,
 // which caps what a second worker can show, and it spends more CPU per response parsing the five limit header fields,

@@ -26,7 +26,7 @@ export type BicBulkItem = Schemas['BicBulkResponse']['results'][number];
 export type EmailBulkItem = Schemas['EmailBulkResponse']['results'][number];
 export type FieldError = Schemas['FieldError'];
 /** A code of the API's error model, or one of the client's own for an answer that is not ErrorInfo. */
-export type ErrorCode = ErrorInfo['code'] | 'UNEXPECTED_RESPONSE';
+export type ErrorCode = Schemas['ErrorCode'] | 'UNEXPECTED_RESPONSE';
 
 export interface ClientOptions {
   /** Where the service runs, e.g. `http://localhost:8080` (no `/api/v1`). */

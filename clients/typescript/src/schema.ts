@@ -309,7 +309,8 @@ export interface paths {
         /**
          * Validate an email address
          * @description Checks the format (local part at most 64 characters, whole address at most 254, a hostname of at least two
-         *     labels with an alphabetic TLD; internationalised domains accepted), then, for a well-formed address, whether
+         *     labels with an alphabetic TLD; internationalised domains accepted, converted by UTS #46 as WHATWG URLs do, so
+         *     `jane@xn--zz.com` with its invalid A-label is `validFormat: false`), then, for a well-formed address, whether
          *     its domain has MX records (a null MX `0 .` counts as none) and A records, through the configured DNS servers.
          *     A malformed address is a 200 with `validFormat: false`, the reason in `formatProblem`, and no DNS queries.
          *     An address at a name the DNS operation refuses (`jane@printer.local`, see `lookupDns`) is never looked up
@@ -646,6 +647,20 @@ export interface components {
             /** @description Whole seconds until `resetAt`, rounded up. */
             resetInSeconds: number;
         };
+        /** @description An OpenAPI 3.1 document (this contract), as `/openapi.json` and `/openapi.yaml` serve it. */
+        OpenApiDocument: {
+            /** @description The OpenAPI version, 3.1.x. */
+            openapi: string;
+            /** @description Title, version and description of the API. */
+            info: Record<string, never>;
+            /** @description The routes and their operations. */
+            paths: Record<string, never>;
+        };
+        /**
+         * @description Machine-readable code of a failure, in ErrorInfo and in a bulk item's error.
+         * @enum {string}
+         */
+        ErrorCode: "UNAUTHORIZED" | "FORBIDDEN" | "MISSING_PARAMETER" | "INVALID_FORMAT" | "VALIDATION_ERROR" | "RESOURCE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "RATE_LIMIT_EXCEEDED" | "QUOTA_EXCEEDED" | "DAILY_QUOTA_EXCEEDED" | "UPSTREAM_UNAVAILABLE" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
         /** @description The one error body of every failure. */
         ErrorInfo: {
             /** @description Correlation id (also in `X-Request-Id`); null only for the missing-key 401. */
@@ -654,11 +669,7 @@ export interface components {
             path: string;
             /** @description The HTTP status, repeated for clients of the simpler error shape. */
             status: number;
-            /**
-             * @description Machine-readable code.
-             * @enum {string}
-             */
-            code: "UNAUTHORIZED" | "FORBIDDEN" | "MISSING_PARAMETER" | "INVALID_FORMAT" | "VALIDATION_ERROR" | "RESOURCE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "RATE_LIMIT_EXCEEDED" | "QUOTA_EXCEEDED" | "DAILY_QUOTA_EXCEEDED" | "UPSTREAM_UNAVAILABLE" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
+            code: components["schemas"]["ErrorCode"];
             /** @description Human-readable text. Never holds a submitted password or card number. */
             message: string;
             /** @description Same text as `message`, for clients of the simpler error shape. */
@@ -676,12 +687,13 @@ export interface components {
         };
         /** @description The inputs of a bulk operation, 1 to `BULK_MAX_ITEMS` (1,000 unless the server is configured lower) of them. */
         BulkRequest: {
-            /** @description At most `BULK_MAX_ITEMS` (1,000 unless the server lowers it): more is 400 `INVALID_FORMAT` naming the limit. Each item is one input of the single operation, checked by its schema: an item that schema refuses gets a `status: 400` element in the results, not a refusal of the whole request. */
-            items: string[];
+            items: components["schemas"]["BulkItems"];
         };
+        /** @description At most `BULK_MAX_ITEMS` (1,000 unless the server lowers it): more is 400 `INVALID_FORMAT` naming the limit. Each item is one input of the single operation, checked by its schema: an item that schema refuses gets a `status: 400` element in the results, not a refusal of the whole request. */
+        BulkItems: string[];
         /** @description The addresses of an email bulk request, 1 to `BULK_MAX_ITEMS` (1,000 unless the server is configured lower), and whether to verify their mailboxes. */
         EmailBulkRequest: {
-            items: components["schemas"]["BulkRequest"]["items"];
+            items: components["schemas"]["BulkItems"];
             /** @description true to verify each mailbox over SMTP (`validateEmail`'s `smtp=true`); false or absent: no connection is made and every `deliverability` is `not_checked`/`not_requested`. */
             smtp?: boolean;
         };
@@ -693,7 +705,7 @@ export interface components {
              */
             status: 400 | 502;
             error: {
-                code: components["schemas"]["ErrorInfo"]["code"];
+                code: components["schemas"]["ErrorCode"];
                 /** @description As in ErrorInfo; a card number is masked to its last four digits. */
                 message: string;
                 details: components["schemas"]["FieldError"][];
@@ -1342,8 +1354,9 @@ export interface components {
          *     `0x7f.1` answers 400 `INVALID_FORMAT`. Letters are case-insensitive. A name with non-ASCII letters is converted
          *     to A-labels (UTS #46, as WHATWG URLs do); a label may not start with a combining mark (RFC 5891 section
          *     4.2.3.2: `a.%CC%85.example` answers 400 `INVALID_FORMAT`). One that conversion refuses otherwise (e.g.
-         *     right-to-left and left-to-right letters in one label, RFC 5893) or whose A-labels exceed 63 or 253 characters
-         *     answers 400 `INVALID_FORMAT` too, which no pattern can say in advance.
+         *     right-to-left and left-to-right letters in one label, RFC 5893; an `xn--` label that is not the A-label of a
+         *     valid IDN label, such as `xn--zz`) or whose A-labels exceed 63 or 253 characters answers 400 `INVALID_FORMAT`
+         *     too, which no pattern can say in advance.
          */
         DnsName: string;
         /**
@@ -1478,8 +1491,9 @@ export interface operations {
                  *     `0x7f.1` answers 400 `INVALID_FORMAT`. Letters are case-insensitive. A name with non-ASCII letters is converted
                  *     to A-labels (UTS #46, as WHATWG URLs do); a label may not start with a combining mark (RFC 5891 section
                  *     4.2.3.2: `a.%CC%85.example` answers 400 `INVALID_FORMAT`). One that conversion refuses otherwise (e.g.
-                 *     right-to-left and left-to-right letters in one label, RFC 5893) or whose A-labels exceed 63 or 253 characters
-                 *     answers 400 `INVALID_FORMAT` too, which no pattern can say in advance.
+                 *     right-to-left and left-to-right letters in one label, RFC 5893; an `xn--` label that is not the A-label of a
+                 *     valid IDN label, such as `xn--zz`) or whose A-labels exceed 63 or 253 characters answers 400 `INVALID_FORMAT`
+                 *     too, which no pattern can say in advance.
                  */
                 domain: components["parameters"]["DnsName"];
             };
@@ -1962,14 +1976,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The OpenAPI version, 3.1.x. */
-                        openapi: string;
-                        /** @description Title, version and description of the API. */
-                        info: Record<string, never>;
-                        /** @description The routes and their operations. */
-                        paths: Record<string, never>;
-                    };
+                    "application/json": components["schemas"]["OpenApiDocument"];
                 };
             };
             405: components["responses"]["MethodNotAllowed"];
@@ -1984,13 +1991,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The OpenAPI document, YAML 1.2 in UTF-8. */
+            /** @description The OpenAPI document, YAML 1.2 in UTF-8. As for any YAML media type, the schema describes the document the text parses to: the same one `/openapi.json` answers. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/yaml": string;
+                    "application/yaml": components["schemas"]["OpenApiDocument"];
                 };
             };
             405: components["responses"]["MethodNotAllowed"];
