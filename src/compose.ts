@@ -239,7 +239,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
 
   // One handler per operationId of openapi.yaml, checked complete at compile time.
   const handlers = {
-    ...createBankingOperations({ bicOf: banks.resolveBic }),
+    ...createBankingOperations({ banks: () => banks }),
     ...createNetworkOperations({
       resolver,
       mailSecurity: createMailSecurity(resolver, fetchMtaStsPolicy),
@@ -254,7 +254,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
     ...createBulkOperations({
       document: spec.document,
       maxItems: config.bulkMaxItems,
-      banking: { bicOf: banks.resolveBic },
+      banking: { banks: () => banks },
       email: { resolver, email, allowSpecialUse: config.allowPrivateTargets },
     }),
   } satisfies Handlers;

@@ -63,7 +63,9 @@ export interface paths {
          * @description Normalises the input (trim, upper-case, spaces and dashes removed), expands an 8-character BIC with branch
          *     `XXX`, and checks the ISO 9362 structure: 4 letters of institution, an ISO 3166-1 alpha-2 country that exists,
          *     2 alphanumeric characters of location and 3 alphanumeric characters of branch. It does not check that the
-         *     institution exists (the IBAN operation resolves BICs from bank codes offline, for 43 countries).
+         *     institution exists by itself: `inDirectory` and `bankName` say whether the shipped bank directories (the
+         *     same tables that resolve IBANs' BICs, 43 countries) list it. A well-formed BIC they do not list is still
+         *     200 `valid: true`, with `inDirectory: false`.
          *
          *     A plausible attempt (1-64 letters, digits, spaces, dashes) that fails gets 200 with `valid: false` and the
          *     fields that can be extracted (by position); anything else gets 400 `INVALID_FORMAT`.
@@ -713,6 +715,16 @@ export interface components {
             /** @description Whether the resolved BIC is structurally valid; false when none is resolved. */
             bicValid: boolean;
             /**
+             * @description The name of the bank with this bank code, from the same table that resolves `bic`: for DE the Deutsche Bundesbank's short name (`bankdata-germany`), for the other countries the national registry's name (schwifty's bank registry, data/banks); a code only `iban-to-bic` knows takes the name another table gives its BIC. Null when the bank code is in no table (or the table has no name for it).
+             * @example Commerzbank
+             */
+            bankName: string | null;
+            /**
+             * @description The IBAN's country or territory is in the geographical scope of the SEPA payment schemes (the European Payments Council's list EPC409-09: the EU, IS, LI, NO, CH, GB, MC, SM, VA, AD, AL, ME, MD, MK, RS, and the territories AX, GF, GP, MQ, YT, RE, BL, MF, PM, GI, GG, JE, IM; not NC, PF, WF, TF). Says where the account is, not that its bank takes part in a scheme, and not that the IBAN is valid. Source and date: docs/data-sources.md.
+             * @example true
+             */
+            sepa: boolean;
+            /**
              * @description The national check digits inside the BBAN: `passed`, `failed` (then `valid` is false although structure and MOD 97-10 pass), or `not-applicable` when the country has none, when structure or MOD 97-10 failed first (it is not run), or for a German bank whose check method (Deutsche Bundesbank) is not implemented or exempts the account (method 09, listed ranges): such an IBAN is judged on structure and MOD 97-10 alone. The methods implemented: docs/iban-rules.md.
              * @example passed
              * @enum {string}
@@ -732,6 +744,16 @@ export interface components {
             locationCode: string;
             /** @description Branch code, characters 9-11; XXX for the head office. */
             branchCode: string;
+            /**
+             * @description The BIC is in one of the shipped bank directories (the tables that resolve IBANs' BICs: Deutsche Bundesbank for DE, the national registries of 42 countries, `iban-to-bic`): the full 11 characters are listed, or, for a head office (8 characters or branch XXX), any BIC with the same first 8 characters is. A well-formed BIC that no directory lists (`ZZZZDEFFXXX`) is `valid: true` with `inDirectory: false`: no bank in those directories has this code. The directories hold the BICs bank codes resolve to, not every branch BIC SWIFT issues, and cover the 43 countries of the IBAN operation: outside them (a US or Japanese BIC) false says nothing. Always false when `valid` is false.
+             * @example true
+             */
+            inDirectory: boolean;
+            /**
+             * @description The bank's name from the directory entry (the shortest where several bank codes share the BIC); null when `inDirectory` is false or the directory has no name.
+             * @example Deutsche Bank
+             */
+            bankName: string | null;
         };
         DnsRecord: {
             /**
