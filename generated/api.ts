@@ -269,7 +269,14 @@ export interface paths {
          *     treated as the IPv4 address. Loopback, private (RFC 1918), CGNAT, link-local, unique-local, unspecified,
          *     multicast, documentation and other reserved addresses give 404 (the IANA special-purpose registries; blocks
          *     they mark globally reachable, such as the 192.0.0.9 and 2001:1::1 anycast addresses or 2001:20::/28, are
-         *     public); so does a public address neither database knows. Fields the data lacks are null; `isEU` is false when the data does not say.
+         *     public); so does a public address neither database knows, unless a hosting or Tor list holds it: then the
+         *     answer is 200 with the location and ASN fields null and `security` set, since the flags are what the caller
+         *     wants. Fields the data lacks are null; `isEU` is false when the data does not say.
+         *
+         *     `security` flags addresses of data centres (the ranges AWS, Google Cloud, Microsoft Azure, Oracle Cloud,
+         *     Cloudflare and DigitalOcean publish) and Tor exits (the Tor Project's bulk exit list), each from a dataset
+         *     the operator can replace (`HOSTING_RANGES_FILE`, `TOR_EXIT_FILE`) and that `/readyz` dates; a flag is null
+         *     when its dataset is not loaded or does not cover the address family. Sources: docs/data-sources.md.
          */
         get: operations["lookupIp"];
         put?: never;
@@ -1090,6 +1097,25 @@ export interface components {
             asn: number | null;
             /** @description Organisation owning the ASN. */
             asnOrganization: string | null;
+            security: components["schemas"]["IpSecurity"];
+        };
+        /** @description What the address is used for, from published lists (not from the GeoIP databases). Each flag is null, not false, when its list is not loaded or holds no address of this family (the Tor Project's bulk exit list is IPv4 only): the data cannot say. Lists, dates and licences: docs/data-sources.md. */
+        IpSecurity: {
+            /**
+             * @description The address is in a range a cloud or hosting provider publishes as its own (AWS ip-ranges.json, Google Cloud cloud.json, Azure's AzureCloud service tag, Oracle Cloud public_ip_ranges.json, Cloudflare's ips-v4/ips-v6, DigitalOcean's geofeed, or the operator's HOSTING_RANGES_FILE): traffic from it comes from a server or a service in a data centre, seldom from a person at home.
+             * @example true
+             */
+            isHosting: boolean | null;
+            /**
+             * @description The provider whose range holds the address (the narrowest range where two overlap), e.g. `Amazon Web Services`, `Google Cloud`, `Microsoft Azure`, `Oracle Cloud`, `Cloudflare`, `DigitalOcean`; null when `isHosting` is not true.
+             * @example Amazon Web Services
+             */
+            hostingProvider: string | null;
+            /**
+             * @description The address is a Tor exit relay's in the Tor Project's exit list (or the operator's TOR_EXIT_FILE) as of the list's date: traffic from it may come from any Tor user. Exits change daily; an address listed then may no longer be an exit.
+             * @example false
+             */
+            isTor: boolean | null;
         };
         EmailValidationResult: {
             /** @description Normalised address (trimmed, domain lower-cased, in A-labels). A card number in it (12-19 digits passing Luhn, however grouped) is masked to its last four digits (`*` for the others), here and in `user`, `domain` and `didYouMean`. */

@@ -25,6 +25,7 @@ import { createDatasetRegistry, loadDatasets, STATE_VALUE, warnStaleDatasets } f
 import { loadBinTable } from './adapters/bank-data/bin-table.js';
 import { createDnsResolver, resolveServerNames, systemDnsServers, type DnsServer } from './adapters/dns/resolver.js';
 import { loadEmailLists } from './adapters/mail/email-lists.js';
+import { createIpSecurity, loadHostingRanges, loadTorExits, type LoadedRanges } from './adapters/ip-data/ip-lists.js';
 import { createStrengthEstimator } from './adapters/password/pool.js';
 import { createRangeClient } from './adapters/password/range-client.js';
 import { resolverLookup } from './adapters/dns/lookup.js';
@@ -139,14 +140,36 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
       () => countedAlone(),
     );
   }
+  // Datasets read from files (docs/data-sources.md): read once here, never per request; each request reads each of
+  // them through one reference.
   const binPath = config.binDataFile ?? projectPath('data/bin/ranges.csv');
-  const bin = await loadNamedFile('BIN_DATA_FILE', binPath, loadBinTable);
-  // A file without one usable row would leave every card without issuer data while the server looks ready.
-  if (bin.size === 0) throw new ConfigError('BIN_DATA_FILE', `${binPath} holds no BIN range (a CSV with an iin_start column)`);
+  const loadBin = async () => {
+    const table = await loadBinTable(binPath);
+    // A file without one usable row would leave every card without issuer data while the server looks ready.
+    if (table.size === 0) throw new ConfigError('BIN_DATA_FILE', `${binPath} holds no BIN range (a CSV with an iin_start column)`);
+    return table;
+  };
+  let bin = await loadNamedFile('BIN_DATA_FILE', binPath, loadBin);
   logger.info({ entries: bin.size }, 'BIN table loaded');
-  // Bank tables and dataset dates (docs/data-sources.md): read once here, never per request.
-  const banks = await loadBankDirectory(projectPath('data/banks'));
-  const datasets = createDatasetRegistry(await loadDatasets(projectPath('data/datasets.json')));
+  const banksDir = projectPath('data/banks');
+  let banks = await loadBankDirectory(banksDir);
+  const datasetsPath = projectPath('data/datasets.json');
+  const datasets = createDatasetRegistry(await loadDatasets(datasetsPath));
+  const hostingPath = config.hostingRangesFile ?? projectPath('data/ip/hosting-ranges.csv');
+  const torPath = config.torExitFile ?? projectPath('data/ip/tor-exits.txt');
+  const ipList = (variable: string, path: string, load: (p: string) => Promise<LoadedRanges>) =>
+    loadNamedFile(variable, path, load).catch((err: unknown) => {
+      throw err instanceof ConfigError ? err : new ConfigError(variable, err instanceof Error ? err.message : String(err));
+    });
+  let hosting = await ipList('HOSTING_RANGES_FILE', hostingPath, loadHostingRanges);
+  let tor = await ipList('TOR_EXIT_FILE', torPath, loadTorExits);
+  let ipSecurity = createIpSecurity(hosting, tor);
+  const dateIpLists = () => {
+    datasets.setDate('ip-hosting', hosting.date);
+    datasets.setDate('ip-tor-exits', tor.date);
+  };
+  dateIpLists();
+  logger.info({ hosting: { entries: hosting.entries, ranges: hosting.table.size }, tor: { entries: tor.entries, ranges: tor.table.size } }, 'hosting and Tor lists loaded');
   warnStaleDatasets(logger, datasets.statuses());
   metrics.addGauge('dataset_state', 'Shipped datasets: 0 fresh, 1 aged (past its maximum age), 2 expired (past its validity)', 'dataset', () => Object.fromEntries(datasets.statuses().map((s) => [s.name, STATE_VALUE[s.state]])));
   metrics.addGauge('dataset_age_days', 'Age in days of each shipped dataset', 'dataset', () => Object.fromEntries(datasets.statuses().map((s) => [s.name, s.ageDays])));
@@ -156,7 +179,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
     logger,
   });
   metrics.addCache('dns', () => resolver.stats());
-  const email = createEmailClassifier(loadEmailLists());
+  let email = createEmailClassifier(await loadEmailLists());
   const tlsExtraCa = config.tlsExtraCaFile ? await readCaBundle('TLS_EXTRA_CA_FILE', config.tlsExtraCaFile) : undefined;
   // Built at the first inspection or once the server listens (listening() below), whichever comes first: its trust
   // store and TLS contexts (~0.1-0.2 s of CPU, no file read: TLS_EXTRA_CA_FILE was read and checked above) are not
@@ -203,12 +226,15 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
   // until then. Databases named by GEOIP_CITY_DB/GEOIP_ASN_DB are awaited: a bad one stops the boot naming it.
   let geo: GeoIp | null = null;
   metrics.addCache('geoip', () => geo?.stats() ?? { hits: 0, misses: 0, size: 0 });
+  const dateGeo = (g: GeoIp) => {
+    const built = g.databases.map((d) => d.buildDate.slice(0, 10)).sort()[0];
+    if (built) datasets.setDate('geolite2', built);
+  };
   const opening = geoOpen.then(
     (g) => {
       geo = g;
       logger.info({ databases: g.databases }, 'GeoIP databases open');
-      const built = g.databases.map((d) => d.buildDate.slice(0, 10)).sort()[0];
-      if (built) datasets.setDate('geolite2', built);
+      dateGeo(g);
     },
     (err: unknown) => {
       // A database named in the environment that fails is a configuration error, whatever else failed beside it.
@@ -246,16 +272,17 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
       allowSpecialUse: config.allowPrivateTargets,
       tls,
       geo: () => geo,
+      security: () => ipSecurity,
       trustProxy: config.trustProxy,
     }),
-    ...createSecurityOperations({ estimator, ranges, bin }),
-    ...createEmailOperations({ resolver, email, allowSpecialUse: config.allowPrivateTargets }),
+    ...createSecurityOperations({ estimator, ranges, bin: () => bin }),
+    ...createEmailOperations({ resolver, email: () => email, allowSpecialUse: config.allowPrivateTargets }),
     ...createAccountOperations({ limiter }),
     ...createBulkOperations({
       document: spec.document,
       maxItems: config.bulkMaxItems,
       banking: { banks: () => banks },
-      email: { resolver, email, allowSpecialUse: config.allowPrivateTargets },
+      email: { resolver, email: () => email, allowSpecialUse: config.allowPrivateTargets },
     }),
   } satisfies Handlers;
 

@@ -6,8 +6,8 @@ import type { OperationHandler } from './types.js';
 
 export interface EmailDeps {
   resolver: DnsResolver;
-  /** Role, disposable, free-provider and typo classification over the reference lists loaded at start. */
-  email: EmailClassifier;
+  /** Role, disposable, free-provider and typo classification over the lists loaded now: read once per request. */
+  email: () => EmailClassifier;
   /** Look up special-use and single-label domains too (ALLOW_PRIVATE_TARGETS; test set-ups only). */
   allowSpecialUse?: boolean;
 }
@@ -18,6 +18,7 @@ export function createEmailOperations(deps: EmailDeps): { validateEmail: Operati
     /** The validator guarantees the address, 1-320 characters (absent: MISSING_PARAMETER, empty: INVALID_FORMAT). */
     async validateEmail({ request }) {
       const address = request.query.address;
+      const email = deps.email(); // the lists at the start of the request, whatever a reload swaps meanwhile
       const parsed = parseEmailAddress(address);
       let mxRecord = false;
       let aRecord = false;
@@ -43,7 +44,7 @@ export function createEmailOperations(deps: EmailDeps): { validateEmail: Operati
           ...(parsed.formatProblem === undefined ? {} : { formatProblem: parsed.formatProblem }),
           mxRecord,
           aRecord,
-          ...deps.email.classifyEmail(parsed),
+          ...email.classifyEmail(parsed),
         }),
       };
     },

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { loadEmailLists } from '../../src/adapters/mail/email-lists.js';
 import { createEmailClassifier, editDistance, parseEmailAddress } from '../../src/domain/email.js';
 
-const { classifyEmail, isDisposableDomain, isFreeEmailDomain, isRoleAddress, suggestDomain } = createEmailClassifier(loadEmailLists());
+const { classifyEmail, isDisposableDomain, isFreeEmailDomain, isRoleAddress, suggestDomain } = createEmailClassifier(await loadEmailLists());
 
 describe('parseEmailAddress: valid formats', () => {
   it.each([

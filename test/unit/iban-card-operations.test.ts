@@ -11,7 +11,7 @@ const bin = binTableFromCsv(
 );
 const ops: any = {
   ...createBankingOperations({ banks: () => PACKAGED_BANKS }),
-  ...createSecurityOperations({ bin, estimator: null as never, ranges: null as never }),
+  ...createSecurityOperations({ bin: () => bin, estimator: null as never, ranges: null as never }),
 };
 
 /** openapi-backend's context as a handler gets it. */
