@@ -24,8 +24,9 @@ import { loadBankDirectory } from './adapters/bank-data/bank-directory.js';
 import { createDatasetRegistry, loadDatasets, STATE_VALUE, warnStaleDatasets } from './adapters/files/datasets.js';
 import { loadBinTable } from './adapters/bank-data/bin-table.js';
 import { createDnsResolver, resolveServerNames, systemDnsServers, type DnsServer } from './adapters/dns/resolver.js';
-import { loadEmailLists } from './adapters/mail/email-lists.js';
+import { EMAIL_LIST_FILES, loadEmailLists } from './adapters/mail/email-lists.js';
 import { createIpSecurity, loadHostingRanges, loadTorExits, type LoadedRanges } from './adapters/ip-data/ip-lists.js';
+import { createReloader, type Reloadable, type Reloader } from './adapters/files/reload.js';
 import { createStrengthEstimator } from './adapters/password/pool.js';
 import { createRangeClient } from './adapters/password/range-client.js';
 import { resolverLookup } from './adapters/dns/lookup.js';
@@ -62,6 +63,8 @@ async function namedServers(servers: DnsServer[]): Promise<DnsServer[]> {
 
 export interface Composition {
   deps: AppDeps;
+  /** Reload every dataset read from files (SIGHUP): src/adapters/files/reload.ts. */
+  reloader: Reloader;
   /** Settles when the GeoIP databases are open (or failed to open). */
   geoLoading: Promise<void>;
   keyStore: KeyStore;
@@ -140,8 +143,8 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
       () => countedAlone(),
     );
   }
-  // Datasets read from files (docs/data-sources.md): read once here, never per request; each request reads each of
-  // them through one reference.
+  // Datasets read from files (docs/data-sources.md): read once here, never per request, and again on a reload, which
+  // builds each new copy beside the one in use and swaps it in with one assignment (requests read them once each).
   const binPath = config.binDataFile ?? projectPath('data/bin/ranges.csv');
   const loadBin = async () => {
     const table = await loadBinTable(binPath);
@@ -286,6 +289,49 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
     }),
   } satisfies Handlers;
 
+  // SIGHUP (src/main.ts): every file dataset again. The GeoIP databases are reopened from the same paths (a failure keeps
+  // the ones open; databases that failed at start are tried again); the dates /readyz shows follow each swap.
+  const reloadables: Reloadable[] = [
+    {
+      name: 'geolite2',
+      file: () => Object.values(geoPathsNow ?? {}).join(', ') || 'the GeoIP databases',
+      async reload() {
+        geoPathsNow = await geoPaths(config);
+        const g = await openGeoIp(geoPathsNow);
+        geo = g;
+        dateGeo(g);
+      },
+    },
+    { name: 'bin-ranges', file: () => binPath, reload: async () => void (bin = await loadBin()) },
+    { name: 'bank-codes-national', file: () => banksDir, reload: async () => void (banks = await loadBankDirectory(banksDir)) },
+    {
+      name: 'email-lists',
+      file: () => Object.values(EMAIL_LIST_FILES).join(', '),
+      reload: async () => void (email = createEmailClassifier(await loadEmailLists())),
+    },
+    {
+      name: 'ip-hosting',
+      file: () => hostingPath,
+      async reload() {
+        hosting = await loadHostingRanges(hostingPath);
+        ipSecurity = createIpSecurity(hosting, tor);
+      },
+    },
+    {
+      name: 'ip-tor-exits',
+      file: () => torPath,
+      async reload() {
+        tor = await loadTorExits(torPath);
+        ipSecurity = createIpSecurity(hosting, tor);
+      },
+    },
+    { name: 'datasets', file: () => datasetsPath, reload: async () => datasets.replaceRecords(await loadDatasets(datasetsPath)) },
+  ];
+  let geoPathsNow: { cityDb: string; asnDb: string } | null = null;
+  const reloader = createReloader(reloadables, logger, dateIpLists);
+  metrics.addCounters('dataset_reloads_total', 'Reloads of a file dataset that succeeded (SIGHUP)', 'dataset', () => reloader.counts().reloads);
+  metrics.addCounters('dataset_reload_failures_total', 'Reloads of a file dataset that failed and kept the data loaded before', 'dataset', () => reloader.counts().failures);
+
   let draining = false;
   const readiness = () => ({ keys: keys.loaded && keys.healthy, limits: limiter.healthy(), geoip: geo?.ready === true });
   metrics.addGauge('readiness_check', 'The checks GET /readyz makes: 1 passing, 0 failing', 'check', () => {
@@ -316,6 +362,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
   };
   return {
     deps,
+    reloader,
     geoLoading,
     keyStore,
     keys,
