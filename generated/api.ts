@@ -323,9 +323,9 @@ export interface paths {
          *     A malformed address is a 200 with `validFormat: false`, the reason in `formatProblem`, and no DNS queries.
          *     An address at a name the DNS operation refuses (`jane@printer.local`, see `lookupDns`) is never looked up
          *     either: `mxRecord` and `aRecord` are false. Role addresses (admin@, info@...,
-         *     plus-tags stripped), disposable-mail domains and free providers are flagged from maintained lists (the
-         *     disposable-email-domains list's own semantics: its exact names match exactly, and subdomains count only under
-         *     its wildcard names such as 33mail.com, so a host under a shared dynamic-DNS name on the list is not flagged); `didYouMean` proposes a correction for common domain typos.
+         *     plus-tags stripped), disposable-mail domains and free providers are flagged from maintained lists (disposable:
+         *     the disposable-email-domains blocklist, whose names match exactly, so a host under a shared dynamic-DNS name
+         *     on the list is not flagged; docs/adr/0022); `didYouMean` proposes a correction for common domain typos.
          */
         get: operations["validateEmail"];
         put?: never;

@@ -1,7 +1,7 @@
 // `make data`: refresh every shipped dataset that has a public source and record its date in data/datasets.json.
 //
 // Usage: node --import tsx scripts/refresh-data.ts [--only=packages,banks,bin,geoip,ip] [--no-install]
-//   packages  npm install the latest bankdata-germany, iban-to-bic, disposable-email-domains, freemail and
+//   packages  npm install the latest bankdata-germany, iban-to-bic, disposable-email-domains-js, freemail and
 //             role-based-email-addresses (package.json and package-lock.json change: review and commit them);
 //             --no-install only records the dates of the versions installed
 //   banks     data/banks/ from schwifty's bank registry (git clone of github.com/mdomke/schwifty, or
@@ -50,7 +50,7 @@ function gitDir(url: string, override: string | undefined, work: string): string
 
 const steps: Record<string, (work: string) => void> = {
   packages() {
-    const names = ['bankdata-germany', 'iban-to-bic', 'disposable-email-domains', 'freemail', 'role-based-email-addresses'];
+    const names = ['bankdata-germany', 'iban-to-bic', 'disposable-email-domains-js', 'freemail', 'role-based-email-addresses'];
     if (install) run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=warn', ...names.map((n) => `${n}@latest`)]);
     // bankdata-germany names its validity in its README: "includes data from A to B, as well as from C to D".
     const readme = readFileSync('node_modules/bankdata-germany/README.md', 'utf8');
@@ -63,7 +63,7 @@ const steps: Record<string, (work: string) => void> = {
     const day = changelog.match(new RegExp(`^# ${v.replace(/\./g, '\\.')} \\((\\d{4}-\\d{2}-\\d{2})\\)`, 'm'))?.[1];
     record('bank-codes-iban-to-bic', { version: v, date: day ?? published('iban-to-bic', v) });
     for (const [name, dataset] of [
-      ['disposable-email-domains', 'email-disposable'],
+      ['disposable-email-domains-js', 'email-disposable'],
       ['freemail', 'email-free'],
       ['role-based-email-addresses', 'email-role'],
     ]) {

@@ -300,7 +300,7 @@ describe('validateEmail', () => {
 
   it('flags role, free and disposable addresses', async () => {
     expect(await validate('admin+x@gmail.com')).toMatchObject({ roleAddress: true, freeEmailProvider: true, disposableEmail: false });
-    expect(await validate('bob@inbox.33mail.com')).toMatchObject({ disposableEmail: true, freeEmailProvider: false });
+    expect(await validate('bob@mailinator.com')).toMatchObject({ disposableEmail: true, freeEmailProvider: false });
   });
 
   it('suggests a correction for a typo', async () => {

@@ -1,5 +1,5 @@
 // Reference lists for email classification, read from their npm packages' files (at start, and again on a reload):
-// role local parts, disposable domains (exact and wildcard) and free-provider domains.
+// role local parts, disposable domains and free-provider domains. The disposable list's choice: docs/adr/0022.
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import type { EmailLists } from '../../domain/email.js';
@@ -13,11 +13,9 @@ const json = async (path: string): Promise<string[]> => JSON.parse(await readFil
 export const EMAIL_LIST_FILES = {
   // `role-based-email-addresses` (MIT).
   role: require.resolve('role-based-email-addresses'),
-  // `disposable-email-domains` (MIT), read rather than required: the module cache would keep a second copy of its
-  // 120k names, and a reload would not see a new version.
-  disposable: require.resolve('disposable-email-domains'),
-  // The same package's wildcard list: the domain and all its subdomains.
-  disposableWildcard: require.resolve('disposable-email-domains/wildcard.json'),
+  // `disposable-email-domains-js` (CC0-1.0): the disposable-email-domains/disposable-email-domains blocklist, read
+  // rather than required (a reload must see a new version). Its names match exactly, as the package's own lookup does.
+  disposable: require.resolve('disposable-email-domains-js/dist/dict/disposable_email_blocklist.json'),
   // `freemail`'s free list (ISC) only: the package's isFree() also counts its disposable list, which is not what
   // "free provider" means here.
   free: require.resolve('freemail/data/free.txt'),
@@ -27,16 +25,16 @@ export const EMAIL_LIST_FILES = {
 export async function loadEmailLists(): Promise<EmailLists> {
   // The role list is a CommonJS module: taken out of require's cache (its documented cache) so a new version is read.
   delete require.cache[EMAIL_LIST_FILES.role];
-  const [role, disposable, wildcard, free] = await Promise.all([
+  const [role, disposable, free] = await Promise.all([
     require(EMAIL_LIST_FILES.role) as string[],
     json(EMAIL_LIST_FILES.disposable),
-    json(EMAIL_LIST_FILES.disposableWildcard),
     readFile(EMAIL_LIST_FILES.free, 'utf8'),
   ]);
   const lists: EmailLists = {
     roleLocalParts: lowerSet(role),
     disposableDomains: lowerSet(disposable),
-    disposableWildcardDomains: lowerSet(wildcard),
+    // The list has no wildcard names: a subdomain is disposable only where the list names it.
+    disposableWildcardDomains: new Set(),
     freeDomains: lowerSet(free.split('\n').map((s) => s.trim()).filter((s) => s.length > 0)),
   };
   // A list that reads as empty would answer "not disposable" for everything while the server looks healthy.
