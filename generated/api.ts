@@ -326,6 +326,23 @@ export interface paths {
          *     plus-tags stripped), disposable-mail domains and free providers are flagged from maintained lists (disposable:
          *     the disposable-email-domains blocklist, whose names match exactly, so a host under a shared dynamic-DNS name
          *     on the list is not flagged; docs/adr/0022); `didYouMean` proposes a correction for common domain typos.
+         *
+         *     ## Mailbox verification (`smtp=true`)
+         *
+         *     With `smtp=true` the service also asks the domain's mail server whether it would take mail for the address,
+         *     and answers in `deliverability` (always present: `not_checked` when not asked). No message is ever sent: the
+         *     dialogue stops after `RCPT TO` (EHLO, opportunistic STARTTLS, `MAIL FROM` the configured sender, `RCPT TO`
+         *     the address, then `RCPT TO` a random local part at the same domain to detect a catch-all domain, then QUIT).
+         *     MX hosts are tried by preference, the next when one refuses the connection or does not answer in time; a domain
+         *     without MX is its own mail server (RFC 5321 §5.1); a null MX (`0 .`, RFC 7505) is `undeliverable`/`null_mx`
+         *     without any connection. Deferrals (any 4xx, greylisting) and policy refusals (5.7.x: the verifier's IP listed)
+         *     are `unknown`, never `undeliverable`. Verdicts are cached: definitive ones (`deliverable`, `undeliverable`,
+         *     `risky`) for 6 hours, `unknown` ones for 10 minutes, so asking again sooner gives the same answer without a
+         *     new session. A verification takes up to `SMTP_TIMEOUT_MS` (10 s by default) per MX host tried.
+         *
+         *     It is off unless the operator turns it on (`SMTP_CHECK=on`, with `SMTP_HELO_NAME` and `SMTP_MAIL_FROM`; see
+         *     `SMTP_PORT`, `SMTP_TIMEOUT_MS`, `SMTP_MAX_PER_HOST`, `SMTP_PROXY` in the operations guide): when off,
+         *     `deliverability` is `not_checked`/`disabled`. MX hosts at private or special addresses are never contacted.
          */
         get: operations["validateEmail"];
         put?: never;
@@ -414,6 +431,13 @@ export interface paths {
          *     Each distinct domain is looked up once per request (its MX, A and AAAA questions shared by every address at
          *     it), with at most 16 addresses in progress at a time. A DNS failure for one domain answers that domain's
          *     items with `status: 502` and `UPSTREAM_UNAVAILABLE`; the other items still get their verdicts.
+         *
+         *     With `"smtp": true` each answered address also gets its mailbox verified, as `validateEmail` with `smtp=true`
+         *     does (same `deliverability` object, same cache), the addresses of one domain together: one SMTP session carries
+         *     up to 20 of its recipients (fewer when the server answers 452 "too many recipients": the rest go to a new
+         *     session), the catch-all probe is made once per domain after real recipients, and at most `SMTP_MAX_PER_HOST`
+         *     sessions are open to one MX host at a time, this request's and others' together. Up to 16 domains are verified
+         *     at once; a large list at one slow domain takes correspondingly long (each session has `SMTP_TIMEOUT_MS`).
          *
          *     Every item counts as one request against the key's per-minute limit and daily and monthly quotas (a request
          *     of N items counts N), all or nothing, before any item is checked: when N does not fit, the whole request is
@@ -663,6 +687,12 @@ export interface components {
         BulkRequest: {
             /** @description At most `BULK_MAX_ITEMS` (1,000 unless the server lowers it): more is 400 `INVALID_FORMAT` naming the limit. Each item is one input of the single operation, checked by its schema: an item that schema refuses gets a `status: 400` element in the results, not a refusal of the whole request. */
             items: string[];
+        };
+        /** @description The addresses of an email bulk request, 1 to `BULK_MAX_ITEMS` (1,000 unless the server is configured lower), and whether to verify their mailboxes. */
+        EmailBulkRequest: {
+            items: components["schemas"]["BulkRequest"]["items"];
+            /** @description true to verify each mailbox over SMTP (`validateEmail`'s `smtp=true`); false or absent: no connection is made and every `deliverability` is `not_checked`/`not_requested`. */
+            smtp?: boolean;
         };
         /** @description An item the single operation would refuse, with the error it would answer. */
         BulkItemError: {
@@ -1140,6 +1170,70 @@ export interface components {
             freeEmailProvider: boolean;
             /** @description A corrected address for a common domain typo; null when none. */
             didYouMean: string | null;
+            deliverability: components["schemas"]["Deliverability"];
+        };
+        /**
+         * @description Whether mail to the address would be accepted, as its mail server answered over SMTP (`smtp=true`). Always
+         *     present; without a verification `status` is `not_checked` and `reason` says why.
+         *
+         *     | status | reason | when |
+         *     |---|---|---|
+         *     | `deliverable` | `accepted` | `RCPT TO` answered 250/251, and the domain refused a random local part (or that is not known: `catchAll` null) |
+         *     | `risky` | `catch_all` | accepted, but so was a random local part: the domain accepts everything, the mailbox may not exist |
+         *     | `risky` | `mailbox_full` | 552, or enhanced code 5.2.2: the mailbox exists but takes no mail now |
+         *     | `undeliverable` | `mailbox_not_found` | 550/551/553 with a 5.1.x enhanced code or none (or any 5xx with 5.1.x) |
+         *     | `undeliverable` | `mailbox_disabled` | enhanced code 5.2.1 |
+         *     | `undeliverable` | `null_mx` | the domain publishes a null MX (`0 .`, RFC 7505): it takes no mail; no connection is made |
+         *     | `undeliverable` | `no_mail_server` | the domain has no MX and no address record (or does not exist) |
+         *     | `unknown` | `greylisted` | any 4xx (450, 451, 452, 421: greylisting, rate limits): ask again later, after the 10-minute cache |
+         *     | `unknown` | `blocked` | a 5.7.x policy refusal (the verifier's IP or sender refused) at the greeting, EHLO, MAIL or RCPT, or another permanent refusal that does not judge the mailbox: the mailbox was not judged |
+         *     | `unknown` | `timeout` | no complete answer from the mail servers within `SMTP_TIMEOUT_MS` each |
+         *     | `unknown` | `connection_failed` | every MX host refused or reset the connection (or none could be contacted) |
+         *     | `not_checked` | `not_requested` | `smtp=true` was not asked: no connection is made |
+         *     | `not_checked` | `disabled` | the operator has SMTP verification off (`SMTP_CHECK=off`) |
+         *     | `not_checked` | `invalid_format` | the address fails the format checks (`validFormat: false`) |
+         *
+         *     Codes decide, never the reply text: the reply code (RFC 5321 §4.2) and the RFC 3463 enhanced status code its
+         *     text starts with. A 452 to the catch-all probe never changes the real recipient's answer (it is asked first).
+         */
+        Deliverability: {
+            /**
+             * @description The verdict (see the table).
+             * @example deliverable
+             * @enum {string}
+             */
+            status: "deliverable" | "undeliverable" | "risky" | "unknown" | "not_checked";
+            /**
+             * @description Why (see the table).
+             * @example accepted
+             * @enum {string}
+             */
+            reason: "accepted" | "mailbox_not_found" | "mailbox_disabled" | "mailbox_full" | "catch_all" | "greylisted" | "blocked" | "timeout" | "connection_failed" | "null_mx" | "no_mail_server" | "invalid_format" | "not_requested" | "disabled";
+            /**
+             * @description The domain accepted a random local part (true), or refused one or the address itself as unknown (false); null when not known (not verified, the probe deferred, the server refused the session).
+             * @example false
+             */
+            catchAll: boolean | null;
+            /**
+             * @description The mail server that gave the answer: an MX host name, or the domain itself for an implicit MX (a domain without MX records); null when none answered or none was contacted.
+             * @example mx1.example.com
+             */
+            mxHost: string | null;
+            /**
+             * @description The reply code to `RCPT TO` for the address, or to the greeting, EHLO/HELO or `MAIL FROM` when the server refused the session there; null without a server's answer.
+             * @example 250
+             */
+            smtpCode: number | null;
+            /**
+             * @description The RFC 3463 enhanced status code of that reply (such as `5.1.1`), when the server gave one; else null.
+             * @example 2.1.5
+             */
+            enhancedCode: string | null;
+            /**
+             * @description The session that gave the answer ran over STARTTLS (opportunistic: the certificate is not verified, as MTAs do not); null without a session.
+             * @example true
+             */
+            tls: boolean | null;
         };
     };
     responses: {
@@ -1646,6 +1740,11 @@ export interface operations {
                  *     `MISSING_PARAMETER`); any other text of 1-320 characters gets a verdict (`validFormat: false` when malformed).
                  */
                 address: string;
+                /**
+                 * @description `true` to verify the mailbox over SMTP (see above); `false` or absent: no connection is made and
+                 *     `deliverability` is `not_checked`/`not_requested`. Any other value answers 400 `INVALID_FORMAT`.
+                 */
+                smtp?: "true" | "false";
             };
             header?: never;
             path?: never;
@@ -1763,7 +1862,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["BulkRequest"];
+                "application/json": components["schemas"]["EmailBulkRequest"];
             };
         };
         responses: {

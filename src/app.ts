@@ -9,10 +9,14 @@ import { newRequestId, writeReply } from './http/reply-writer.js';
 import type { ApiState } from './http/state.js';
 import type { Reply } from './operations/types.js';
 import { createSystemRoutes, type SystemRoutesDeps } from './http/system-routes.js';
+import { serverSpans } from './http/server-spans.js';
+import type { Tracer } from '@opentelemetry/api';
 
 export interface AppDeps extends Omit<ApiDeps, 'document'>, SystemRoutesDeps {
   logger: Logger;
   metrics: Metrics;
+  /** Set when tracing is on (OTEL_* environment): a server span per request. Unset, no tracing work per request. */
+  tracer?: Tracer;
 }
 
 /** Name and message only: a stack or an object dump could carry request data. */
@@ -50,6 +54,7 @@ export async function createApp(deps: AppDeps): Promise<Koa> {
   const systemRoutes = system.routes() as unknown as Koa.Middleware;
   const access = accessLogger(deps.logger);
   const { logger, metrics } = deps;
+  if (deps.tracer) app.use(serverSpans(deps.tracer));
 
   /**
    * The API's answer, or undefined when a system route answered through Koa's respond(). The system routes match
@@ -110,6 +115,7 @@ export async function createApp(deps: AppDeps): Promise<Koa> {
       status: reply.status,
       durationMs: Math.round(seconds * 1e6) / 1e3,
       keyId: state.keyId,
+      traceId: state.traceId,
     });
   });
 

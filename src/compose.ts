@@ -35,6 +35,7 @@ import { GeoDatabaseError, openGeoIp, UNAVAILABLE_GEOIP, type GeoIp } from './ad
 import { createTlsProber, type TlsProber } from './adapters/tls/prober.js';
 import { addressResolver } from './adapters/tls/target-guard.js';
 import { createMtaStsFetcher } from './adapters/mail/mta-sts-fetch.js';
+import { createMailboxVerifier, type MailboxVerifier } from './adapters/smtp/mailbox-verifier.js';
 import { createEmailClassifier } from './domain/email.js';
 import { createMailSecurity } from './adapters/mail/mail-security.js';
 import { createAccountOperations } from './operations/account.js';
@@ -44,6 +45,7 @@ import { createBulkOperations } from './operations/bulk.js';
 import { createNetworkOperations } from './operations/network.js';
 import { createSecurityOperations } from './operations/security.js';
 import type { Handlers } from './operations/types.js';
+import { startTracing } from './adapters/tracing/sdk.js';
 
 /** The configured GeoIP databases, or the bundled GeoLite2 ones under DATA_DIR/geoip (newest City first). */
 async function geoPaths(config: Readonly<Config>): Promise<{ cityDb: string; asnDb: string }> {
@@ -86,6 +88,8 @@ export interface ComposeOptions {
   metricsRenderIntervalMs?: number;
   /** The embedded store's write timing (flush interval, back-off, degraded threshold): tests shorten them. */
   store?: Pick<PersistOptions, 'flushMs' | 'maxRetryMs' | 'degradedAfterMs' | 'closeTimeoutMs'>;
+  /** The OTEL_* variables tracing reads (default process.env): tests point them at their own receiver. */
+  tracingEnv?: Readonly<Record<string, string | undefined>>;
 }
 
 export async function compose(config: Readonly<Config>, logger: Logger, opts: ComposeOptions = {}): Promise<Composition> {
@@ -94,6 +98,9 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
   const geoOpen = geoPaths(config).then(openGeoIp);
   geoOpen.catch(() => undefined);
   const spec = await loadSpec();
+  // Off (nothing registered) unless OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_TRACES_EXPORTER asks for traces.
+  const tracing = startTracing(opts.tracingEnv ?? process.env, String(spec.document.info?.version ?? 'unknown'));
+  if (tracing) logger.info({ exporter: (opts.tracingEnv ?? process.env).OTEL_TRACES_EXPORTER ?? 'otlp' }, 'tracing on');
   const metrics = createMetrics({ defaults: opts.defaultMetrics, renderIntervalMs: opts.metricsRenderIntervalMs });
 
   let keyStore: KeyStore;
@@ -266,6 +273,30 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
       : logger.warn({ err: String(err) }, 'documentation page not compressed: /docs sends it uncompressed'),
   );
 
+  // SMTP mailbox verification (SMTP_CHECK=on): one verifier, so that its per-host session limit and its verdict cache
+  // are shared by single requests and bulk items alike.
+  const verifier: MailboxVerifier | null = config.smtpCheck
+    ? createMailboxVerifier({
+        resolver,
+        allowPrivate: config.allowPrivateTargets,
+        port: config.smtpPort,
+        heloName: config.smtpHeloName!,
+        mailFrom: config.smtpMailFrom!,
+        timeoutMs: config.smtpTimeoutMs,
+        maxPerHost: config.smtpMaxPerHost,
+        proxy: config.smtpProxy,
+        logger,
+      })
+    : null;
+  if (verifier) {
+    const v = verifier;
+    metrics.addCache('smtp_verdicts', () => {
+      const s = v.stats();
+      return { hits: s.cacheHits, misses: s.cacheMisses, size: s.cacheEntries };
+    });
+    metrics.addCounter('smtp_sessions_total', 'SMTP sessions opened for mailbox verification', () => v.stats().sessions);
+  }
+
   // One handler per operationId of openapi.yaml, checked complete at compile time.
   const handlers = {
     ...createBankingOperations({ banks: () => banks }),
@@ -279,13 +310,13 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
       trustProxy: config.trustProxy,
     }),
     ...createSecurityOperations({ estimator, ranges, bin: () => bin }),
-    ...createEmailOperations({ resolver, email: () => email, allowSpecialUse: config.allowPrivateTargets }),
+    validateEmail: createEmailOperations({ resolver, email: () => email, allowSpecialUse: config.allowPrivateTargets, verifier }).validateEmail,
     ...createAccountOperations({ limiter }),
     ...createBulkOperations({
       document: spec.document,
       maxItems: config.bulkMaxItems,
       banking: { banks: () => banks },
-      email: { resolver, email: () => email, allowSpecialUse: config.allowPrivateTargets },
+      email: { resolver, email: () => email, allowSpecialUse: config.allowPrivateTargets, verifier },
     }),
   } satisfies Handlers;
 
@@ -344,6 +375,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
     limiter,
     logger,
     metrics,
+    tracer: tracing?.tracer,
     draining: () => draining,
     bulkMaxItems: config.bulkMaxItems,
     responseCheck: config.validateResponses ? createContractValidator(spec.document) : undefined,
@@ -383,6 +415,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
       await limiter.close(); // closes the counters it was built on
       if (limiter === unlimited || opts.limiter) await counters.close();
       await keyStore.close();
+      await tracing?.shutdown();
     },
   };
 }

@@ -69,6 +69,8 @@ export interface AccessEntry {
   status: number;
   durationMs: number;
   keyId: string | null;
+  /** The W3C trace id of the request's span, while tracing is on. */
+  traceId?: string;
 }
 
 export interface AccessLog {
@@ -93,7 +95,8 @@ export function accessLogger(root: Logger): AccessLog {
       if (!root.isLevelEnabled('info')) return;
       stream.write(
         `${prefix}${Date.now()}${rest}${e.requestId}","method":${quoted(e.method)},"route":${quoted(e.route)},` +
-          `"operationId":${quoted(e.operationId)},"status":${e.status},"durationMs":${e.durationMs},"keyId":${quoted(e.keyId)}}\n`,
+          `"operationId":${quoted(e.operationId)},"status":${e.status},"durationMs":${e.durationMs},"keyId":${quoted(e.keyId)}` +
+          (e.traceId === undefined ? '}\n' : `,"traceId":"${e.traceId}"}\n`),
       );
     },
   };

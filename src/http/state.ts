@@ -6,6 +6,8 @@ export interface ApiState {
   /** The route template from openapi.yaml, null when no route matched. */
   route: string | null;
   keyId: string | null;
+  /** The request's trace id while tracing is on (src/http/server-spans.ts), for the access log. */
+  traceId?: string;
   /** RateLimit-* and X-Quota-* of a counted request, sent with its answer whatever it is. */
   limitHeaders?: Readonly<Record<string, string>>;
 }

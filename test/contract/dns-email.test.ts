@@ -190,6 +190,7 @@ describe('GET /api/v1/email', () => {
       disposableEmail: false,
       freeEmailProvider: false,
       didYouMean: null,
+      deliverability: { status: 'not_checked', reason: 'not_requested', catchAll: null, mxHost: null, smtpCode: null, enhancedCode: null, tls: null },
     });
   });
 

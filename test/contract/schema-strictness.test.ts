@@ -185,6 +185,13 @@ const INPUTS: Input[] = [
     send: (h, v) => h.call(`/api/v1/email?address=${encodeText(v as string)}`),
   },
   {
+    operationId: 'validateEmail',
+    input: 'query:smtp',
+    candidates: fc.oneof(fc.constantFrom('true', 'false', 'TRUE', 'True', '1', '0', 'yes', ''), fc.string({ maxLength: 6 })),
+    // SMTP_CHECK is off here: a valid value answers not_checked/disabled, nothing connects.
+    send: (h, v) => h.call(`/api/v1/email?address=info%40example.com&smtp=${encodeText(v as string)}`),
+  },
+  {
     operationId: 'validateCard',
     input: 'body',
     candidates: fc.oneof(
@@ -205,7 +212,10 @@ const INPUTS: Input[] = [
     // Item lists near the edges (none, one, several, more than BULK_MAX_ITEMS), and bodies of any other shape.
     candidates: fc.oneof(
       { weight: 4, arbitrary: fc.array(near(fc.constant(valid)), { minLength: 0, maxLength: 4 }).map((items) => ({ items })) },
-      { weight: 1, arbitrary: fc.constantFrom({ items: Array(1000).fill(valid) }, { items: Array(1001).fill(valid) }, { items: [valid], more: 1 }, { items: valid }) },
+      {
+        weight: 1,
+        arbitrary: fc.constantFrom({ items: Array(1000).fill(valid) }, { items: Array(1001).fill(valid) }, { items: [valid], more: 1 }, { items: valid }, { items: [valid], smtp: true }, { items: [valid], smtp: 'true' }, { items: [valid], smtp: null }),
+      },
       { weight: 1, arbitrary: fc.oneof(fc.jsonValue(), fc.record({ items: fc.jsonValue() })) },
     ),
     send: (h, v) => post(h, url, v),

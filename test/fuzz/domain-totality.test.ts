@@ -161,7 +161,8 @@ describe('email addresses (RFC 5321/5322/6531)', () => {
     fc.assert(
       fc.property(emailish, (s) => {
         const parsed = parseEmailAddress(s);
-        const result = { ...parsed, mxRecord: false, aRecord: false, ...classifyEmail(parsed) };
+        const deliverability = { status: 'not_checked', reason: parsed.validFormat ? 'not_requested' : 'invalid_format', catchAll: null, mxHost: null, smtpCode: null, enhancedCode: null, tls: null };
+        const result = { ...parsed, mxRecord: false, aRecord: false, ...classifyEmail(parsed), deliverability };
         expect(check(result)).toBeNull();
         toAsciiDomain(s);
         suggestDomain(s);

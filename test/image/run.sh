@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make test-image: build the container image on local bases and check it from outside, then two instances on one Redis.
 #
-# Needs podman, runc, podman-compose, debootstrap, curl (.ci/run installs them). Every port is on 127.0.0.1; builds
+# Needs podman, runc, podman-compose, debootstrap, curl, prometheus (.ci/run installs them). Every port is on 127.0.0.1; builds
 # reach the npm registry and Debian's mirror only. Containers, volumes, the network and the service image it makes
 # are removed on exit; the base images are kept as a cache (TEST_IMAGE_FRESH=1 rebuilds them).
 set -euo pipefail
@@ -11,7 +11,7 @@ cd "$ROOT"
 
 # The tools, from Debian's packages when absent (as root; .ci/run installs them the same way).
 need=()
-for tool in podman runc podman-compose debootstrap curl; do command -v "$tool" > /dev/null 2>&1 || need+=("$tool"); done
+for tool in podman runc podman-compose debootstrap curl prometheus; do command -v "$tool" > /dev/null 2>&1 || need+=("$tool"); done
 if [ ${#need[@]} -gt 0 ]; then
   [ "$(id -u)" = 0 ] || { echo "test-image: needs ${need[*]} (apt-get install ${need[*]})" >&2; exit 1; }
   echo "test-image: installing ${need[*]}"
@@ -19,6 +19,7 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 . test/image/podman.sh
 . test/image/bases.sh
+. test/image/prometheus.sh
 
 RUN="vls-test-$$"
 IMAGE="localhost/validation-api:$RUN"
@@ -33,6 +34,7 @@ dangling_before="$(podman images -q --filter dangling=true | sort)"
 cleanup() {
   local rc=$?
   set +e
+  prometheus_stop
   podman rm -f -t 0 "$RUN-a" "$RUN-b" > /dev/null 2>&1
   if [ -n "${COMPOSE_UP:-}" ]; then
     compose down -v > /dev/null 2>&1
@@ -140,6 +142,24 @@ passed=$(printf '%s\n' "${codes[@]}" | grep -c '^200$' || true)
 refused=$(printf '%s\n' "${codes[@]}" | grep -c '^429$' || true)
 [ "$passed" = 10 ] && [ "$refused" = 20 ] || fail "30 requests over both instances, 10 a minute: $passed passed, $refused refused (${codes[*]})"
 ok "30 requests over both instances with a 10/minute key: 10 answered 200, 20 answered 429"
+done_step
+
+step "prometheus: scrape the pair, evaluate deploy/prometheus/alerts.yaml (for: $PROM_FOR)"
+prometheus_start "127.0.0.1:$PORT_1" "127.0.0.1:$PORT_2"
+poll 30 both_up || fail "Prometheus does not see both instances up: $(prom_query 'up')"
+ok "both targets up"
+poll 60 scraped_long_enough || fail "Prometheus did not scrape both instances for 6 s"
+expected="$(expected_alerts "$PORT_1" "$PORT_2")"
+firing="$(firing_alerts | LC_ALL=C sort)"
+[ "$firing" = "$expected" ] || fail "on a healthy pair, firing: [$firing]; expected only the datasets /readyz calls aged or expired: [$expected]"
+ok "a healthy pair fires no alert but DatasetAged/Expired, for each dataset /readyz reports so: $(echo "$expected" | awk 'NF {print $3}' | sort -u | paste -sd, -)"
+api2=$(podman ps --filter "label=io.podman.compose.project=$RUN" --filter "label=com.docker.compose.service=api-2" --format '{{.Names}}')
+t0=$SECONDS
+quiet podman stop -t 15 "$api2" > /dev/null
+poll 60 down_fires "$PORT_2" || fail "ValidationApiInstanceDown did not fire for the stopped instance: $(firing_alerts)"
+! down_fires "$PORT_1" || fail "ValidationApiInstanceDown fires for the running instance too"
+ok "instance api-2 stopped: ValidationApiInstanceDown fires for 127.0.0.1:$PORT_2 after $((SECONDS - t0)) s, not for api-1"
+prometheus_stop
 done_step
 
 summary

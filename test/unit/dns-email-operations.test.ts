@@ -278,6 +278,7 @@ describe('validateEmail', () => {
       disposableEmail: false,
       freeEmailProvider: false,
       didYouMean: null,
+      deliverability: { status: 'not_checked', reason: 'not_requested', catchAll: null, mxHost: null, smtpCode: null, enhancedCode: null, tls: null },
     });
   });
 

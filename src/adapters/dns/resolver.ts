@@ -6,6 +6,7 @@ import { UpstreamFailure } from '../../errors.js';
 import { DnsAnswerCache } from './cache.js';
 import { exchange, toDnsAnswer } from './wire.js';
 import type { DnsAnswer, DnsServer, RecordType } from './wire.js';
+import { traced } from '../tracing/spans.js';
 
 export type { DnsAnswer, DnsRecord, DnsServer, RecordType } from './wire.js';
 export { RECORD_TYPES } from './wire.js';
@@ -97,7 +98,11 @@ export function createDnsResolver(opts: DnsResolverOptions): DnsResolver {
       if (remaining <= 0) break;
       const server = servers[i];
       try {
-        const p = await exchange(server, name, type, remaining / (servers.length - i));
+        const p = await traced(
+          `DNS ${type}`,
+          { 'dns.question.name': name, 'server.address': server.host, 'server.port': server.port, 'network.transport': 'udp' },
+          () => exchange(server, name, type, remaining / (servers.length - i)),
+        );
         if (p.rcode === 'NOERROR' || p.rcode === 'NXDOMAIN') {
           const { answer, ttl } = toDnsAnswer(p, name, type);
           cache.set(`${type} ${name}`, answer, ttl);

@@ -20,6 +20,8 @@ import {
 } from './key-store.js';
 import { CREATE_LUA, FEED_LUA, LIMITS_LUA, LOOKUP_LUA, STATUS_LUA } from './redis-key-scripts.js';
 import { closeClient, createRedisClient, waitForReady, type RedisClientOptions } from '../redis/redis-client.js';
+import { traced } from '../tracing/spans.js';
+import { redisAttributes } from '../redis/redis-client.js';
 
 export interface RedisKeyStoreOptions extends RedisClientOptions {
   /** REDIS_URL; ignored when `client` is given. */
@@ -126,12 +128,12 @@ export function createRedisKeyStore(opts: RedisKeyStoreOptions): KeyStore & { re
       return all.sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     },
     async get(id) {
-      const raw = await client.hget(names.records, id);
+      const raw = await traced('HGET', redisAttributes(client, 'HGET'), () => client.hget(names.records, id));
       return raw === null ? null : toRecord(raw);
     },
     async findByHash(hash) {
       await ensureIndex();
-      const raw = (await lookupScript(2, names.records, names.byHash, hash)) as string | null;
+      const raw = (await traced('EVALSHA', redisAttributes(client, 'EVALSHA'), () => lookupScript(2, names.records, names.byHash, hash))) as string | null;
       return raw === null ? null : toRecord(raw);
     },
     async isEmpty() {

@@ -11,6 +11,10 @@ import {
   type KeyStore,
   type NewKey,
 } from './key-store.js';
+import { traced } from '../tracing/spans.js';
+
+/** A key lookup's span attributes (OTel database semantic conventions): the statement's kind, never the hash. */
+const SQLITE_READ = { 'db.system.name': 'sqlite', 'db.operation.name': 'SELECT', 'db.collection.name': 'api_keys' };
 
 interface Row {
   id: string;
@@ -189,7 +193,7 @@ export function createSqliteKeyStore(db: Database.Database): KeyStore {
       return row ? toRecord(row) : null;
     },
     async findByHash(hash) {
-      const row = selectByHash.get(hash) as Row | undefined;
+      const row = (await traced('SELECT api_keys', SQLITE_READ, async () => selectByHash.get(hash))) as Row | undefined;
       return row ? toRecord(row) : null;
     },
     async isEmpty() {

@@ -14,7 +14,8 @@ import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, type RateLimiterRes } from 'rate-limiter-flexible';
 import { MINUTE_SECONDS, UNBOUNDED_POINTS, type CounterStore, type CountOptions, type WindowCounter } from './counter-store.js';
 import { CalendarLimiter } from './local-counters.js';
-import { closeClient, createRedisClient, waitForReady, type RedisClientOptions } from '../redis/redis-client.js';
+import { closeClient, createRedisClient, redisAttributes, waitForReady, type RedisClientOptions } from '../redis/redis-client.js';
+import { traced } from '../tracing/spans.js';
 
 export interface RedisCountersOptions extends RedisClientOptions {
   /** REDIS_URL; ignored when `client` is given. */
@@ -43,9 +44,11 @@ class CountingInsurance extends RateLimiterMemory {
 }
 
 /** `redis` while Redis answers its PING, else `insurance` directly. */
-function routed(redis: RateLimiterRedis, insurance: RateLimiterMemory, up: () => boolean): WindowCounter {
+function routed(redis: RateLimiterRedis, insurance: RateLimiterMemory, up: () => boolean, attributes: Record<string, string | number>): WindowCounter {
   return {
-    consume: (key, points, options) => (up() ? redis : insurance).consume(key, points, options),
+    // rate-limiter-flexible counts with one script (EVALSHA) a window.
+    consume: (key, points, options) =>
+      up() ? traced('EVALSHA', attributes, () => redis.consume(key, points, options)) : insurance.consume(key, points, options),
     reward: (key, points, options) => (up() ? redis : insurance).reward(key, points, options),
     get: (key) => (up() ? redis : insurance).get(key),
   };
@@ -91,8 +94,8 @@ export function createRedisCounters(opts: RedisCountersOptions): RedisCounterSto
   calendarPrune.unref();
 
   return {
-    minute: routed(minute, minuteInsurance, up),
-    calendar: routed(calendar, calendarInsurance, up),
+    minute: routed(minute, minuteInsurance, up, redisAttributes(client, 'EVALSHA')),
+    calendar: routed(calendar, calendarInsurance, up, redisAttributes(client, 'EVALSHA')),
     healthy: up,
     countedAlone: () => minuteInsurance.used,
     async ready(timeoutMs) {

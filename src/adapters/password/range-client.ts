@@ -5,6 +5,7 @@ import type { LookupFunction } from 'node:net';
 import { LRUCache } from 'lru-cache';
 import { Agent } from 'undici';
 import { UpstreamFailure } from '../../errors.js';
+import { traced, withTraceContext } from '../tracing/spans.js';
 
 export interface RangeClient {
   /**
@@ -127,11 +128,18 @@ export function createRangeClient(opts: RangeClientOptions): RangeClient {
   const dispatcher = opts.lookup ? new Agent({ connect: { lookup: opts.lookup } }) : undefined;
   let hits = 0;
   let misses = 0;
+  const baseUrl = new URL(base);
+  const rangeAttributes = {
+    'http.request.method': 'GET',
+    'url.template': '/range/{prefix}',
+    'server.address': baseUrl.hostname,
+    'server.port': Number(baseUrl.port) || (baseUrl.protocol === 'https:' ? 443 : 80),
+  };
 
   async function fromNetwork(prefix: string): Promise<Map<string, number>> {
     const res = await fetch(`${base}/range/${prefix}`, {
       method: 'GET',
-      headers: { 'Add-Padding': 'true', Accept: 'text/plain' },
+      headers: withTraceContext({ 'Add-Padding': 'true', Accept: 'text/plain' }),
       redirect: 'error', // never follow the answer anywhere but baseUrl
       signal: AbortSignal.timeout(opts.timeoutMs),
       ...(dispatcher ? { dispatcher } : {}),
@@ -156,7 +164,8 @@ export function createRangeClient(opts: RangeClientOptions): RangeClient {
 
   async function load(prefix: string): Promise<Map<string, number>> {
     try {
-      const range = mirrorDir ? await fromMirror(mirrorDir, prefix) : await fromNetwork(prefix);
+      // The span names the range API by its URL template: the prefix is no attribute.
+      const range = mirrorDir ? await fromMirror(mirrorDir, prefix) : await traced('GET /range/{prefix}', rangeAttributes, () => fromNetwork(prefix));
       cache.set(prefix, range);
       return range;
     } catch (err) {

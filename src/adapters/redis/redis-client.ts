@@ -64,3 +64,14 @@ export async function closeClient(client: Redis): Promise<void> {
   }
   client.disconnect();
 }
+
+/** A command's span attributes (OTel database semantic conventions): the command's name, never its arguments. */
+export function redisAttributes(client: Redis, command: string): Record<string, string | number> {
+  return {
+    'db.system.name': 'redis',
+    'db.operation.name': command,
+    'db.namespace': String(client.options.db ?? 0),
+    'server.address': client.options.host ?? 'localhost',
+    'server.port': client.options.port ?? 6379,
+  };
+}

@@ -9,6 +9,7 @@ import { fetchIssuer } from './aia-fetch.js';
 import { guardedAddress, type TargetGuardOptions } from './target-guard.js';
 import { inspectionContext, presentedChain, probeContexts, probeHsts, probeProtocol, tlsHandshake, PROBED_PROTOCOLS } from './connect.js';
 import type { components } from '../../../generated/api.js';
+import { traced } from '../tracing/spans.js';
 
 /** The contract's TlsResult (openapi.yaml is the source of truth). */
 export type TlsResult = components['schemas']['TlsResult'];
@@ -224,7 +225,7 @@ export function createTlsProber(opts: TlsProberOptions): TlsProber {
       counters.misses++;
       let p = inflight.get(key);
       if (!p) {
-        p = inspectUncached(key).finally(() => inflight.delete(key));
+        p = traced('TLS inspect', { 'server.address': key, 'server.port': opts.port }, () => inspectUncached(key)).finally(() => inflight.delete(key));
         inflight.set(key, p);
       }
       const result = await p;
