@@ -63,7 +63,9 @@ export interface paths {
          * @description Normalises the input (trim, upper-case, spaces and dashes removed), expands an 8-character BIC with branch
          *     `XXX`, and checks the ISO 9362 structure: 4 letters of institution, an ISO 3166-1 alpha-2 country that exists,
          *     2 alphanumeric characters of location and 3 alphanumeric characters of branch. It does not check that the
-         *     institution exists (the IBAN operation resolves BICs from bank codes offline, for 43 countries).
+         *     institution exists by itself: `inDirectory` and `bankName` say whether the shipped bank directories (the
+         *     same tables that resolve IBANs' BICs, 43 countries) list it. A well-formed BIC they do not list is still
+         *     200 `valid: true`, with `inDirectory: false`.
          *
          *     A plausible attempt (1-64 letters, digits, spaces, dashes) that fails gets 200 with `valid: false` and the
          *     fields that can be extracted (by position); anything else gets 400 `INVALID_FORMAT`.
@@ -267,7 +269,14 @@ export interface paths {
          *     treated as the IPv4 address. Loopback, private (RFC 1918), CGNAT, link-local, unique-local, unspecified,
          *     multicast, documentation and other reserved addresses give 404 (the IANA special-purpose registries; blocks
          *     they mark globally reachable, such as the 192.0.0.9 and 2001:1::1 anycast addresses or 2001:20::/28, are
-         *     public); so does a public address neither database knows. Fields the data lacks are null; `isEU` is false when the data does not say.
+         *     public); so does a public address neither database knows, unless a hosting or Tor list holds it: then the
+         *     answer is 200 with the location and ASN fields null and `security` set, since the flags are what the caller
+         *     wants. Fields the data lacks are null; `isEU` is false when the data does not say.
+         *
+         *     `security` flags addresses of data centres (the ranges AWS, Google Cloud, Microsoft Azure, Oracle Cloud,
+         *     Cloudflare and DigitalOcean publish) and Tor exits (the Tor Project's bulk exit list), each from a dataset
+         *     the operator can replace (`HOSTING_RANGES_FILE`, `TOR_EXIT_FILE`) and that `/readyz` dates; a flag is null
+         *     when its dataset is not loaded or does not cover the address family. Sources: docs/data-sources.md.
          */
         get: operations["lookupIp"];
         put?: never;
@@ -315,9 +324,9 @@ export interface paths {
          *     A malformed address is a 200 with `validFormat: false`, the reason in `formatProblem`, and no DNS queries.
          *     An address at a name the DNS operation refuses (`jane@printer.local`, see `lookupDns`) is never looked up
          *     either: `mxRecord` and `aRecord` are false. Role addresses (admin@, info@...,
-         *     plus-tags stripped), disposable-mail domains and free providers are flagged from maintained lists (the
-         *     disposable-email-domains list's own semantics: its exact names match exactly, and subdomains count only under
-         *     its wildcard names such as 33mail.com, so a host under a shared dynamic-DNS name on the list is not flagged); `didYouMean` proposes a correction for common domain typos.
+         *     plus-tags stripped), disposable-mail domains and free providers are flagged from maintained lists (disposable:
+         *     the disposable-email-domains blocklist, whose names match exactly, so a host under a shared dynamic-DNS name
+         *     on the list is not flagged; docs/adr/0023); `didYouMean` proposes a correction for common domain typos.
          *
          *     ## Mailbox verification (`smtp=true`)
          *
@@ -755,6 +764,16 @@ export interface components {
             /** @description Whether the resolved BIC is structurally valid; false when none is resolved. */
             bicValid: boolean;
             /**
+             * @description The name of the bank with this bank code, from the same table that resolves `bic`: for DE the Deutsche Bundesbank's short name (`bankdata-germany`), for the other countries the national registry's name (schwifty's bank registry, data/banks); a code only `iban-to-bic` knows takes the name another table gives its BIC. Null when the bank code is in no table (or the table has no name for it).
+             * @example Commerzbank
+             */
+            bankName: string | null;
+            /**
+             * @description The IBAN's country or territory is in the geographical scope of the SEPA payment schemes (the European Payments Council's list EPC409-09: the EU, IS, LI, NO, CH, GB, MC, SM, VA, AD, AL, ME, MD, MK, RS, and the territories AX, GF, GP, MQ, YT, RE, BL, MF, PM, GI, GG, JE, IM; not NC, PF, WF, TF). Says where the account is, not that its bank takes part in a scheme, and not that the IBAN is valid. Source and date: docs/data-sources.md.
+             * @example true
+             */
+            sepa: boolean;
+            /**
              * @description The national check digits inside the BBAN: `passed`, `failed` (then `valid` is false although structure and MOD 97-10 pass), or `not-applicable` when the country has none, when structure or MOD 97-10 failed first (it is not run), or for a German bank whose check method (Deutsche Bundesbank) is not implemented or exempts the account (method 09, listed ranges): such an IBAN is judged on structure and MOD 97-10 alone. The methods implemented: docs/iban-rules.md.
              * @example passed
              * @enum {string}
@@ -774,6 +793,16 @@ export interface components {
             locationCode: string;
             /** @description Branch code, characters 9-11; XXX for the head office. */
             branchCode: string;
+            /**
+             * @description The BIC is in one of the shipped bank directories (the tables that resolve IBANs' BICs: Deutsche Bundesbank for DE, the national registries of 42 countries, `iban-to-bic`): the full 11 characters are listed, or, for a head office (8 characters or branch XXX), any BIC with the same first 8 characters is. A well-formed BIC that no directory lists (`ZZZZDEFFXXX`) is `valid: true` with `inDirectory: false`: no bank in those directories has this code. The directories hold the BICs bank codes resolve to, not every branch BIC SWIFT issues, and cover the 43 countries of the IBAN operation: outside them (a US or Japanese BIC) false says nothing. Always false when `valid` is false.
+             * @example true
+             */
+            inDirectory: boolean;
+            /**
+             * @description The bank's name from the directory entry (the shortest where several bank codes share the BIC); null when `inDirectory` is false or the directory has no name.
+             * @example Deutsche Bank
+             */
+            bankName: string | null;
         };
         DnsRecord: {
             /**
@@ -1110,6 +1139,25 @@ export interface components {
             asn: number | null;
             /** @description Organisation owning the ASN. */
             asnOrganization: string | null;
+            security: components["schemas"]["IpSecurity"];
+        };
+        /** @description What the address is used for, from published lists (not from the GeoIP databases). Each flag is null, not false, when its list is not loaded or holds no address of this family (the Tor Project's bulk exit list is IPv4 only): the data cannot say. Lists, dates and licences: docs/data-sources.md. */
+        IpSecurity: {
+            /**
+             * @description The address is in a range a cloud or hosting provider publishes as its own (AWS ip-ranges.json, Google Cloud cloud.json, Azure's AzureCloud service tag, Oracle Cloud public_ip_ranges.json, Cloudflare's ips-v4/ips-v6, DigitalOcean's geofeed, or the operator's HOSTING_RANGES_FILE): traffic from it comes from a server or a service in a data centre, seldom from a person at home.
+             * @example true
+             */
+            isHosting: boolean | null;
+            /**
+             * @description The provider whose range holds the address (the narrowest range where two overlap), e.g. `Amazon Web Services`, `Google Cloud`, `Microsoft Azure`, `Oracle Cloud`, `Cloudflare`, `DigitalOcean`; null when `isHosting` is not true.
+             * @example Amazon Web Services
+             */
+            hostingProvider: string | null;
+            /**
+             * @description The address is a Tor exit relay's in the Tor Project's exit list (or the operator's TOR_EXIT_FILE) as of the list's date: traffic from it may come from any Tor user. Exits change daily; an address listed then may no longer be an exit.
+             * @example false
+             */
+            isTor: boolean | null;
         };
         EmailValidationResult: {
             /** @description Normalised address (trimmed, domain lower-cased, in A-labels). A card number in it (12-19 digits passing Luhn, however grouped) is masked to its last four digits (`*` for the others), here and in `user`, `domain` and `didYouMean`. */

@@ -31,6 +31,8 @@ export interface Config {
   geoipCityDb: string | null;
   geoipAsnDb: string | null;
   binDataFile: string | null;
+  hostingRangesFile: string | null;
+  torExitFile: string | null;
   trustProxy: boolean;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   workers: number;
@@ -191,6 +193,8 @@ function settings(cpus: number): Setting<keyof Config>[] {
     s('geoipCityDb', 'GEOIP_CITY_DB', null, optionalText, 'MaxMind City database; default: the bundled GeoLite2 City under DATA_DIR/geoip'),
     s('geoipAsnDb', 'GEOIP_ASN_DB', null, optionalText, 'MaxMind ASN database; default: the bundled GeoLite2 ASN under DATA_DIR/geoip'),
     s('binDataFile', 'BIN_DATA_FILE', null, optionalText, 'BIN ranges CSV (binlist column layout); default: the bundled data/bin/ranges.csv'),
+    s('hostingRangesFile', 'HOSTING_RANGES_FILE', null, optionalText, 'hosting-provider ranges, lines "cidr,provider"; default: the bundled data/ip/hosting-ranges.csv'),
+    s('torExitFile', 'TOR_EXIT_FILE', null, optionalText, 'Tor exit addresses, one per line (or the exit list format); default: the bundled data/ip/tor-exits.txt'),
     s('trustProxy', 'TRUST_PROXY', false, bool, 'take the client address of GET /api/v1/ip from X-Forwarded-For'),
     s('logLevel', 'LOG_LEVEL', 'info', level, 'pino level'),
     s('workers', 'WORKERS', 1, workers(cpus), 'processes serving the port (auto = number of CPUs)'),

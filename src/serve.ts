@@ -1,5 +1,6 @@
 // The server, started by src/main.ts once the Node is known to be supported: config -> composition -> app -> listen;
-// WORKERS>1 forks node:cluster workers (each runs main.ts again); SIGTERM/SIGINT drain, exit 0.
+// WORKERS>1 forks node:cluster workers (each runs main.ts again); SIGTERM/SIGINT drain, exit 0; SIGHUP reloads the file
+// datasets (every worker's).
 import cluster from 'node:cluster';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app.js';
@@ -66,6 +67,10 @@ function listenFailure(err: NodeJS.ErrnoException, config: Readonly<Config>, var
 /** One serving process: compose, listen, drain on a signal. */
 async function serve(config: Readonly<Config>): Promise<void> {
   const logger = createLogger(config.logLevel);
+  // Until the composition exists a SIGHUP has nothing to reload (the start-up reads every file now); without a handler
+  // it would end the process.
+  let reload = (): void => undefined;
+  process.on('SIGHUP', () => reload());
   const composition = await compose(config, logger);
   const server = createHttpServer(await createApp({ ...composition.deps, metricsOnOwnPort: config.metricsPort !== null }));
   await listen(server, config.port, config.host).catch((err: NodeJS.ErrnoException) => {
@@ -105,6 +110,8 @@ async function serve(config: Readonly<Config>): Promise<void> {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+  // SIGHUP: reload every file dataset (src/adapters/files/reload.ts); requests go on meanwhile.
+  reload = () => void composition.reloader.reloadAll();
 }
 
 /**
@@ -157,6 +164,12 @@ function supervise(config: Readonly<Config>): void {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGTERM'));
+  // SIGHUP to the primary (the pid an operator knows) reloads the datasets of every worker; each logs its own pass.
+  // A worker still starting reads the files afresh anyway (and would not survive the signal before its handler is in).
+  process.on('SIGHUP', () => {
+    if (stopping) return;
+    for (const worker of Object.values(cluster.workers ?? {})) if (worker && listened.has(worker.id)) worker.process.kill('SIGHUP');
+  });
 }
 
 async function main(): Promise<void> {

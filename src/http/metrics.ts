@@ -25,6 +25,8 @@ export interface Metrics {
   addGauge(name: string, help: string, label: string, read: () => Record<string, number>): void;
   /** A counter kept elsewhere (it only grows), read at scrape time. */
   addCounter(name: string, help: string, read: () => number): void;
+  /** Counters kept elsewhere, one series per label value, read at scrape time. */
+  addCounters(name: string, help: string, label: string, read: () => Record<string, number>): void;
 }
 
 /** How old the text served to a scrape may be; Prometheus scrapes every 15 s or more by default. */
@@ -122,6 +124,18 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
         registers: [registry],
         collect() {
           for (const [value, n] of Object.entries(read())) this.set({ [label]: value }, n);
+        },
+      });
+    },
+    addCounters(name, help, label, read) {
+      new Counter({
+        name,
+        help,
+        labelNames: [label],
+        registers: [registry],
+        collect() {
+          this.reset();
+          for (const [value, n] of Object.entries(read())) this.inc({ [label]: value }, n);
         },
       });
     },

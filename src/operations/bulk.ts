@@ -128,7 +128,9 @@ export function createBulkOperations(deps: BulkDeps): {
     },
 
     async validateEmails({ request }) {
-      const { validateEmail, deliverabilities } = createEmailOperations({ ...deps.email, resolver: onceEach(deps.email.resolver) });
+      // Every item on the lists in use when the request came, whatever a reload swaps meanwhile.
+      const lists = deps.email.email();
+      const { validateEmail, deliverabilities } = createEmailOperations({ ...deps.email, email: () => lists, resolver: onceEach(deps.email.resolver) });
       const { items, smtp = false } = request.requestBody;
       const results = await mapBounded(items, EMAIL_CONCURRENCY, (address) =>
         answer<'validateEmail'>(emailCheck, address, async () => validateEmail(context<'validateEmail'>({ query: { address } }))),

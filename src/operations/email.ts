@@ -11,8 +11,8 @@ import type { OperationHandler } from './types.js';
 
 export interface EmailDeps {
   resolver: DnsResolver;
-  /** Role, disposable, free-provider and typo classification over the reference lists loaded at start. */
-  email: EmailClassifier;
+  /** Role, disposable, free-provider and typo classification over the lists loaded now: read once per request. */
+  email: () => EmailClassifier;
   /** Look up special-use and single-label domains too (ALLOW_PRIVATE_TARGETS; test set-ups only). */
   allowSpecialUse?: boolean;
   /** SMTP mailbox verification; null when the operator has it off (SMTP_CHECK=off). */
@@ -80,6 +80,7 @@ export function createEmailOperations(deps: EmailDeps): EmailOperations {
     /** The validator guarantees the address, 1-320 characters (absent: MISSING_PARAMETER, empty: INVALID_FORMAT). */
     async validateEmail({ request }) {
       const address = request.query.address;
+      const email = deps.email(); // the lists at the start of the request, whatever a reload swaps meanwhile
       const parsed = parseEmailAddress(address);
       let mxRecord = false;
       let aRecord = false;
@@ -107,7 +108,7 @@ export function createEmailOperations(deps: EmailDeps): EmailOperations {
             ...(parsed.formatProblem === undefined ? {} : { formatProblem: parsed.formatProblem }),
             mxRecord,
             aRecord,
-            ...deps.email.classifyEmail(parsed),
+            ...email.classifyEmail(parsed),
           }),
           deliverability,
         },

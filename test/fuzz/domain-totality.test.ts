@@ -17,7 +17,7 @@ import { parseSpf, spfTerms } from '../../src/domain/spf.js';
 import { parseTlsTarget } from '../../src/domain/tls-target.js';
 import { loadSpec } from '../../src/http/spec.js';
 
-const { classifyEmail, suggestDomain } = createEmailClassifier(loadEmailLists());
+const { classifyEmail, suggestDomain } = createEmailClassifier(await loadEmailLists());
 const SEED = 20261122;
 const RUNS = 400;
 const opts = { seed: SEED, numRuns: RUNS };

@@ -90,6 +90,10 @@ describe('ValidationClient: one typed method per operation', () => {
   it('validateIban returns the verdict with the resolved BIC', async () => {
     const r = await client.validateIban('DE89370400440532013000');
     expect(r).toMatchObject({ iban: 'DE89370400440532013000', valid: true, countryCode: 'DE', bankCode: '37040044', bic: 'COBADEFFXXX', bicValid: true });
+    // Typed fields of the contract: the bank's name and the SEPA reach.
+    const name: string | null = r.bankName;
+    const sepa: boolean = r.sepa;
+    expect({ name, sepa }).toEqual({ name: 'Commerzbank', sepa: true });
   });
 
   it('validateIban encodes a printed IBAN with spaces into the path', async () => {
@@ -100,7 +104,7 @@ describe('ValidationClient: one typed method per operation', () => {
 
   it('validateBic returns the expanded BIC and its parts', async () => {
     const r = await client.validateBic('DEUTDEFF');
-    expect(r).toEqual({ bic: 'DEUTDEFFXXX', valid: true, bankCode: 'DEUT', countryCode: 'DE', locationCode: 'FF', branchCode: 'XXX' });
+    expect(r).toEqual({ bic: 'DEUTDEFFXXX', valid: true, bankCode: 'DEUT', countryCode: 'DE', locationCode: 'FF', branchCode: 'XXX', inDirectory: true, bankName: 'Deutsche Bank' });
   });
 
   it('lookupDns asks the given types and returns the mail-security analysis', async () => {
@@ -138,6 +142,13 @@ describe('ValidationClient: one typed method per operation', () => {
   it('lookupIp geolocates a public address', async () => {
     const r = await client.lookupIp('81.2.69.142');
     expect(r).toMatchObject({ ip: '81.2.69.142', ipType: 'IPV4', countryCode: 'GB', cityName: 'London' });
+    expect(r.security).toEqual({ isHosting: false, hostingProvider: null, isTor: false });
+  });
+
+  it('lookupIp flags an address in a cloud provider range', async () => {
+    const r = await client.lookupIp('3.5.140.1');
+    const provider: string | null = r.security.hostingProvider;
+    expect({ provider, isHosting: r.security.isHosting }).toEqual({ provider: 'Amazon Web Services', isHosting: true });
   });
 
   it('lookupOwnIp geolocates the caller (behind a trusted proxy, extra headers passed through)', async () => {
