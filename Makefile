@@ -1,4 +1,4 @@
-# Validation and Lookup API — build, run, test. Node 24 LTS (engines >=22.12; the pin is .nvmrc); dependencies from the
+# Validation and Lookup API — build, run, test. Node 24 LTS (engines >=24.21.0, the pin in .nvmrc); dependencies from the
 # npm registry (package-lock.json).
 SHELL := /bin/bash
 export REDOCLY_TELEMETRY := off

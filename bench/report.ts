@@ -1,4 +1,4 @@
-// The bench's one table (rows, ratios to the baselines, footnotes) and the speed targets of issues 3, 4, 6, 7 and 8.
+// The bench's one table (rows, ratios to the baselines, footnotes) and the speed targets of issues 3, 4, 6, 7, 8 and 48.
 
 export interface Row {
   id: string;
@@ -74,7 +74,7 @@ export function formatTargets(targets: Target[]): string {
 /** Every speed target from the issues, judged on this run's rows and alternated pairs (`ratio` = row / versus). */
 export function evaluateTargets(
   rows: Row[],
-  pairs: Array<{ id: string; ratio: number; rps: number; versusRps: number; cpuUsPerReq: number | null; versusCpuUsPerReq?: number | null; loaderUsPerReq: number | null }>,
+  pairs: Array<{ id: string; ratio: number; rps: number; versusRps: number; cpuUsPerReq: number | null; versusCpuUsPerReq?: number | null; loaderUsPerReq: number | null; p99?: number; versusP99?: number }>,
   opts: { realGeoDbs: boolean; cores: number },
 ): Target[] {
   const get = (id: string): Row | null => {
@@ -131,6 +131,14 @@ export function evaluateTargets(
     value: ipRss === null ? 'not measured' : `${ipRss.toFixed(1)} MB`,
     met: ipRss === null || !opts.realGeoDbs ? null : ipRss < 250,
   });
+  // Issue #48: ahead of what a user would pick instead (bench/fastify-peer.ts), and BIC (a pattern and a table read)
+  // at least as fast as IP geolocation; both in the same rotation as the ratios to Koa.
+  const peer = bic ? pairs.find((p) => p.id === 'bic-vs-fastify-peer') : undefined;
+  add(48, 'BIC req/s vs Fastify peer (in turn)', '>= 0.9x', peer?.ratio ?? null, (v) => v >= 0.9, x);
+  const bicIp = get('ip') ? pair('ip-vs-bic') : null;
+  add(48, 'BIC req/s vs IP (in turn with BIC)', '>= 1.0x', bicIp ? 1 / bicIp : null, (v) => v >= 1, x);
+  const p99s = peer?.p99 != null && peer.versusP99 != null ? peer.p99 / peer.versusP99 : null;
+  add(48, `BIC p99 vs Fastify peer p99 (in turn${peer?.p99 != null ? `: ${ms(peer.p99)} vs ${ms(peer.versusP99!)}` : ''})`, '<= 1.0x', p99s, (v) => v <= 1, x);
   const rowPair = (id: string): number | null => (get(id) ? pair(id) : null);
   const offRatio = rowPair('bic-limits-off');
   // Issue #27 (limits counted by rate-limiter-flexible) keeps #7's 0.85x embedded and sets 0.5x with Redis.

@@ -40,6 +40,27 @@ for (const [id, label, script] of [['koa', 'bare Koa (baseline)', 'baseline-koa.
   }
 }
 
+// ---- 1b. the peer a user might build instead (bench/fastify-peer.ts): a row of its own, then kept up, warm, for the
+// rotation with the service's endpoints below ("BIC vs Fastify peer", issue #48).
+const PEER: [string, string] = ['fastify-peer', 'Fastify peer, BIC (fastify-openapi-glue)'];
+const PEER_KEY = 'vls_bench_peer_key';
+let warmPeer: Proc | null = null;
+if (run.wanted(PEER[0])) {
+  try {
+    warmPeer = await startBaseline(PEER[0], 'fastify-peer.ts', dir, [], { PEER_API_KEY: PEER_KEY, PEER_LOG_FILE: join(dir, 'fastify-peer-access.log') });
+    const requests = requestsFor(endpoint('bic'), PEER_KEY);
+    const p = await probe(warmPeer.url, endpoint('bic'), PEER_KEY);
+    if (!p.ok) throw new Error(`BIC probe answered ${p.problem}`);
+    const w = await warmUntilSteady(warmPeer.url, [], requests, connections, settings.serviceWarmupMaxS);
+    run.log(`fastify-peer: warm-up ${w.seconds.toFixed(1)} s (req/s per second: ${w.rounds.join(', ')})`);
+    rows.push(await run.measure(PEER[0], PEER[1], warmPeer.url, requests, warmPeer.pid, ['Fastify 5, fastify-openapi-glue on openapi.yaml, Ajv, SHA-256 key hook, @fastify/rate-limit, pino at info to a file, UUID ids']));
+  } catch (err) {
+    run.mark(PEER[0], PEER[1], 'failed', `could not run: ${(err as Error).message}`);
+    await warmPeer?.stop();
+    warmPeer = null;
+  }
+}
+
 // ---- 2. local upstreams: DNS, range API, TLS
 const fixtures = await startFixtures(dir, BREACHED);
 const geo = geoDatabases();
@@ -76,14 +97,19 @@ async function ratiosToKoa(url: string, key: string, pid: number): Promise<void>
     const perSide = Math.max(1, durationS * 0.7);
     run.log(`bare Koa, ${ids.join(', ')} in turn: ${settings.pairRounds} rounds of ${(perSide / settings.pairRounds).toFixed(1)} s per side`);
     const sides = Object.fromEntries(ids.map((id) => [id, { url, requests: requestsFor(endpoint(id), key), pid }]));
-    await run.ratiosToKoaAndBic(sides, koaSide(koa), perSide);
+    const peer = warmPeer ? { url: warmPeer.url, requests: requestsFor(endpoint('bic'), PEER_KEY), pid: warmPeer.pid } : undefined;
+    if (peer) run.log('the Fastify peer joins the rotation (BIC vs Fastify peer)');
+    await run.ratiosToKoaAndBic(sides, koaSide(koa), perSide, peer);
   } catch (err) {
     run.log(`ratios to Koa not measured: ${(err as Error).message}`);
   } finally {
     await koa?.stop();
+    await warmPeer?.stop();
+    warmPeer = null;
   }
 }
 const KOA_PAIRED = ['bic', 'iban', 'card', 'ip'];
+const PEER_PAIR = 'bic-vs-fastify-peer';
 
 // ---- 3. the service (embedded store, limits on): every endpoint, then the password endpoint saturated beside BIC
 const state = { limitsOn: null as boolean | null };
@@ -157,7 +183,9 @@ if (run.wanted(STOCK[0])) {
 const OFF: [string, string] = ['bic-limits-off', 'BIC, limits off'];
 const REDIS: [string, string] = ['bic-redis', 'BIC, limits on, Redis'];
 const redisOk = redisBinaryPresent();
-const clusterMode = readFileSync(join(ROOT, 'dist/src/main.js'), 'utf8').includes('node:cluster');
+// The server module: dist/src/serve.js since the entry checks the Node first (main.js alone in older builds).
+const serverModule = ['dist/src/serve.js', 'dist/src/main.js'].map((f) => join(ROOT, f)).find((f) => existsSync(f))!;
+const clusterMode = readFileSync(serverModule, 'utf8').includes('node:cluster');
 const W2: [string, string] = ['bic-workers-2', `BIC, WORKERS=2${redisOk ? ', Redis' : ''}`];
 // wrk (one C thread) where installed, for every pair below: autocannon alone takes about one of the two cores here,
 // which caps what a second worker can show, and it spends more CPU per response parsing the five limit header fields,
@@ -207,6 +235,7 @@ await red?.svc.stop();
 await redis?.stop();
 await fixtures.close();
 await warmKoa?.stop(); // when no ratio to Koa was measured
+await warmPeer?.stop();
 
 // ---- 5. report
 run.log("zxcvbn per-call time (in this process, the service's options)");
@@ -223,7 +252,7 @@ if (bulkRow && bulkGain !== null) {
 }
 const openLoop = rows.find((r) => r.id === 'bic-under-password');
 if (openLoop) openLoop.vsKoa = openLoop.vsHttp = null; // a fixed request rate, not a throughput
-const order = ['koa', 'http', ...ENDPOINTS.map((e) => e.id), ...concurrent.map(([id]) => id), STOCK[0], OFF[0], REDIS[0], W2[0]];
+const order = ['koa', 'http', PEER[0], ...ENDPOINTS.map((e) => e.id), ...concurrent.map(([id]) => id), STOCK[0], OFF[0], REDIS[0], W2[0]];
 rows.sort((a, b) => order.indexOf(a.id) - order.indexOf(b.id));
 const targets = evaluateTargets(rows, run.pairs, { realGeoDbs: geo.real, cores: cpus().length });
 const failed = rows.some((r) => r.status === 'failed');
@@ -247,7 +276,7 @@ function stealSummary(values: Array<number | null>): string {
   const warn = median > 10 ? ' (a disturbed host: compare ratios only with runs of low steal)' : '';
   return `host steal: median ${median.toFixed(1)}%, max ${v[v.length - 1].toFixed(1)}%${warn}`;
 }
-const koaPairs = run.pairs.filter((p) => p.id.endsWith('-vs-koa') || p.id.endsWith('-vs-bic'));
+const koaPairs = run.pairs.filter((p) => p.id.endsWith('-vs-koa') || p.id.endsWith('-vs-bic') || p.id === PEER_PAIR);
 /**
  * CPU per request of both sides, the load generator's on each side and the host's steal: what part of a ratio is the
  * service's own cost. autocannon shares the two cores and costs more per response with more header fields or a body.
@@ -259,7 +288,7 @@ const cpuNote = (p: Pair): string => {
 };
 const alternated = koaPairs.length
   ? `\n\nBare Koa and the endpoints in turn (req/s ratios, median of the rounds' ratios):\n${koaPairs
-      .map((p) => `  ${p.id.replace(/-vs-/, ' vs ').padEnd(12)} ${p.ratio.toFixed(2)}x (${p.rounds.map((r) => r.toFixed(2)).join(', ')}; ${Math.round(p.rps)} vs ${Math.round(p.versusRps)} req/s${cpuNote(p)})`)
+      .map((p) => `  ${p.id.replace(/-vs-/, ' vs ').padEnd(17)} ${p.ratio.toFixed(2)}x (${p.rounds.map((r) => r.toFixed(2)).join(', ')}; ${Math.round(p.rps)} vs ${Math.round(p.versusRps)} req/s${cpuNote(p)})`)
       .join('\n')}`
   : '';
 process.stdout.write(`\n${header}\n\n${formatTable(rows)}${alternated}\n\nTargets:\n${formatTargets(targets)}\n`);

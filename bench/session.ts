@@ -42,6 +42,9 @@ export interface Pair {
   versusLoaderUsPerReq: number | null;
   /** Host CPU steal over the whole alternation, percent. */
   stealPct: number | null;
+  /** p99 of each side's 2xx answers over its slices, ms. */
+  p99?: number;
+  versusP99?: number;
 }
 
 export interface ServiceStart {
@@ -231,12 +234,20 @@ export class Session {
    * Endpoints of the service and the bare Koa baseline in one rotation, for the "vs Koa" and "vs BIC" targets: no
    * rows of their own, pairs `<id>-vs-koa` and `<id>-vs-bic` (an endpoint with a failed answer is left out and logged).
    */
-  async ratiosToKoaAndBic(endpoints: Record<string, Side>, koa: Side, durationS: number): Promise<void> {
+  async ratiosToKoaAndBic(endpoints: Record<string, Side>, koa: Side, durationS: number, peer?: Side): Promise<void> {
     const ids = Object.keys(endpoints);
-    const r = await this.rotate([koa, ...ids.map((id) => endpoints[id])], durationS, { warmFirst: true });
+    const sides = [koa, ...ids.map((id) => endpoints[id])];
+    if (peer) sides.push(peer);
+    const r = await this.rotate(sides, durationS, { warmFirst: true });
     const bad = (i: number) => r.runs[i].some((m) => m.non2xx + m.errors > 0);
-    if (bad(0)) return this.log('bare Koa: non-2xx answers or errors, no ratios');
     const bic = ids.indexOf('bic') + 1;
+    // The Fastify peer (issue #48): BIC of the service against the same request to the peer, with both p99s.
+    if (peer && bic > 0) {
+      const p = sides.length - 1;
+      if (bad(p) || bad(bic)) this.log('BIC or the Fastify peer: non-2xx answers or errors, no ratio');
+      else this.pairs.push(pairOf('bic-vs-fastify-peer', 'Fastify peer', between(r, bic, p)));
+    }
+    if (bad(0)) return this.log('bare Koa: non-2xx answers or errors, no ratios');
     ids.forEach((id, k) => {
       const i = k + 1;
       if (bad(i)) return this.log(`${id}: non-2xx answers or errors, no ratios`);
@@ -283,6 +294,8 @@ function pairOf(id: string, versus: string, a: Alternation): Pair {
     loaderUsPerReq: perResponse(mx.loaderCpuUs, mx.responses),
     versusLoaderUsPerReq: perResponse(my.loaderCpuUs, my.responses),
     stealPct: a.stealPct,
+    p99: mx.p99,
+    versusP99: my.p99,
   };
 }
 

@@ -1,13 +1,15 @@
 // `make data`: refresh every shipped dataset that has a public source and record its date in data/datasets.json.
 //
-// Usage: node --import tsx scripts/refresh-data.ts [--only=packages,banks,bin,geoip] [--no-install]
-//   packages  npm install the latest bankdata-germany, iban-to-bic, disposable-email-domains, freemail and
+// Usage: node --import tsx scripts/refresh-data.ts [--only=packages,banks,bin,geoip,ip] [--no-install]
+//   packages  npm install the latest bankdata-germany, iban-to-bic, disposable-email-domains-js, freemail and
 //             role-based-email-addresses (package.json and package-lock.json change: review and commit them);
 //             --no-install only records the dates of the versions installed
 //   banks     data/banks/ from schwifty's bank registry (git clone of github.com/mdomke/schwifty, or
 //             SCHWIFTY_GIT_DIR), through scripts/build-bank-tables.ts
 //   bin       data/bin/ranges.csv from github.com/binlist/data (or BINLIST_GIT_DIR) when it changed there
 //   geoip     the GeoLite2 databases in DATA_DIR/geoip from the latest npm geolite2 packages (scripts/fetch-geoip.sh)
+//   ip        data/ip/hosting-ranges.csv and tor-exits.txt from the providers' and the Tor Project's own URLs
+//             (scripts/build-ip-datasets.ts); a running server takes them on SIGHUP
 // Every step runs even when another fails; the exit status is 1 when any failed. docs/data-sources.md says when.
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -18,7 +20,7 @@ import type { DatasetRecord } from '../src/adapters/files/datasets.js';
 
 const DATASETS = 'data/datasets.json';
 const args = process.argv.slice(2);
-const only = args.find((a) => a.startsWith('--only='))?.slice(7).split(',') ?? ['packages', 'banks', 'bin', 'geoip'];
+const only = args.find((a) => a.startsWith('--only='))?.slice(7).split(',') ?? ['packages', 'banks', 'bin', 'geoip', 'ip'];
 const install = !args.includes('--no-install');
 
 const log = (msg: string) => process.stderr.write(`refresh-data: ${msg}\n`);
@@ -48,7 +50,7 @@ function gitDir(url: string, override: string | undefined, work: string): string
 
 const steps: Record<string, (work: string) => void> = {
   packages() {
-    const names = ['bankdata-germany', 'iban-to-bic', 'disposable-email-domains', 'freemail', 'role-based-email-addresses'];
+    const names = ['bankdata-germany', 'iban-to-bic', 'disposable-email-domains-js', 'freemail', 'role-based-email-addresses'];
     if (install) run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=warn', ...names.map((n) => `${n}@latest`)]);
     // bankdata-germany names its validity in its README: "includes data from A to B, as well as from C to D".
     const readme = readFileSync('node_modules/bankdata-germany/README.md', 'utf8');
@@ -61,7 +63,7 @@ const steps: Record<string, (work: string) => void> = {
     const day = changelog.match(new RegExp(`^# ${v.replace(/\./g, '\\.')} \\((\\d{4}-\\d{2}-\\d{2})\\)`, 'm'))?.[1];
     record('bank-codes-iban-to-bic', { version: v, date: day ?? published('iban-to-bic', v) });
     for (const [name, dataset] of [
-      ['disposable-email-domains', 'email-disposable'],
+      ['disposable-email-domains-js', 'email-disposable'],
       ['freemail', 'email-free'],
       ['role-based-email-addresses', 'email-role'],
     ]) {
@@ -95,13 +97,20 @@ const steps: Record<string, (work: string) => void> = {
       .sort()[0];
     record('geolite2', { version: `${base}, ${city}`, date: built });
   },
+  ip() {
+    run('node', ['--import', 'tsx', 'scripts/build-ip-datasets.ts']);
+    const dateIn = (f: string) => /^# date: (\d{4}-\d{2}-\d{2})$/m.exec(readFileSync(f, 'utf8'))?.[1];
+    const today = new Date().toISOString().slice(0, 10);
+    record('ip-hosting', { version: `download ${today}`, date: dateIn('data/ip/hosting-ranges.csv') ?? today });
+    record('ip-tor-exits', { version: `download ${today}`, date: dateIn('data/ip/tor-exits.txt') ?? today });
+  },
 };
 
 let failed = 0;
 for (const name of only) {
   const step = steps[name];
   if (!step) {
-    log(`unknown step ${name} (packages, banks, bin, geoip)`);
+    log(`unknown step ${name} (packages, banks, bin, geoip, ip)`);
     failed++;
     continue;
   }

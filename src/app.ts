@@ -82,7 +82,8 @@ export async function createApp(deps: AppDeps): Promise<Koa> {
    * draining has begun every answer says `Connection: close`, so that Node closes each connection after it.
    */
   app.use(async (ctx) => {
-    const started = process.hrtime.bigint();
+    // A double, not a BigInt per reading (issue #48).
+    const started = performance.now();
     const requestId = newRequestId();
     const state = ctx.state as ApiState;
     state.requestId = requestId;
@@ -107,7 +108,7 @@ export async function createApp(deps: AppDeps): Promise<Koa> {
     }
     ctx.respond = false;
     writeReply(ctx.res, ctx.method, reply, requestId, state.limitHeaders, close);
-    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    const seconds = (performance.now() - started) / 1e3;
     metrics.observe(state.operationId, reply.status, seconds);
     access.write({
       requestId,

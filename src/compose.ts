@@ -24,7 +24,9 @@ import { loadBankDirectory } from './adapters/bank-data/bank-directory.js';
 import { createDatasetRegistry, loadDatasets, STATE_VALUE, warnStaleDatasets } from './adapters/files/datasets.js';
 import { loadBinTable } from './adapters/bank-data/bin-table.js';
 import { createDnsResolver, resolveServerNames, systemDnsServers, type DnsServer } from './adapters/dns/resolver.js';
-import { loadEmailLists } from './adapters/mail/email-lists.js';
+import { EMAIL_LIST_FILES, loadEmailLists } from './adapters/mail/email-lists.js';
+import { createIpSecurity, loadHostingRanges, loadTorExits, type LoadedRanges } from './adapters/ip-data/ip-lists.js';
+import { createReloader, type Reloadable, type Reloader } from './adapters/files/reload.js';
 import { createStrengthEstimator } from './adapters/password/pool.js';
 import { createRangeClient } from './adapters/password/range-client.js';
 import { resolverLookup } from './adapters/dns/lookup.js';
@@ -33,6 +35,7 @@ import { GeoDatabaseError, openGeoIp, UNAVAILABLE_GEOIP, type GeoIp } from './ad
 import { createTlsProber, type TlsProber } from './adapters/tls/prober.js';
 import { addressResolver } from './adapters/tls/target-guard.js';
 import { createMtaStsFetcher } from './adapters/mail/mta-sts-fetch.js';
+import { createMailboxVerifier, type MailboxVerifier } from './adapters/smtp/mailbox-verifier.js';
 import { createEmailClassifier } from './domain/email.js';
 import { createMailSecurity } from './adapters/mail/mail-security.js';
 import { createAccountOperations } from './operations/account.js';
@@ -62,6 +65,8 @@ async function namedServers(servers: DnsServer[]): Promise<DnsServer[]> {
 
 export interface Composition {
   deps: AppDeps;
+  /** Reload every dataset read from files (SIGHUP): src/adapters/files/reload.ts. */
+  reloader: Reloader;
   /** Settles when the GeoIP databases are open (or failed to open). */
   geoLoading: Promise<void>;
   keyStore: KeyStore;
@@ -145,14 +150,36 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
       () => countedAlone(),
     );
   }
+  // Datasets read from files (docs/data-sources.md): read once here, never per request, and again on a reload, which
+  // builds each new copy beside the one in use and swaps it in with one assignment (requests read them once each).
   const binPath = config.binDataFile ?? projectPath('data/bin/ranges.csv');
-  const bin = await loadNamedFile('BIN_DATA_FILE', binPath, loadBinTable);
-  // A file without one usable row would leave every card without issuer data while the server looks ready.
-  if (bin.size === 0) throw new ConfigError('BIN_DATA_FILE', `${binPath} holds no BIN range (a CSV with an iin_start column)`);
+  const loadBin = async () => {
+    const table = await loadBinTable(binPath);
+    // A file without one usable row would leave every card without issuer data while the server looks ready.
+    if (table.size === 0) throw new ConfigError('BIN_DATA_FILE', `${binPath} holds no BIN range (a CSV with an iin_start column)`);
+    return table;
+  };
+  let bin = await loadNamedFile('BIN_DATA_FILE', binPath, loadBin);
   logger.info({ entries: bin.size }, 'BIN table loaded');
-  // Bank tables and dataset dates (docs/data-sources.md): read once here, never per request.
-  const banks = await loadBankDirectory(projectPath('data/banks'));
-  const datasets = createDatasetRegistry(await loadDatasets(projectPath('data/datasets.json')));
+  const banksDir = projectPath('data/banks');
+  let banks = await loadBankDirectory(banksDir);
+  const datasetsPath = projectPath('data/datasets.json');
+  const datasets = createDatasetRegistry(await loadDatasets(datasetsPath));
+  const hostingPath = config.hostingRangesFile ?? projectPath('data/ip/hosting-ranges.csv');
+  const torPath = config.torExitFile ?? projectPath('data/ip/tor-exits.txt');
+  const ipList = (variable: string, path: string, load: (p: string) => Promise<LoadedRanges>) =>
+    loadNamedFile(variable, path, load).catch((err: unknown) => {
+      throw err instanceof ConfigError ? err : new ConfigError(variable, err instanceof Error ? err.message : String(err));
+    });
+  let hosting = await ipList('HOSTING_RANGES_FILE', hostingPath, loadHostingRanges);
+  let tor = await ipList('TOR_EXIT_FILE', torPath, loadTorExits);
+  let ipSecurity = createIpSecurity(hosting, tor);
+  const dateIpLists = () => {
+    datasets.setDate('ip-hosting', hosting.date);
+    datasets.setDate('ip-tor-exits', tor.date);
+  };
+  dateIpLists();
+  logger.info({ hosting: { entries: hosting.entries, ranges: hosting.table.size }, tor: { entries: tor.entries, ranges: tor.table.size } }, 'hosting and Tor lists loaded');
   warnStaleDatasets(logger, datasets.statuses());
   metrics.addGauge('dataset_state', 'Shipped datasets: 0 fresh, 1 aged (past its maximum age), 2 expired (past its validity)', 'dataset', () => Object.fromEntries(datasets.statuses().map((s) => [s.name, STATE_VALUE[s.state]])));
   metrics.addGauge('dataset_age_days', 'Age in days of each shipped dataset', 'dataset', () => Object.fromEntries(datasets.statuses().map((s) => [s.name, s.ageDays])));
@@ -162,7 +189,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
     logger,
   });
   metrics.addCache('dns', () => resolver.stats());
-  const email = createEmailClassifier(loadEmailLists());
+  let email = createEmailClassifier(await loadEmailLists());
   const tlsExtraCa = config.tlsExtraCaFile ? await readCaBundle('TLS_EXTRA_CA_FILE', config.tlsExtraCaFile) : undefined;
   // Built at the first inspection or once the server listens (listening() below), whichever comes first: its trust
   // store and TLS contexts (~0.1-0.2 s of CPU, no file read: TLS_EXTRA_CA_FILE was read and checked above) are not
@@ -209,12 +236,15 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
   // until then. Databases named by GEOIP_CITY_DB/GEOIP_ASN_DB are awaited: a bad one stops the boot naming it.
   let geo: GeoIp | null = null;
   metrics.addCache('geoip', () => geo?.stats() ?? { hits: 0, misses: 0, size: 0 });
+  const dateGeo = (g: GeoIp) => {
+    const built = g.databases.map((d) => d.buildDate.slice(0, 10)).sort()[0];
+    if (built) datasets.setDate('geolite2', built);
+  };
   const opening = geoOpen.then(
     (g) => {
       geo = g;
       logger.info({ databases: g.databases }, 'GeoIP databases open');
-      const built = g.databases.map((d) => d.buildDate.slice(0, 10)).sort()[0];
-      if (built) datasets.setDate('geolite2', built);
+      dateGeo(g);
     },
     (err: unknown) => {
       // A database named in the environment that fails is a configuration error, whatever else failed beside it.
@@ -243,27 +273,95 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
       : logger.warn({ err: String(err) }, 'documentation page not compressed: /docs sends it uncompressed'),
   );
 
+  // SMTP mailbox verification (SMTP_CHECK=on): one verifier, so that its per-host session limit and its verdict cache
+  // are shared by single requests and bulk items alike.
+  const verifier: MailboxVerifier | null = config.smtpCheck
+    ? createMailboxVerifier({
+        resolver,
+        allowPrivate: config.allowPrivateTargets,
+        port: config.smtpPort,
+        heloName: config.smtpHeloName!,
+        mailFrom: config.smtpMailFrom!,
+        timeoutMs: config.smtpTimeoutMs,
+        maxPerHost: config.smtpMaxPerHost,
+        proxy: config.smtpProxy,
+        logger,
+      })
+    : null;
+  if (verifier) {
+    const v = verifier;
+    metrics.addCache('smtp_verdicts', () => {
+      const s = v.stats();
+      return { hits: s.cacheHits, misses: s.cacheMisses, size: s.cacheEntries };
+    });
+    metrics.addCounter('smtp_sessions_total', 'SMTP sessions opened for mailbox verification', () => v.stats().sessions);
+  }
+
   // One handler per operationId of openapi.yaml, checked complete at compile time.
   const handlers = {
-    ...createBankingOperations({ bicOf: banks.resolveBic }),
+    ...createBankingOperations({ banks: () => banks }),
     ...createNetworkOperations({
       resolver,
       mailSecurity: createMailSecurity(resolver, fetchMtaStsPolicy),
       allowSpecialUse: config.allowPrivateTargets,
       tls,
       geo: () => geo,
+      security: () => ipSecurity,
       trustProxy: config.trustProxy,
     }),
-    ...createSecurityOperations({ estimator, ranges, bin }),
-    ...createEmailOperations({ resolver, email, allowSpecialUse: config.allowPrivateTargets }),
+    ...createSecurityOperations({ estimator, ranges, bin: () => bin }),
+    validateEmail: createEmailOperations({ resolver, email: () => email, allowSpecialUse: config.allowPrivateTargets, verifier }).validateEmail,
     ...createAccountOperations({ limiter }),
     ...createBulkOperations({
       document: spec.document,
       maxItems: config.bulkMaxItems,
-      banking: { bicOf: banks.resolveBic },
-      email: { resolver, email, allowSpecialUse: config.allowPrivateTargets },
+      banking: { banks: () => banks },
+      email: { resolver, email: () => email, allowSpecialUse: config.allowPrivateTargets, verifier },
     }),
   } satisfies Handlers;
+
+  // SIGHUP (src/main.ts): every file dataset again. The GeoIP databases are reopened from the same paths (a failure keeps
+  // the ones open; databases that failed at start are tried again); the dates /readyz shows follow each swap.
+  const reloadables: Reloadable[] = [
+    {
+      name: 'geolite2',
+      file: () => Object.values(geoPathsNow ?? {}).join(', ') || 'the GeoIP databases',
+      async reload() {
+        geoPathsNow = await geoPaths(config);
+        const g = await openGeoIp(geoPathsNow);
+        geo = g;
+        dateGeo(g);
+      },
+    },
+    { name: 'bin-ranges', file: () => binPath, reload: async () => void (bin = await loadBin()) },
+    { name: 'bank-codes-national', file: () => banksDir, reload: async () => void (banks = await loadBankDirectory(banksDir)) },
+    {
+      name: 'email-lists',
+      file: () => Object.values(EMAIL_LIST_FILES).join(', '),
+      reload: async () => void (email = createEmailClassifier(await loadEmailLists())),
+    },
+    {
+      name: 'ip-hosting',
+      file: () => hostingPath,
+      async reload() {
+        hosting = await loadHostingRanges(hostingPath);
+        ipSecurity = createIpSecurity(hosting, tor);
+      },
+    },
+    {
+      name: 'ip-tor-exits',
+      file: () => torPath,
+      async reload() {
+        tor = await loadTorExits(torPath);
+        ipSecurity = createIpSecurity(hosting, tor);
+      },
+    },
+    { name: 'datasets', file: () => datasetsPath, reload: async () => datasets.replaceRecords(await loadDatasets(datasetsPath)) },
+  ];
+  let geoPathsNow: { cityDb: string; asnDb: string } | null = null;
+  const reloader = createReloader(reloadables, logger, dateIpLists);
+  metrics.addCounters('dataset_reloads_total', 'Reloads of a file dataset that succeeded (SIGHUP)', 'dataset', () => reloader.counts().reloads);
+  metrics.addCounters('dataset_reload_failures_total', 'Reloads of a file dataset that failed and kept the data loaded before', 'dataset', () => reloader.counts().failures);
 
   let draining = false;
   const readiness = () => ({ keys: keys.loaded && keys.healthy, limits: limiter.healthy(), geoip: geo?.ready === true });
@@ -296,6 +394,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
   };
   return {
     deps,
+    reloader,
     geoLoading,
     keyStore,
     keys,

@@ -30,6 +30,8 @@ export interface Config {
   geoipCityDb: string | null;
   geoipAsnDb: string | null;
   binDataFile: string | null;
+  hostingRangesFile: string | null;
+  torExitFile: string | null;
   trustProxy: boolean;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   workers: number;
@@ -40,6 +42,19 @@ export interface Config {
   rateLimits: boolean;
   shutdownTimeoutMs: number;
   metricsPort: number | null;
+  smtpCheck: boolean;
+  smtpHeloName: string | null;
+  smtpMailFrom: string | null;
+  smtpPort: number;
+  smtpTimeoutMs: number;
+  smtpMaxPerHost: number;
+  smtpProxy: SocksProxy | null;
+}
+
+/** A SOCKS5 proxy the SMTP verification connects through (SMTP_PROXY). */
+export interface SocksProxy {
+  host: string;
+  port: number;
 }
 
 type Parse<T> = (raw: string, name: string) => T;
@@ -110,6 +125,37 @@ export const parseHostPorts: Parse<HostPort[] | null> = (raw, name) => {
   });
 };
 
+/** `socks5://host:port` (a host name or IP address; `[v6]` for IPv6); '' is none. */
+const socksProxy: Parse<SocksProxy | null> = (raw, name) => {
+  const v = raw.trim();
+  if (v === '') return null;
+  const m = /^socks5h?:\/\/(.+)$/i.exec(v);
+  const server = m ? parseHostPortOrName(m[1]) : null;
+  if (!m || !server || !/:\d+$/.test(m[1])) throw new ConfigError(name, `must be socks5://host:port, got "${raw}"`);
+  return { host: server.host, port: server.port };
+};
+
+/** A host name of at least two labels, as EHLO announces it (RFC 5321 §4.1.1.1: the client's fully-qualified domain name). */
+const heloName: Parse<string | null> = (raw, name) => {
+  const v = raw.trim().toLowerCase().replace(/\.$/, '');
+  if (v === '') return null;
+  const labels = v.split('.');
+  if (v.length > 253 || labels.length < 2 || !labels.every((l) => /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/.test(l))) {
+    throw new ConfigError(name, `must be a fully-qualified host name (the verifier's own, with forward and reverse DNS), got "${raw}"`);
+  }
+  return v;
+};
+
+/** The envelope sender of verification sessions: a plain ASCII address (RFC 5321 §4.1.2 Mailbox, no quoting). */
+const mailFrom: Parse<string | null> = (raw, name) => {
+  const v = raw.trim();
+  if (v === '') return null;
+  if (!/^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]{1,64}@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+$/.test(v) || v.length > 254) {
+    throw new ConfigError(name, `must be a plain address such as verify@example.com, got "${raw}"`);
+  }
+  return v;
+};
+
 const level: Parse<Config['logLevel']> = (raw, name) => {
   const v = raw.trim().toLowerCase();
   const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -146,6 +192,8 @@ function settings(cpus: number): Setting<keyof Config>[] {
     s('geoipCityDb', 'GEOIP_CITY_DB', null, optionalText, 'MaxMind City database; default: the bundled GeoLite2 City under DATA_DIR/geoip'),
     s('geoipAsnDb', 'GEOIP_ASN_DB', null, optionalText, 'MaxMind ASN database; default: the bundled GeoLite2 ASN under DATA_DIR/geoip'),
     s('binDataFile', 'BIN_DATA_FILE', null, optionalText, 'BIN ranges CSV (binlist column layout); default: the bundled data/bin/ranges.csv'),
+    s('hostingRangesFile', 'HOSTING_RANGES_FILE', null, optionalText, 'hosting-provider ranges, lines "cidr,provider"; default: the bundled data/ip/hosting-ranges.csv'),
+    s('torExitFile', 'TOR_EXIT_FILE', null, optionalText, 'Tor exit addresses, one per line (or the exit list format); default: the bundled data/ip/tor-exits.txt'),
     s('trustProxy', 'TRUST_PROXY', false, bool, 'take the client address of GET /api/v1/ip from X-Forwarded-For'),
     s('logLevel', 'LOG_LEVEL', 'info', level, 'pino level'),
     s('workers', 'WORKERS', 1, workers(cpus), 'processes serving the port (auto = number of CPUs)'),
@@ -157,6 +205,13 @@ function settings(cpus: number): Setting<keyof Config>[] {
     s('validateResponses', 'VALIDATE_RESPONSES', false, bool, 'validate every response against openapi.yaml (slow; for debugging)'),
     s('shutdownTimeoutMs', 'SHUTDOWN_TIMEOUT_MS', 10000, int(0, 600000), 'how long in-flight requests may finish after SIGTERM'),
     s('metricsPort', 'METRICS_PORT', null, optionalPort, 'when set, GET /metrics is served on this port only (same HOST), not on PORT'),
+    s('smtpCheck', 'SMTP_CHECK', false, onOff, 'on lets email requests ask for SMTP mailbox verification (smtp=true); needs outbound port 25, SMTP_HELO_NAME and SMTP_MAIL_FROM'),
+    s('smtpHeloName', 'SMTP_HELO_NAME', null, heloName, 'the host name sent in EHLO/HELO (required when SMTP_CHECK=on; forward and reverse DNS should match it)'),
+    s('smtpMailFrom', 'SMTP_MAIL_FROM', null, mailFrom, 'the MAIL FROM address of verification sessions (required when SMTP_CHECK=on)'),
+    s('smtpPort', 'SMTP_PORT', 25, int(1, 65535), 'port of the MX hosts'),
+    s('smtpTimeoutMs', 'SMTP_TIMEOUT_MS', 10000, int(1, 120000), 'budget for the whole dialogue with one MX host (connect to QUIT)'),
+    s('smtpMaxPerHost', 'SMTP_MAX_PER_HOST', 2, int(1, 100), 'simultaneous SMTP sessions to one MX host, single requests and bulk items together'),
+    s('smtpProxy', 'SMTP_PROXY', null, socksProxy, 'socks5://host:port: reach MX hosts through this SOCKS5 proxy; default: direct connections'),
   ];
 }
 
@@ -175,6 +230,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cpus = 1): Read
   const config = out as Config;
   if (config.metricsPort !== null && config.metricsPort !== 0 && config.metricsPort === config.port) {
     throw new ConfigError('METRICS_PORT', `must differ from PORT (${config.port}): /metrics is served on its own port`);
+  }
+  // A verification without a sender or a name to announce would be refused by every server: say so at boot.
+  if (config.smtpCheck) {
+    if (config.smtpHeloName === null) throw new ConfigError('SMTP_HELO_NAME', 'is required when SMTP_CHECK=on (the verifier\'s host name, with forward and reverse DNS)');
+    if (config.smtpMailFrom === null) throw new ConfigError('SMTP_MAIL_FROM', 'is required when SMTP_CHECK=on (the envelope sender of verification sessions)');
   }
   return Object.freeze(config);
 }

@@ -157,6 +157,13 @@ function pipelineOf(socket: Socket): Pipeline {
   return p;
 }
 
+/** A finished response leaves its connection's queue: one listener for every response, not a closure per request. */
+function onResponseFinish(this: ServerResponse): void {
+  const p = pipelines.get(this.req.socket as Socket);
+  const i = p ? p.unanswered.indexOf(this) : -1;
+  if (i >= 0) p!.unanswered.splice(i, 1);
+}
+
 function tooManyPipelined(p: Pipeline): ApiError | null {
   if (p.unanswered.length < MAX_PIPELINED_REQUESTS) return null;
   return new ApiError(503, 'SERVICE_UNAVAILABLE', `more than ${MAX_PIPELINED_REQUESTS} pipelined requests wait on this connection: send the rest on a new one`);
@@ -188,7 +195,7 @@ export function createHttpServer(app: { callback(): RequestListener }, overrides
         return refuse(req, res, refused);
       }
       p.unanswered.push(res);
-      res.once('finish', () => p.unanswered.splice(p.unanswered.indexOf(res), 1));
+      res.on('finish', onResponseFinish);
       handle(req, res);
     },
   );

@@ -10,6 +10,11 @@ const INSTITUTION = /^[A-Z]{4}$/;
 const LOCATION = /^[A-Z0-9]{2}$/;
 const BRANCH = /^[A-Z0-9]{3}$/;
 
+/** Whether a normalised 11-character BIC is in a bank directory, and its bank's name (adapters/bank-data). */
+export type BicDirectoryLookup = (bic: string) => { inDirectory: boolean; bankName: string | null };
+
+const NO_DIRECTORY: BicDirectoryLookup = () => ({ inDirectory: false, bankName: null });
+
 export function normaliseBic(input: string): string {
   return input.trim().toUpperCase().replace(/[\s-]+/g, '');
 }
@@ -17,8 +22,9 @@ export function normaliseBic(input: string): string {
 /**
  * Validate a BIC: the verdict with whatever fields could be extracted. What openapi.yaml's Bic parameter admits
  * (1-64 letters, digits, spaces, dashes) is all the operation passes here; anything else still gets a verdict.
+ * `directory` says whether a valid BIC is listed (default: no directory, so never).
  */
-export function validateBic(input: string): BicResult {
+export function validateBic(input: string, directory: BicDirectoryLookup = NO_DIRECTORY): BicResult {
   const raw = normaliseBic(input);
   const normalised = raw.length === 8 ? `${raw}XXX` : raw;
   // A card number sent here by mistake comes back masked to its last four digits, in every field sliced from it. A card
@@ -34,5 +40,7 @@ export function validateBic(input: string): BicResult {
     isCountryCode(countryCode) &&
     LOCATION.test(locationCode) &&
     BRANCH.test(branchCode);
-  return { bic, valid, bankCode, countryCode, locationCode, branchCode };
+  // Only a well-formed BIC is looked up: an invalid one is in no directory.
+  const { inDirectory, bankName } = valid ? directory(bic) : NO_DIRECTORY(bic);
+  return { bic, valid, bankCode, countryCode, locationCode, branchCode, inDirectory, bankName };
 }

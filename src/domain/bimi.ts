@@ -1,5 +1,6 @@
 // BIMI assertion record at default._bimi.DOMAIN (IETF draft-brand-indicators-for-message-identification): v=BIMI1, l= logo, a= evidence.
 import { dmarcTags, type AppliedPolicy } from './dmarc.js';
+import { parseUrl } from './url.js';
 
 export interface BimiResult {
   /** A record starting with `v=BIMI1` exists at `default._bimi.DOMAIN`. */
@@ -16,13 +17,7 @@ const VERSION = /^v=BIMI1[ \t]*(;|$)/;
 
 export const bimiName = (domain: string): string => `default._bimi.${domain}`;
 
-const httpsUrl = (u: string): boolean => {
-  try {
-    return new URL(u).protocol === 'https:';
-  } catch {
-    return false;
-  }
-};
+const httpsUrl = (u: string): boolean => parseUrl(u)?.protocol === 'https:';
 
 /**
  * Parse the TXT strings of default._bimi.DOMAIN and judge them with the DMARC policy that applies to DOMAIN (for a

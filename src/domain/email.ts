@@ -1,7 +1,7 @@
 // Email address syntax and classification (RFC 5321 §4.5.3.1 lengths, RFC 5322 addr-spec, RFC 6531 UTF-8 local parts, IDNA domains).
-import { domainToASCII } from 'node:url';
 import isEmailModule from 'validator/lib/isEmail.js';
 import { maskCardNumbers } from './card.js';
+import { domainToAscii } from './idna.js';
 import { MAJOR_PROVIDERS, POPULAR_EMAIL_DOMAINS } from './popular-mail-domains.js';
 
 export interface ParsedEmail {
@@ -41,12 +41,15 @@ const MAX_ADDRESS_OCTETS = 254;
 const LDH_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 const TLD = /^(?:[a-z]{2,63}|xn--[a-z0-9-]{1,59})$/;
 
+/** Characters that end a host in a URL, or never belong to one: not even UTS #46 mapping may see them. */
+const NOT_IN_A_DOMAIN = /[\s%/\\@[\]?#]/;
+
 const octets = (s: string): number => Buffer.byteLength(s, 'utf8');
 
-/** IDN → lower-case A-labels (UTS #46 via WHATWG URL); "" when the text cannot be a domain. */
+/** IDN → lower-case A-labels (UTS #46 as WHATWG URLs process it, src/domain/idna.ts); "" when the text cannot be a domain. */
 export function toAsciiDomain(text: string): string {
-  if (!text || /[\s%/\\@[\]?#]/.test(text)) return '';
-  return domainToASCII(text);
+  if (!text || NOT_IN_A_DOMAIN.test(text)) return '';
+  return domainToAscii(text) ?? '';
 }
 
 /** A mail domain: ≥ 2 LDH labels of 1-63 octets, ≤ 253 octets, alphabetic (or IDN xn--) TLD. No trailing dot. */
@@ -67,12 +70,15 @@ const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
 const codePoint = (ch: string): string => `U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
 
 /** The first format rule `user@domain` breaks, or undefined when it is well-formed. */
-function formatProblemOf(text: string, user: string, ascii: string, email: string): string | undefined {
+function formatProblemOf(text: string, user: string, rawDomain: string, ascii: string, email: string): string | undefined {
   const invisible = INVISIBLE.exec(text);
   if (invisible) return `contains an invisible or control character (${codePoint(invisible[0])})`;
   if (user.length === 0) return 'the local part (before the @) is empty';
   if (octets(user) > MAX_LOCAL_OCTETS) return `the local part is longer than ${MAX_LOCAL_OCTETS} octets`;
   if (octets(email) > MAX_ADDRESS_OCTETS) return `the address is longer than ${MAX_ADDRESS_OCTETS} octets`;
+  if (ascii === '' && !NOT_IN_A_DOMAIN.test(rawDomain) && /xn--|[^\x00-\x7f]/i.test(rawDomain)) {
+    return 'the domain is not a valid internationalised domain name (UTS #46)';
+  }
   if (!isMailDomain(ascii)) return 'the domain is not a host name of at least two labels with an alphabetic top-level domain';
   const ok = isEmail(forSyntaxCheck(user, ascii), {
     allow_display_name: false,
@@ -95,7 +101,7 @@ export function parseEmailAddress(input: string): ParsedEmail {
   const ascii = toAsciiDomain(rawDomain);
   const domain = ascii || rawDomain.toLowerCase();
   const email = `${user}@${domain}`;
-  const formatProblem = formatProblemOf(s, user, ascii, email);
+  const formatProblem = formatProblemOf(s, user, rawDomain, ascii, email);
   return formatProblem ? { email, user, domain, validFormat: false, formatProblem } : { email, user, domain, validFormat: true };
 }
 

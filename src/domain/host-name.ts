@@ -1,6 +1,6 @@
 // Host and DNS names as the API takes them (RFC 1123 §2.1 LDH labels, RFC 2181 §11 for '_' in DNS names, UTS #46 for IDNs):
 // the grammar of the DnsName and TlsHost parameters of openapi.yaml, one place for both operations.
-import { domainToASCII } from 'node:url';
+import { domainToAscii } from './idna.js';
 
 export interface NameRules {
   /** '_' allowed in labels (DNS names such as _dmarc.example.com; never in a host name). */
@@ -25,8 +25,8 @@ const NUMBER = /^(?:[0-9]+|0x[0-9a-f]*)$/;
 const NOT_IN_A_NAME = /[\s%/\\@[\]?#:]/;
 
 /**
- * A name in lower-case A-labels without its trailing dot, or why it is none. ASCII input is only lower-cased (an
- * `xn--` label is taken as written, as DNS does); input with non-ASCII characters goes through UTS #46 (WHATWG URL).
+ * A name in lower-case A-labels without its trailing dot, or why it is none. Every name goes through UTS #46 as WHATWG
+ * URLs process it (src/domain/idna.ts), so an `xn--` label that is no valid A-label (`xn--zz`) is refused on any Node.
  */
 export function parseName(input: string, rules: NameRules): ParsedName {
   if (typeof input !== 'string') return { ok: false, reason: 'not a string' };
@@ -34,11 +34,11 @@ export function parseName(input: string, rules: NameRules): ParsedName {
   if (s.endsWith('.')) s = s.slice(0, -1);
   if (s === '') return { ok: false, reason: 'empty' };
   if (s.length > 4 * MAX_NAME) return { ok: false, reason: `longer than ${MAX_NAME} characters` };
-  let ascii: string;
-  if (/^[\x00-\x7f]*$/.test(s)) ascii = s.toLowerCase();
-  else {
-    ascii = NOT_IN_A_NAME.test(s) ? '' : domainToASCII(s);
-    if (ascii === '') return { ok: false, reason: 'not a valid internationalised domain name' };
+  const isAscii = /^[\x00-\x7f]*$/.test(s);
+  // A non-ASCII name with a URL delimiter is none (mapping could turn a full-width form into the delimiter itself).
+  const ascii = !isAscii && NOT_IN_A_NAME.test(s) ? null : domainToAscii(s);
+  if (ascii === null) {
+    return { ok: false, reason: isAscii ? 'an xn-- label that is not a valid A-label (UTS #46)' : 'not a valid internationalised domain name' };
   }
   if (ascii.length > MAX_NAME) return { ok: false, reason: `longer than ${MAX_NAME} characters` };
   const labels = ascii.split('.');

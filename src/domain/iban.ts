@@ -4,10 +4,16 @@ import { maskCardNumbers } from './card.js';
 import { ibanVerdict } from './iban-check.js';
 import { type CheckMethodOf, germanCheckMethod } from './iban-national.js';
 import { splitBban } from './iban-bban.js';
+import { inSepaScope } from './sepa.js';
 import type { components } from '../../generated/api.js';
 
 /** The BIC of a bank from its country and national bank code (adapters/bank-data/bank-directory.ts); null when unknown. */
 export type BicLookup = (countryCode: string, bankCode: string) => string | null;
+
+/** The bank's name from its country and national bank code (the same tables as BicLookup); null when unknown. */
+export type BankNameLookup = (countryCode: string, bankCode: string) => string | null;
+
+const NO_NAMES: BankNameLookup = () => null;
 
 /** The contract's IbanResult (openapi.yaml is the source of truth). */
 export type IbanResult = components['schemas']['IbanResult'];
@@ -29,9 +35,10 @@ export function normaliseIban(input: string): string {
  * Validate an IBAN: the verdict with every field that can be extracted. The BIC is resolved through `bicOf` from the
  * bank code even when the IBAN fails, as long as a bank code is there. What openapi.yaml's Iban parameter admits
  * (1-64 letters, digits, spaces, dashes) is all the operation passes here; anything else still gets a verdict.
- * `methodOf` gives a German bank code's account check method (default: the shipped table).
+ * `methodOf` gives a German bank code's account check method (default: the shipped table); `nameOf` the bank's name
+ * (default: none known).
  */
-export function validateIban(input: string, bicOf: BicLookup, methodOf: CheckMethodOf = germanCheckMethod): IbanResult {
+export function validateIban(input: string, bicOf: BicLookup, methodOf: CheckMethodOf = germanCheckMethod, nameOf: BankNameLookup = NO_NAMES): IbanResult {
   const normalised = normaliseIban(input);
   const given = checkDigitsOf(normalised);
   const verdict = given !== '' && !NEVER_ISSUED.has(given) ? ibanVerdict(normalised, methodOf) : null;
@@ -48,7 +55,8 @@ export function validateIban(input: string, bicOf: BicLookup, methodOf: CheckMet
     ? splitBban(countryCode, iban.slice(4))
     : { bankCode: '', branchCode: null, accountNumber: '' };
 
-  const bic = countryCode && fields.bankCode !== '' ? bicOf(countryCode, fields.bankCode) : null;
+  const known = countryCode !== '' && fields.bankCode !== '';
+  const bic = known ? bicOf(countryCode, fields.bankCode) : null;
   const bicValid = bic !== null && validateBic(bic).valid;
 
   return {
@@ -61,6 +69,8 @@ export function validateIban(input: string, bicOf: BicLookup, methodOf: CheckMet
     accountNumber: fields.accountNumber,
     bic,
     bicValid,
+    bankName: known ? nameOf(countryCode, fields.bankCode) : null,
+    sepa: inSepaScope(countryCode),
     nationalCheck: verdict?.nationalCheck ?? 'not-applicable',
   };
 }

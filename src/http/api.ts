@@ -194,14 +194,18 @@ export async function createApi(deps: ApiDeps): Promise<{ handle: (ctx: KoaConte
     validationFail: (c: Context) => {
       throw validationError(c.validation.errors ?? []);
     },
-    postResponseHandler: (c: Context): Reply => {
-      const reply = c.response as Reply;
-      const problem = deps.responseCheck?.check(c.operation.operationId!, reply.status, reply.body);
-      if (problem) throw new Error(`response does not honour the contract: ${problem}`);
-      return reply;
-    },
     ...(deps.handlers as unknown as Record<string, (c: Context, ctx: KoaContext) => unknown>),
   });
+  // Registered only when it decides something (VALIDATE_RESPONSES), like every hook here (docs/adr/0010).
+  const { responseCheck } = deps;
+  if (responseCheck) {
+    api.register('postResponseHandler', (c: Context): Reply => {
+      const reply = c.response as Reply;
+      const problem = responseCheck.check(c.operation.operationId!, reply.status, reply.body);
+      if (problem) throw new Error(`response does not honour the contract: ${problem}`);
+      return reply;
+    });
+  }
 
   /** One API request through openapi-backend; the error middleware awaits the reply and writes it. */
   const handle = (ctx: KoaContext): Promise<Reply> => {

@@ -1,11 +1,19 @@
 // Banking operations (openapi.yaml tag Banking): IBAN (ISO 13616) and BIC (ISO 9362) structure checks.
-import { validateBic } from '../domain/bic.js';
-import { validateIban, type BicLookup } from '../domain/iban.js';
+import { validateBic, type BicDirectoryLookup } from '../domain/bic.js';
+import { validateIban, type BankNameLookup, type BicLookup } from '../domain/iban.js';
+import { germanCheckMethod } from '../domain/iban-national.js';
 import type { OperationHandler } from './types.js';
 
+/** The bank directory in use (adapters/bank-data/bank-directory.ts): one object per load, swapped whole on a reload. */
+export interface BankLookups {
+  resolveBic: BicLookup;
+  bankName: BankNameLookup;
+  bicEntry: BicDirectoryLookup;
+}
+
 export interface BankingDeps {
-  /** Bank code to BIC (adapters/bank-data/bank-directory.ts resolveBic). */
-  bicOf: BicLookup;
+  /** The directory at the time of the call: each request reads it once and answers from that one. */
+  banks: () => BankLookups;
 }
 
 export function createBankingOperations(deps: BankingDeps): {
@@ -15,12 +23,13 @@ export function createBankingOperations(deps: BankingDeps): {
   return {
     /** The validator admits 1-64 letters, digits, spaces and dashes with one letter or digit (openapi.yaml Iban). */
     validateIban({ request }) {
-      return { status: 200, body: validateIban(request.params.iban, deps.bicOf) };
+      const banks = deps.banks();
+      return { status: 200, body: validateIban(request.params.iban, banks.resolveBic, germanCheckMethod, banks.bankName) };
     },
 
     /** The validator admits what it admits for an IBAN (openapi.yaml Bic). */
     validateBic({ request }) {
-      return { status: 200, body: validateBic(request.params.bic) };
+      return { status: 200, body: validateBic(request.params.bic, deps.banks().bicEntry) };
     },
   };
 }

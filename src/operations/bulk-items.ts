@@ -8,7 +8,7 @@ import { validationError } from '../error-answers.js';
 export interface BulkSpec {
   operationId: string;
   single: string;
-  /** The single operation's parameter (`iban`, `bic`, `address`) and where it travels. */
+  /** The single operation's one required parameter (`iban`, `bic`, `address`) and where it travels. */
   field: string;
   location: 'path' | 'query';
   schema: Record<string, unknown>;
@@ -27,8 +27,9 @@ export function bulkSpecs(document: Record<string, any>, maxItems: number): Map<
   for (const [operationId, op] of ops) {
     const single = op['x-bulk-of'];
     if (typeof single !== 'string') continue;
-    const params = (ops.get(single)?.parameters ?? []).map((p: unknown) => resolve(document, p));
-    if (params.length !== 1 || (params[0].in !== 'path' && params[0].in !== 'query')) throw new Error(`${operationId}: x-bulk-of needs one path or query parameter`);
+    // The item is the single operation's one required parameter; its optional ones are options of the whole body.
+    const params = (ops.get(single)?.parameters ?? []).map((p: unknown) => resolve(document, p)).filter((p: any) => p.required === true);
+    if (params.length !== 1 || (params[0].in !== 'path' && params[0].in !== 'query')) throw new Error(`${operationId}: x-bulk-of needs one required path or query parameter`);
     const schema = params[0].schema as Record<string, unknown>;
     const maxLength = Number(schema.maxLength);
     if (!Number.isSafeInteger(maxLength)) throw new Error(`${operationId}: the items' schema needs a maxLength`);

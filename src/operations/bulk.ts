@@ -128,10 +128,22 @@ export function createBulkOperations(deps: BulkDeps): {
     },
 
     async validateEmails({ request }) {
-      const { validateEmail } = createEmailOperations({ ...deps.email, resolver: onceEach(deps.email.resolver) });
-      const results = await mapBounded(request.requestBody.items, EMAIL_CONCURRENCY, (address) =>
+      // Every item on the lists in use when the request came, whatever a reload swaps meanwhile.
+      const lists = deps.email.email();
+      const { validateEmail, deliverabilities } = createEmailOperations({ ...deps.email, email: () => lists, resolver: onceEach(deps.email.resolver) });
+      const { items, smtp = false } = request.requestBody;
+      const results = await mapBounded(items, EMAIL_CONCURRENCY, (address) =>
         answer<'validateEmail'>(emailCheck, address, async () => validateEmail(context<'validateEmail'>({ query: { address } }))),
       );
+      if (smtp) {
+        // Verified together once every address is checked: one domain's addresses share sessions and one catch-all probe.
+        const answered = results.flatMap((r, i) => (r.status === 200 ? [i] : []));
+        const verdicts = await deliverabilities(answered.map((i) => items[i]), true);
+        answered.forEach((i, k) => {
+          const r = results[i];
+          if (r.status === 200) r.result = { ...r.result, deliverability: verdicts[k] };
+        });
+      }
       return { status: 200, body: { results } };
     },
   };

@@ -1,28 +1,91 @@
-// Email operation (openapi.yaml tag Email): address syntax (RFC 5321/5322), MX (RFC 7505 null MX) and A/AAAA, list checks.
+// Email operation (openapi.yaml tag Email): address syntax (RFC 5321/5322), MX (RFC 7505 null MX) and A/AAAA, list
+// checks, and on request SMTP mailbox verification (its deliverability object).
 import type { DnsResolver } from '../adapters/dns/resolver.js';
-import { maskEchoedEmail, parseEmailAddress, type EmailClassifier } from '../domain/email.js';
+import type { MailboxVerifier } from '../adapters/smtp/mailbox-verifier.js';
+import { maskCardNumbers } from '../domain/card.js';
+import { maskEchoedEmail, parseEmailAddress, type EmailClassifier, type ParsedEmail } from '../domain/email.js';
+import { verdictWithoutSession, type Deliverability } from '../domain/smtp-reply.js';
 import { specialUseReason } from '../domain/special-use-names.js';
+import { UpstreamFailure } from '../errors.js';
 import type { OperationHandler } from './types.js';
 
 export interface EmailDeps {
   resolver: DnsResolver;
-  /** Role, disposable, free-provider and typo classification over the reference lists loaded at start. */
-  email: EmailClassifier;
+  /** Role, disposable, free-provider and typo classification over the lists loaded now: read once per request. */
+  email: () => EmailClassifier;
   /** Look up special-use and single-label domains too (ALLOW_PRIVATE_TARGETS; test set-ups only). */
   allowSpecialUse?: boolean;
+  /** SMTP mailbox verification; null when the operator has it off (SMTP_CHECK=off). */
+  verifier?: MailboxVerifier | null;
 }
 
-export function createEmailOperations(deps: EmailDeps): { validateEmail: OperationHandler<'validateEmail'> } {
+/** Domains verified at once by one request (each domain's sessions are bounded per MX host besides). */
+export const SMTP_DOMAIN_CONCURRENCY = 16;
+
+export interface EmailOperations {
+  validateEmail: OperationHandler<'validateEmail'>;
+  /**
+   * The deliverability of each address (same order): `not_checked` when not requested, turned off or malformed, else
+   * the verifier's verdict, the addresses of one domain verified together (shared sessions, one catch-all probe).
+   */
+  deliverabilities(addresses: readonly string[], requested: boolean): Promise<Deliverability[]>;
+}
+
+export function createEmailOperations(deps: EmailDeps): EmailOperations {
   const { resolver } = deps;
+  /** A domain the DNS operation refuses (printer.local) is never looked up, for mail servers neither. */
+  const lookedUp = (parsed: ParsedEmail) => parsed.validFormat && (deps.allowSpecialUse || specialUseReason(parsed.domain) === null);
+
+  /** The verdict made without a session, or null when the verifier is to be asked. */
+  function withoutSession(parsed: ParsedEmail, requested: boolean): Deliverability | null {
+    if (!requested) return verdictWithoutSession('not_checked', 'not_requested');
+    if (!deps.verifier) return verdictWithoutSession('not_checked', 'disabled');
+    if (!parsed.validFormat) return verdictWithoutSession('not_checked', 'invalid_format');
+    if (!lookedUp(parsed)) return verdictWithoutSession('undeliverable', 'no_mail_server');
+    return null;
+  }
+
+  async function deliverabilities(addresses: readonly string[], requested: boolean): Promise<Deliverability[]> {
+    const out = new Array<Deliverability>(addresses.length);
+    const byDomain = new Map<string, Array<{ index: number; user: string }>>();
+    addresses.forEach((address, index) => {
+      const parsed = parseEmailAddress(address);
+      const settled = withoutSession(parsed, requested);
+      if (settled) out[index] = settled;
+      else byDomain.set(parsed.domain, [...(byDomain.get(parsed.domain) ?? []), { index, user: parsed.user }]);
+    });
+    const domains = [...byDomain];
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < domains.length) {
+        const [domain, items] = domains[next++];
+        let verdicts: Deliverability[];
+        try {
+          verdicts = await deps.verifier!.verify(domain, items.map((i) => i.user));
+        } catch (err) {
+          // The domain's MX answer was there a moment ago (the address checks asked for it): no mail server reached.
+          if (!(err instanceof UpstreamFailure)) throw err;
+          verdicts = items.map(() => verdictWithoutSession('unknown', 'connection_failed'));
+        }
+        // An implicit MX is the domain itself: a card number in it is masked here as in `domain`.
+        items.forEach((item, i) => (out[item.index] = { ...verdicts[i], mxHost: verdicts[i].mxHost === null ? null : maskCardNumbers(verdicts[i].mxHost!) }));
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(SMTP_DOMAIN_CONCURRENCY, domains.length) }, worker));
+    return out;
+  }
+
   return {
+    deliverabilities,
     /** The validator guarantees the address, 1-320 characters (absent: MISSING_PARAMETER, empty: INVALID_FORMAT). */
     async validateEmail({ request }) {
       const address = request.query.address;
+      const email = deps.email(); // the lists at the start of the request, whatever a reload swaps meanwhile
       const parsed = parseEmailAddress(address);
       let mxRecord = false;
       let aRecord = false;
       // A special-use domain (printer.local) is never sent to the resolver: no MX, no A (openapi.yaml validateEmail).
-      if (parsed.validFormat && (deps.allowSpecialUse || specialUseReason(parsed.domain) === null)) {
+      if (lookedUp(parsed)) {
         const [mx, a, aaaa] = await Promise.all([
           resolver.query(parsed.domain, 'MX'),
           resolver.query(parsed.domain, 'A'),
@@ -32,19 +95,23 @@ export function createEmailOperations(deps: EmailDeps): { validateEmail: Operati
         mxRecord = mx.records.some((r) => r.value !== '.' && r.value !== '');
         aRecord = a.records.length > 0 || aaaa.records.length > 0;
       }
+      const [deliverability] = await deliverabilities([address], request.query.smtp === 'true');
       return {
         status: 200,
         // Card numbers are masked in the echoed fields; formatProblem says why validFormat is false.
-        body: maskEchoedEmail({
-          email: parsed.email,
-          user: parsed.user,
-          domain: parsed.domain,
-          validFormat: parsed.validFormat,
-          ...(parsed.formatProblem === undefined ? {} : { formatProblem: parsed.formatProblem }),
-          mxRecord,
-          aRecord,
-          ...deps.email.classifyEmail(parsed),
-        }),
+        body: {
+          ...maskEchoedEmail({
+            email: parsed.email,
+            user: parsed.user,
+            domain: parsed.domain,
+            validFormat: parsed.validFormat,
+            ...(parsed.formatProblem === undefined ? {} : { formatProblem: parsed.formatProblem }),
+            mxRecord,
+            aRecord,
+            ...email.classifyEmail(parsed),
+          }),
+          deliverability,
+        },
       };
     },
   };

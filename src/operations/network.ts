@@ -2,6 +2,7 @@
 // TLS certificate inspection (RFC 8446, RFC 5280) and IP geolocation (RFC 791, RFC 8200 addresses).
 import type { DnsResolver } from '../adapters/dns/resolver.js';
 import type { GeoIp, GeoResult } from '../adapters/geoip/geoip-reader.js';
+import type { IpSecurity, IpSecurityLookup } from '../adapters/ip-data/ip-lists.js';
 import type { MailSecurity } from '../adapters/mail/mail-security.js';
 import type { TlsProber } from '../adapters/tls/prober.js';
 import { normaliseLookupDomain, parseRecordTypes } from '../domain/dns-query.js';
@@ -21,6 +22,8 @@ export interface NetworkDeps {
   tls: TlsProber;
   /** The open databases, or null while they are still loading. */
   geo: () => GeoIp | null;
+  /** The hosting and Tor flags from the lists loaded now (adapters/ip-data/ip-lists.ts). */
+  security: () => IpSecurityLookup;
   /** Take the client address from the left-most X-Forwarded-For entry (TRUST_PROXY=true). */
   trustProxy: boolean;
 }
@@ -55,8 +58,26 @@ function clientAddress(req: Pick<OperationRequest<'lookupOwnIp'>, 'ip' | 'header
   return req.ip;
 }
 
+/** The location fields of an address neither GeoIP database knows. */
+const NO_LOCATION: Omit<GeoResult, 'ip' | 'ipType'> = {
+  countryCode: null,
+  countryName: null,
+  regionName: null,
+  regionCode: null,
+  cityName: null,
+  continentCode: null,
+  continentName: null,
+  lat: null,
+  lng: null,
+  zipCode: null,
+  timezone: null,
+  isEU: false,
+  asn: null,
+  asnOrganization: null,
+};
+
 export function createNetworkOperations(deps: NetworkDeps): NetworkOperations {
-  function locate(input: string, field: string, whose: string): Reply<200, GeoResult> {
+  function locate(input: string, field: string, whose: string): Reply<200, GeoResult & { security: IpSecurity }> {
     const c = classifyIp(input);
     if (!c) throw invalidFormat(field, 'not an IPv4 or IPv6 address');
     if (!c.public) throw notFound(`${whose} ${c.address} is not public (${c.range}); it has no geolocation`);
@@ -64,8 +85,13 @@ export function createNetworkOperations(deps: NetworkDeps): NetworkOperations {
     if (!geo) throw serviceUnavailable('geolocation data is loading');
     if (!geo.ready) throw serviceUnavailable('geolocation data is not available: the GeoIP databases could not be opened', 60);
     const found = geo.lookup(c);
-    if (!found) throw notFound(`no geolocation data for address ${c.address}`);
-    return { status: 200, body: found };
+    const security = deps.security().lookup(c);
+    if (found) return { status: 200, body: { ...found, security } };
+    // The flags are what the caller wants: an address only a hosting or Tor list knows is answered, not 404.
+    if (security.isHosting === true || security.isTor === true) {
+      return { status: 200, body: { ip: c.address, ipType: c.version === 4 ? 'IPV4' : 'IPV6', ...NO_LOCATION, security } };
+    }
+    throw notFound(`no geolocation data for address ${c.address}`);
   }
 
   return {

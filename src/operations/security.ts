@@ -9,7 +9,8 @@ import type { OperationHandler } from './types.js';
 export interface SecurityDeps {
   estimator: StrengthEstimator;
   ranges: RangeClient;
-  bin: BinTable;
+  /** The BIN table in use: read once per request (a reload swaps it whole). */
+  bin: () => BinTable;
 }
 
 export function createSecurityOperations(deps: SecurityDeps): {
@@ -28,7 +29,7 @@ export function createSecurityOperations(deps: SecurityDeps): {
 
     /** The validator admits 1-64 characters with a digit (openapi.yaml CardValidationRequest); only the last four come back. */
     validateCard({ request }) {
-      return { status: 200, body: validateCard(request.requestBody.cardNumber, deps.bin) };
+      return { status: 200, body: validateCard(request.requestBody.cardNumber, deps.bin()) };
     },
   };
 }

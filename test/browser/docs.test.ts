@@ -34,7 +34,7 @@ interface DocumentedOperation {
 }
 
 const spec = parse(readFileSync(join(ROOT, 'openapi.yaml'), 'utf8'));
-const ERROR_CODES: string[] = spec.components.schemas.ErrorInfo.properties.code.enum;
+const ERROR_CODES: string[] = spec.components.schemas.ErrorCode.enum;
 
 function deref(node: any): any {
   if (node && typeof node.$ref === 'string') {

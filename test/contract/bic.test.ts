@@ -12,7 +12,24 @@ describe('GET /api/v1/bic/{bic}', () => {
   it('answers the full result for DEUTDEFF', async () => {
     const res = await h.call('/api/v1/bic/DEUTDEFF');
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ bic: 'DEUTDEFFXXX', valid: true, bankCode: 'DEUT', countryCode: 'DE', locationCode: 'FF', branchCode: 'XXX' });
+    expect(res.body).toEqual({ bic: 'DEUTDEFFXXX', valid: true, bankCode: 'DEUT', countryCode: 'DE', locationCode: 'FF', branchCode: 'XXX', inDirectory: true, bankName: 'Deutsche Bank' });
+  });
+
+  it.each([
+    ['a German head office', 'DEUTDEFF', true, 'Deutsche Bank'],
+    ['a listed branch BIC (Bundesbank)', 'GENODEF1M04', true, 'Hausbank München'],
+    ['a Belgian bank (national registry)', 'GEBABEBB', true, 'BNP Paribas Fortis'],
+    ['a French bank known to iban-to-bic and the registry', 'BNPAFRPP', true, 'BNP PARIBAS'],
+    ['well-formed, in no directory', 'ZZZZDEFFXXX', false, null],
+    ['an unlisted branch of a listed bank', 'DEUTDEFF123', false, null],
+    ['outside the 43 countries (no directory)', 'CHASUS33', false, null],
+    ['invalid (country ZZ)', 'DEUTZZFF', false, null],
+  ])('%s: %s -> inDirectory %s, bankName %s', async (_label, bic, inDirectory, bankName) => {
+    const res = await h.call(`/api/v1/bic/${bic}`);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ inDirectory, bankName });
+    // A directory miss is not a structural failure: the answer stays valid for a well-formed BIC.
+    if (bic === 'ZZZZDEFFXXX') expect(res.body.valid).toBe(true);
   });
 
   it.each([

@@ -30,8 +30,27 @@ describe('GET /api/v1/iban/{iban}', () => {
       accountNumber: '0532013000',
       bic: 'COBADEFFXXX',
       bicValid: true,
+      bankName: 'Commerzbank',
+      sepa: true,
       nationalCheck: 'passed',
     });
+  });
+
+  it.each([
+    ['DE: the Bundesbank name', 'DE89370400440532013000', 'Commerzbank', true],
+    ['BE: the national registry name', 'BE71096123456769', 'BELFIUS BANK', true],
+    ['BE: a bank code in no table (directory miss)', 'BE68539007547034', null, true],
+    ['GB: the registry name', 'GB29NWBK60161331926819', 'NATIONAL WESTMINSTER BANK PUBLIC LIMITED COMPANY', true],
+    ['CH: in SEPA outside the EEA', 'CH5604835012345678009', 'UBS Switzerland AG (formerly Credit Suisse)', true],
+    ['AT: filled by iban-to-bic, named by the registry', 'AT483200000012345864', 'RAIFFEISENLANDESBANK NIEDERÖSTERREICH-WIEN AG', true],
+    ['SM: in SEPA by the EPC list, no bank table', 'SM86U0322509800000000270100', null, true],
+    ['GF: a French overseas department, in SEPA', 'GF4120041010050500013M02606', null, true],
+    ['TR: not in SEPA', 'TR330006100519786457841326', null, false],
+    ['NC: the French IBAN format, outside SEPA; no French BIC or name for it', 'NC8420041010050500013M02606', null, false],
+  ])('%s: %s -> bankName %s, sepa %s', async (_label, iban, bankName, sepa) => {
+    const res = await h.call(`/api/v1/iban/${iban}`);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ valid: true, bankName, sepa });
   });
 
   it('answers a broken checksum with 200 valid false and the extracted fields', async () => {

@@ -1,8 +1,9 @@
 // The service's own routes (tag System in openapi.yaml: /healthz, /readyz, /metrics, /openapi.*, /docs) are documented
-// as they answer: every route the server mounts is in the contract, with its real status, media type and JSON body.
+// as they answer: every route the server mounts is in the contract, with its real status, media type and JSON or YAML body.
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import { createSystemRoutes } from '../../src/http/system-routes.js';
 import { loadSpec } from '../../src/http/spec.js';
 import { startHarness, type Harness } from '../support/harness.js';
@@ -51,10 +52,13 @@ describe('System routes in openapi.yaml', () => {
     const resolved = response.$ref ? (response.$ref as string).slice(2).split('/').reduce((o: any, k: string) => o[k], document) : response;
     const type = (res.headers.get('content-type') ?? '').split(';')[0].trim();
     expect(Object.keys(resolved.content ?? {}), `${s.path} answered ${type}`).toContain(type);
-    if (type === 'application/json') {
+    // A JSON or YAML body is checked as a client reads it: parsed, then held to the schema of its media type.
+    const parsers: Record<string, (t: string) => unknown> = { 'application/json': JSON.parse, 'application/yaml': parseYaml };
+    const parse = parsers[type];
+    if (parse) {
       const base = response.$ref ? (response.$ref as string).slice(1) : `/${pointer('paths', s.path, 'get', 'responses', String(res.status))}`;
-      const validate = ajv.compile({ $ref: `openapi#${base}/content/application~1json/schema` });
-      expect(validate(JSON.parse(text)), JSON.stringify(validate.errors)).toBe(true);
+      const validate = ajv.compile({ $ref: `openapi#${base}/content/${pointer(type)}/schema` });
+      expect(validate(parse(text)), JSON.stringify(validate.errors)).toBe(true);
     }
   });
 

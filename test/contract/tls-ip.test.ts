@@ -142,6 +142,31 @@ describe('GET /api/v1/ip/{ip}', () => {
     expect(res.status).toBe(404);
   });
 
+  it('flags an address outside every provider range and exit list as neither', async () => {
+    const res = await h.call('/api/v1/ip/81.2.69.142');
+    expect(res.body.security).toEqual({ isHosting: false, hostingProvider: null, isTor: false });
+  });
+
+  it('answers an address only a hosting list knows with 200, location null and its provider (not 404)', async () => {
+    // 3.5.140.1 is in AWS's published 3.5.140.0/22 (data/ip/hosting-ranges.csv); MaxMind's test databases lack it.
+    const res = await h.call('/api/v1/ip/3.5.140.1');
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ ip: '3.5.140.1', ipType: 'IPV4', countryCode: null, cityName: null, asn: null, isEU: false });
+    expect(res.body.security).toEqual({ isHosting: true, hostingProvider: 'Amazon Web Services', isTor: false });
+  });
+
+  it('answers a Tor exit of the snapshot with isTor true', async () => {
+    const res = await h.call('/api/v1/ip/185.220.101.1');
+    expect(res.status).toBe(200);
+    expect(res.body.security).toMatchObject({ isTor: true });
+  });
+
+  it('answers an IPv6 address in a provider range; the Tor flag is unknown (the exit list is IPv4 only)', async () => {
+    const res = await h.call('/api/v1/ip/2600:1f00:1000::1');
+    expect(res.status).toBe(200);
+    expect(res.body.security).toEqual({ isHosting: true, hostingProvider: 'Amazon Web Services', isTor: null });
+  });
+
   it.each(['%0D', '%20', '01.2.3.4', 'fe80::1%25eth0', '[::1]', '1.2.3.4.'])('answers 400 INVALID_FORMAT for %s (a blank value too)', async (ip) => {
     const res = await h.call(`/api/v1/ip/${ip}`);
     expect(res.status).toBe(400);

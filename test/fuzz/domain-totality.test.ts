@@ -17,7 +17,7 @@ import { parseSpf, spfTerms } from '../../src/domain/spf.js';
 import { parseTlsTarget } from '../../src/domain/tls-target.js';
 import { loadSpec } from '../../src/http/spec.js';
 
-const { classifyEmail, suggestDomain } = createEmailClassifier(loadEmailLists());
+const { classifyEmail, suggestDomain } = createEmailClassifier(await loadEmailLists());
 const SEED = 20261122;
 const RUNS = 400;
 const opts = { seed: SEED, numRuns: RUNS };
@@ -161,7 +161,8 @@ describe('email addresses (RFC 5321/5322/6531)', () => {
     fc.assert(
       fc.property(emailish, (s) => {
         const parsed = parseEmailAddress(s);
-        const result = { ...parsed, mxRecord: false, aRecord: false, ...classifyEmail(parsed) };
+        const deliverability = { status: 'not_checked', reason: parsed.validFormat ? 'not_requested' : 'invalid_format', catchAll: null, mxHost: null, smtpCode: null, enhancedCode: null, tls: null };
+        const result = { ...parsed, mxRecord: false, aRecord: false, ...classifyEmail(parsed), deliverability };
         expect(check(result)).toBeNull();
         toAsciiDomain(s);
         suggestDomain(s);

@@ -52,6 +52,16 @@ describe('loadConfig', () => {
     ['QUOTA_PER_DAY', '0'],
     ['METRICS_PORT', 'nine-one-hundred'],
     ['METRICS_PORT', '70000'],
+    ['SMTP_CHECK', 'maybe'],
+    ['SMTP_PORT', '0'],
+    ['SMTP_TIMEOUT_MS', 'soon'],
+    ['SMTP_MAX_PER_HOST', '0'],
+    ['SMTP_PROXY', 'http://proxy.example:1080'],
+    ['SMTP_PROXY', 'socks5://proxy.example'],
+    ['SMTP_HELO_NAME', 'localhost'],
+    ['SMTP_HELO_NAME', 'bad_name.example.com'],
+    ['SMTP_MAIL_FROM', 'not an address'],
+    ['SMTP_MAIL_FROM', 'a@b'],
   ])('rejects %s=%s naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrowError(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrowError(new RegExp(`^${name}: `));
@@ -87,6 +97,29 @@ describe('loadConfig', () => {
     const run = await runServerProcess({ env: { PORT: 'not-a-port' } });
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/PORT: must be a whole number/);
+  });
+});
+
+describe('SMTP verification settings', () => {
+  const on = { SMTP_CHECK: 'on', SMTP_HELO_NAME: 'verify.example.com', SMTP_MAIL_FROM: 'check@example.com' };
+
+  it('are off by default, with the documented port, timeout and per-host limit', () => {
+    expect(loadConfig({})).toMatchObject({ smtpCheck: false, smtpHeloName: null, smtpMailFrom: null, smtpPort: 25, smtpTimeoutMs: 10000, smtpMaxPerHost: 2, smtpProxy: null });
+  });
+
+  it('read a SOCKS5 proxy as host and port', () => {
+    expect(loadConfig({ ...on, SMTP_PROXY: 'socks5://127.0.0.1:1080' }).smtpProxy).toEqual({ host: '127.0.0.1', port: 1080 });
+    expect(loadConfig({ ...on, SMTP_PROXY: 'socks5://proxy.example.net:9050' }).smtpProxy).toEqual({ host: 'proxy.example.net', port: 9050 });
+  });
+
+  it.each(['SMTP_HELO_NAME', 'SMTP_MAIL_FROM'])('stop the boot naming %s when SMTP_CHECK=on lacks it', (missing) => {
+    const env: Record<string, string> = { ...on };
+    delete env[missing];
+    expect(() => loadConfig(env)).toThrowError(new RegExp(`^${missing}: is required when SMTP_CHECK=on`));
+  });
+
+  it('take SMTP_CHECK=on with both', () => {
+    expect(loadConfig(on)).toMatchObject({ smtpCheck: true, smtpHeloName: 'verify.example.com', smtpMailFrom: 'check@example.com' });
   });
 });
 

@@ -70,7 +70,7 @@ describe('data/datasets.json', () => {
     records = await loadDatasets(projectPath('data/datasets.json'));
   });
 
-  it('dates every shipped dataset: bank tables, BIN ranges, email lists, GeoLite2', () => {
+  it('dates every shipped dataset: bank tables, BIN ranges, email lists, GeoLite2, hosting and Tor lists', () => {
     expect(records.map((r) => r.name).sort()).toEqual([
       'bank-codes-de',
       'bank-codes-iban-to-bic',
@@ -80,6 +80,8 @@ describe('data/datasets.json', () => {
       'email-free',
       'email-role',
       'geolite2',
+      'ip-hosting',
+      'ip-tor-exits',
     ]);
   });
 

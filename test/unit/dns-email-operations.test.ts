@@ -23,8 +23,8 @@ function createDnsEmailOperations(deps: {
 }) {
   const { resolver, email, allowSpecialUse } = deps;
   const mailSecurity = createMailSecurity(resolver, deps.fetchMtaStsPolicy);
-  const network = createNetworkOperations({ resolver, mailSecurity, allowSpecialUse, tls: null as never, geo: () => null, trustProxy: false });
-  return { lookupDns: network.lookupDns, ...createEmailOperations({ resolver, email, allowSpecialUse }) };
+  const network = createNetworkOperations({ resolver, mailSecurity, allowSpecialUse, tls: null as never, geo: () => null, security: () => null as never, trustProxy: false });
+  return { lookupDns: network.lookupDns, ...createEmailOperations({ resolver, email: () => email, allowSpecialUse }) };
 }
 import { startDnsServer } from '../support/dns-server.js';
 import type { TestDnsServer, Zone } from '../support/dns-server.js';
@@ -65,7 +65,7 @@ const zone: Zone = {
 
 let server: TestDnsServer;
 let silent: TestDnsServer;
-const email = createEmailClassifier(loadEmailLists());
+const email = createEmailClassifier(await loadEmailLists());
 /** No zone here publishes an MTA-STS record, so no policy is ever fetched (test/unit/mail-security.test.ts fetches real ones). */
 const fetchMtaStsPolicy = async () => ({ ok: false as const, reason: 'no policy server in this test' });
 const ops = () =>
@@ -278,6 +278,7 @@ describe('validateEmail', () => {
       disposableEmail: false,
       freeEmailProvider: false,
       didYouMean: null,
+      deliverability: { status: 'not_checked', reason: 'not_requested', catchAll: null, mxHost: null, smtpCode: null, enhancedCode: null, tls: null },
     });
   });
 
@@ -300,7 +301,7 @@ describe('validateEmail', () => {
 
   it('flags role, free and disposable addresses', async () => {
     expect(await validate('admin+x@gmail.com')).toMatchObject({ roleAddress: true, freeEmailProvider: true, disposableEmail: false });
-    expect(await validate('bob@inbox.33mail.com')).toMatchObject({ disposableEmail: true, freeEmailProvider: false });
+    expect(await validate('bob@mailinator.com')).toMatchObject({ disposableEmail: true, freeEmailProvider: false });
   });
 
   it('suggests a correction for a typo', async () => {

@@ -2,8 +2,9 @@
 import { describe, expect, it } from 'vitest';
 import { loadEmailLists } from '../../src/adapters/mail/email-lists.js';
 import { createEmailClassifier, editDistance, parseEmailAddress } from '../../src/domain/email.js';
+import { DISPOSABLE_CORPUS, NOT_DISPOSABLE_CORPUS } from '../fixtures/email/disposable-corpus.js';
 
-const { classifyEmail, isDisposableDomain, isFreeEmailDomain, isRoleAddress, suggestDomain } = createEmailClassifier(loadEmailLists());
+const { classifyEmail, isDisposableDomain, isFreeEmailDomain, isRoleAddress, suggestDomain } = createEmailClassifier(await loadEmailLists());
 
 describe('parseEmailAddress: valid formats', () => {
   it.each([
@@ -125,15 +126,25 @@ describe('role addresses', () => {
 });
 
 describe('disposable domains', () => {
-  it.each(['mailinator.com', 'yopmail.com', '0-180.com', 'x.33mail.com', 'deep.sub.mailinator.com', 'MAILINATOR.COM'])(
+  it.each(['mailinator.com', 'yopmail.com', 'guerrillamail.com', 'sharklasers.com', '10minutemail.com', 'maildrop.cc', 'MAILINATOR.COM'])(
     '%s is disposable',
     (domain) => {
       expect(isDisposableDomain(domain)).toBe(true);
     },
   );
 
-  it.each(['gmail.com', 'example.com', 'sub.0-180.com', 'mailinator.com.example'])('%s is not disposable', (domain) => {
+  // The list's names match exactly (docs/adr/0023): a name under a listed shared dynamic-DNS domain (mooo.com, us.to
+  // are listed themselves) belongs to someone else.
+  it.each(['gmail.com', 'example.com', 'mailinator.com.example', 'deep.sub.mailinator.com', 'myhost.mooo.com', 'shop.us.to'])('%s is not disposable', (domain) => {
     expect(isDisposableDomain(domain)).toBe(false);
+  });
+
+  it('real mailbox providers are never flagged (the comparison corpus of docs/adr/0023)', () => {
+    expect(NOT_DISPOSABLE_CORPUS.filter((d) => isDisposableDomain(d))).toEqual([]);
+  });
+
+  it('flags at least 57 of the 63 throwaway services of the comparison corpus (the figure in docs/adr/0023)', () => {
+    expect(DISPOSABLE_CORPUS.filter((d) => isDisposableDomain(d)).length).toBeGreaterThanOrEqual(57);
   });
 });
 
@@ -193,8 +204,11 @@ describe('classifyEmail', () => {
     });
   });
 
-  it('flags a disposable subdomain', () => {
-    expect(classifyEmail(parseEmailAddress('bob@inbox.33mail.com')).disposableEmail).toBe(true);
+  it('flags a subdomain of a wildcard name, where a list has them (the shipped one has none)', () => {
+    const lists = { roleLocalParts: new Set<string>(), disposableDomains: new Set<string>(), disposableWildcardDomains: new Set(['33mail.com']), freeDomains: new Set<string>() };
+    const classify = createEmailClassifier(lists).classifyEmail;
+    expect(classify(parseEmailAddress('bob@inbox.33mail.com')).disposableEmail).toBe(true);
+    expect(classify(parseEmailAddress('bob@33mail.com.example')).disposableEmail).toBe(false);
   });
 
   it('suggests the corrected address', () => {

@@ -4,14 +4,14 @@ import { describe, it, expect } from 'vitest';
 import { createBankingOperations } from '../../src/operations/banking.js';
 import { createSecurityOperations } from '../../src/operations/security.js';
 import { binTableFromCsv } from '../../src/adapters/bank-data/bin-table.js';
-import { resolveBic } from '../../src/adapters/bank-data/bank-directory.js';
+import { PACKAGED_BANKS } from '../../src/adapters/bank-data/bank-directory.js';
 
 const bin = binTableFromCsv(
   'iin_start,iin_end,type,prepaid,country,bank_name\n401288,,credit,,US,Test Issuer\n',
 );
 const ops: any = {
-  ...createBankingOperations({ bicOf: resolveBic }),
-  ...createSecurityOperations({ bin, estimator: null as never, ranges: null as never }),
+  ...createBankingOperations({ banks: () => PACKAGED_BANKS }),
+  ...createSecurityOperations({ bin: () => bin, estimator: null as never, ranges: null as never }),
 };
 
 /** openapi-backend's context as a handler gets it. */

@@ -319,6 +319,8 @@ describe('validateIban: invalid IBANs keep what can be extracted', () => {
       accountNumber: '0532013000',
       bic: 'COBADEFFXXX',
       bicValid: true,
+      bankName: null, // no name lookup given
+      sepa: true,
       nationalCheck: 'not-applicable',
     });
   });
@@ -358,6 +360,8 @@ describe('validateIban: invalid IBANs keep what can be extracted', () => {
       accountNumber: '',
       bic: null,
       bicValid: false,
+      bankName: null,
+      sepa: false,
       nationalCheck: 'not-applicable',
     });
   });
@@ -521,5 +525,40 @@ describe('BIC resolution', () => {
 describe('splitBban', () => {
   it('gives empty fields for a country without a layout', () => {
     expect(splitBban('DZ', '0001234567890123456789')).toEqual({ bankCode: '', branchCode: null, accountNumber: '' });
+  });
+});
+
+describe('bank names and the BIC directory (data/banks, Bundesbank, iban-to-bic)', () => {
+  let banks: BankDirectory;
+  beforeAll(async () => {
+    banks = await loadBankDirectory(projectPath('data/banks'));
+  });
+
+  it.each([
+    ['DE', '37040044', 'Commerzbank'],
+    ['BE', '096', 'BELFIUS BANK'],
+    ['MC', '30003', 'SOCIETE GENERALE'],
+    ['DE', '99999999', null],
+    ['XX', '123', null],
+    ['FR', '', null],
+  ])('bankName(%s, %s) = %s', (country, code, name) => {
+    const got = banks.bankName(country, code);
+    if (name === 'SOCIETE GENERALE') expect(got).toMatch(/soci[eé]t[eé] g[eé]n[eé]rale/i);
+    else expect(got).toBe(name);
+  });
+
+  it.each([
+    ['DEUTDEFFXXX', true, 'Deutsche Bank'],
+    ['COBADEFFXXX', true, 'Commerzbank'], // several codes share it: the shortest name
+    ['GENODEF1M04', true, 'Hausbank München'],
+    ['ZZZZDEFFXXX', false, null],
+    ['DEUTDEFF123', false, null],
+  ])('bicEntry(%s) = %s, %s', (bic, inDirectory, bankName) => {
+    expect(banks.bicEntry(bic)).toEqual({ inDirectory, bankName });
+  });
+
+  it('a head office (XXX) is in the directory when only a branch BIC of it is listed', () => {
+    // GENODEF1M04 is listed; GENODEF1XXX is not, yet the institution GENODEF1 is.
+    expect(banks.bicEntry('GENODEF1XXX').inDirectory).toBe(true);
   });
 });

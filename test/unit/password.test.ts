@@ -231,7 +231,7 @@ const request = (body: unknown): any => ({
 
 /** The password handler (the card one is tested in iban-card-operations.test.ts). */
 const createPasswordOperations = (deps: { estimator: Parameters<typeof createSecurityOperations>[0]['estimator']; ranges: Parameters<typeof createSecurityOperations>[0]['ranges'] }) =>
-  createSecurityOperations({ ...deps, bin: null as never });
+  createSecurityOperations({ ...deps, bin: () => null as never });
 
 const operations = (mirrorDir?: string) =>
   createPasswordOperations({ estimator, ranges: createRangeClient({ baseUrl, timeoutMs: 2_000, mirrorDir }) });

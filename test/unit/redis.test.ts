@@ -7,7 +7,7 @@ import { createRedisKeyStore } from '../../src/adapters/keys/redis-key-store.js'
 import { Redis } from 'ioredis';
 import { utcDay, utcMonth } from '../../src/domain/utc-windows.js';
 import { openKeyStore } from '../../src/cli/key-store-factory.js';
-import { runKeys } from '../../src/cli/keys.js';
+import { runKeys } from '../../src/cli/keys-command.js';
 import { KeyDirectory } from '../../src/accounts/key-directory.js';
 import { ApiError } from '../../src/errors.js';
 import type { Limiter as CountingLimiter } from '../../src/accounts/limits.js';

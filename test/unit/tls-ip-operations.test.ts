@@ -6,6 +6,7 @@ import { createTlsProber } from '../../src/adapters/tls/prober.js';
 import { addressResolver } from '../../src/adapters/tls/target-guard.js';
 import { type ApiError } from '../../src/errors.js';
 import { asApiError } from '../../src/error-answers.js';
+import { createIpSecurity } from '../../src/adapters/ip-data/ip-lists.js';
 import { createNetworkOperations, type NetworkDeps, type NetworkOperations as TlsIpOperations } from '../../src/operations/network.js';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
 import { DAY, createTestPki, startTlsServer, type RunningServer } from '../support/tls-fixtures.js';
@@ -17,8 +18,8 @@ function request(over: { params?: Record<string, string>; headers?: Record<strin
 }
 
 /** The TLS and IP handlers (the DNS ones are tested in dns-email-operations.test.ts). */
-const createTlsIpOperations = (deps: Pick<NetworkDeps, 'tls' | 'geo' | 'trustProxy'>): TlsIpOperations =>
-  createNetworkOperations({ ...deps, resolver: null as never, mailSecurity: null as never });
+const createTlsIpOperations = (deps: Pick<NetworkDeps, 'tls' | 'geo' | 'trustProxy'> & Partial<Pick<NetworkDeps, 'security'>>): TlsIpOperations =>
+  createNetworkOperations({ security: () => createIpSecurity(null, null), ...deps, resolver: null as never, mailSecurity: null as never });
 
 /** The ApiError a handler's throw answers as (fails the test when it returns instead, or faults). */
 async function failure(run: () => unknown): Promise<ApiError> {
@@ -52,7 +53,8 @@ describe('lookupIp (GET /api/v1/ip/{ip})', () => {
     const reply = await ops(false).lookupIp(request({ params: { ip } }));
     expect(reply.status).toBe(200);
     expect(reply.body).toMatchObject(expected);
-    expect(reply.body).toEqual(geo.lookup(ip));
+    // No hosting or Tor list in this set-up: the flags say "unknown", not "no".
+    expect(reply.body).toEqual({ ...geo.lookup(ip), security: { isHosting: null, hostingProvider: null, isTor: null } });
   });
 
   it.each(['9.9.9.9', '2001:4860::1'])('%s: no data → 404', async (ip) => {

@@ -14,6 +14,7 @@ export type PasswordStrengthResult = Schemas['PasswordStrengthResult'];
 export type CardValidationResult = Schemas['CardValidationResult'];
 export type IpGeolocationResult = Schemas['IpGeolocationResult'];
 export type EmailValidationResult = Schemas['EmailValidationResult'];
+export type Deliverability = Schemas['Deliverability'];
 export type UsageResult = Schemas['UsageResult'];
 export type UsageWindow = Schemas['UsageWindow'];
 export type ErrorInfo = Schemas['ErrorInfo'];
@@ -25,7 +26,7 @@ export type BicBulkItem = Schemas['BicBulkResponse']['results'][number];
 export type EmailBulkItem = Schemas['EmailBulkResponse']['results'][number];
 export type FieldError = Schemas['FieldError'];
 /** A code of the API's error model, or one of the client's own for an answer that is not ErrorInfo. */
-export type ErrorCode = ErrorInfo['code'] | 'UNEXPECTED_RESPONSE';
+export type ErrorCode = Schemas['ErrorCode'] | 'UNEXPECTED_RESPONSE';
 
 export interface ClientOptions {
   /** Where the service runs, e.g. `http://localhost:8080` (no `/api/v1`). */
@@ -187,9 +188,13 @@ export class ValidationClient {
     return unwrap(await this.raw.GET('/api/v1/ip', {}));
   }
 
-  /** GET /api/v1/email?address=: format, MX/A records, role, disposable and free-provider flags. */
-  async validateEmail(address: string): Promise<EmailValidationResult> {
-    return unwrap(await this.raw.GET('/api/v1/email', { params: { query: { address } } }));
+  /**
+   * GET /api/v1/email?address=: format, MX/A records, role, disposable and free-provider flags; with `{ smtp: true }`
+   * also the mailbox verified over SMTP (`deliverability`; the server must have it on, SMTP_CHECK=on).
+   */
+  async validateEmail(address: string, options: { smtp?: boolean } = {}): Promise<EmailValidationResult> {
+    const query = options.smtp ? { address, smtp: 'true' as const } : { address };
+    return unwrap(await this.raw.GET('/api/v1/email', { params: { query } }));
   }
 
   /**
@@ -205,9 +210,13 @@ export class ValidationClient {
     return unwrap(await this.raw.POST('/api/v1/bic/bulk', { body: { items: [...bics] } })).results;
   }
 
-  /** POST /api/v1/email/bulk: up to BULK_MAX_ITEMS addresses, each distinct domain looked up once, answered in order. */
-  async validateEmails(addresses: readonly string[]): Promise<EmailBulkItem[]> {
-    return unwrap(await this.raw.POST('/api/v1/email/bulk', { body: { items: [...addresses] } })).results;
+  /**
+   * POST /api/v1/email/bulk: up to BULK_MAX_ITEMS addresses, each distinct domain looked up once, answered in order;
+   * with `{ smtp: true }` each mailbox verified over SMTP, a domain's addresses together.
+   */
+  async validateEmails(addresses: readonly string[], options: { smtp?: boolean } = {}): Promise<EmailBulkItem[]> {
+    const body = options.smtp ? { items: [...addresses], smtp: true } : { items: [...addresses] };
+    return unwrap(await this.raw.POST('/api/v1/email/bulk', { body })).results;
   }
 
   /** GET /api/v1/usage: the calling key's limits, usage and reset times per window; not counted itself. */

@@ -63,7 +63,9 @@ export interface paths {
          * @description Normalises the input (trim, upper-case, spaces and dashes removed), expands an 8-character BIC with branch
          *     `XXX`, and checks the ISO 9362 structure: 4 letters of institution, an ISO 3166-1 alpha-2 country that exists,
          *     2 alphanumeric characters of location and 3 alphanumeric characters of branch. It does not check that the
-         *     institution exists (the IBAN operation resolves BICs from bank codes offline, for 43 countries).
+         *     institution exists by itself: `inDirectory` and `bankName` say whether the shipped bank directories (the
+         *     same tables that resolve IBANs' BICs, 43 countries) list it. A well-formed BIC they do not list is still
+         *     200 `valid: true`, with `inDirectory: false`.
          *
          *     A plausible attempt (1-64 letters, digits, spaces, dashes) that fails gets 200 with `valid: false` and the
          *     fields that can be extracted (by position); anything else gets 400 `INVALID_FORMAT`.
@@ -267,7 +269,14 @@ export interface paths {
          *     treated as the IPv4 address. Loopback, private (RFC 1918), CGNAT, link-local, unique-local, unspecified,
          *     multicast, documentation and other reserved addresses give 404 (the IANA special-purpose registries; blocks
          *     they mark globally reachable, such as the 192.0.0.9 and 2001:1::1 anycast addresses or 2001:20::/28, are
-         *     public); so does a public address neither database knows. Fields the data lacks are null; `isEU` is false when the data does not say.
+         *     public); so does a public address neither database knows, unless a hosting or Tor list holds it: then the
+         *     answer is 200 with the location and ASN fields null and `security` set, since the flags are what the caller
+         *     wants. Fields the data lacks are null; `isEU` is false when the data does not say.
+         *
+         *     `security` flags addresses of data centres (the ranges AWS, Google Cloud, Microsoft Azure, Oracle Cloud,
+         *     Cloudflare and DigitalOcean publish) and Tor exits (the Tor Project's bulk exit list), each from a dataset
+         *     the operator can replace (`HOSTING_RANGES_FILE`, `TOR_EXIT_FILE`) and that `/readyz` dates; a flag is null
+         *     when its dataset is not loaded or does not cover the address family. Sources: docs/data-sources.md.
          */
         get: operations["lookupIp"];
         put?: never;
@@ -309,14 +318,32 @@ export interface paths {
         /**
          * Validate an email address
          * @description Checks the format (local part at most 64 characters, whole address at most 254, a hostname of at least two
-         *     labels with an alphabetic TLD; internationalised domains accepted), then, for a well-formed address, whether
+         *     labels with an alphabetic TLD; internationalised domains accepted, converted by UTS #46 as WHATWG URLs do, so
+         *     `jane@xn--zz.com` with its invalid A-label is `validFormat: false`), then, for a well-formed address, whether
          *     its domain has MX records (a null MX `0 .` counts as none) and A records, through the configured DNS servers.
          *     A malformed address is a 200 with `validFormat: false`, the reason in `formatProblem`, and no DNS queries.
          *     An address at a name the DNS operation refuses (`jane@printer.local`, see `lookupDns`) is never looked up
          *     either: `mxRecord` and `aRecord` are false. Role addresses (admin@, info@...,
-         *     plus-tags stripped), disposable-mail domains and free providers are flagged from maintained lists (the
-         *     disposable-email-domains list's own semantics: its exact names match exactly, and subdomains count only under
-         *     its wildcard names such as 33mail.com, so a host under a shared dynamic-DNS name on the list is not flagged); `didYouMean` proposes a correction for common domain typos.
+         *     plus-tags stripped), disposable-mail domains and free providers are flagged from maintained lists (disposable:
+         *     the disposable-email-domains blocklist, whose names match exactly, so a host under a shared dynamic-DNS name
+         *     on the list is not flagged; docs/adr/0023); `didYouMean` proposes a correction for common domain typos.
+         *
+         *     ## Mailbox verification (`smtp=true`)
+         *
+         *     With `smtp=true` the service also asks the domain's mail server whether it would take mail for the address,
+         *     and answers in `deliverability` (always present: `not_checked` when not asked). No message is ever sent: the
+         *     dialogue stops after `RCPT TO` (EHLO, opportunistic STARTTLS, `MAIL FROM` the configured sender, `RCPT TO`
+         *     the address, then `RCPT TO` a random local part at the same domain to detect a catch-all domain, then QUIT).
+         *     MX hosts are tried by preference, the next when one refuses the connection or does not answer in time; a domain
+         *     without MX is its own mail server (RFC 5321 §5.1); a null MX (`0 .`, RFC 7505) is `undeliverable`/`null_mx`
+         *     without any connection. Deferrals (any 4xx, greylisting) and policy refusals (5.7.x: the verifier's IP listed)
+         *     are `unknown`, never `undeliverable`. Verdicts are cached: definitive ones (`deliverable`, `undeliverable`,
+         *     `risky`) for 6 hours, `unknown` ones for 10 minutes, so asking again sooner gives the same answer without a
+         *     new session. A verification takes up to `SMTP_TIMEOUT_MS` (10 s by default) per MX host tried.
+         *
+         *     It is off unless the operator turns it on (`SMTP_CHECK=on`, with `SMTP_HELO_NAME` and `SMTP_MAIL_FROM`; see
+         *     `SMTP_PORT`, `SMTP_TIMEOUT_MS`, `SMTP_MAX_PER_HOST`, `SMTP_PROXY` in the operations guide): when off,
+         *     `deliverability` is `not_checked`/`disabled`. MX hosts at private or special addresses are never contacted.
          */
         get: operations["validateEmail"];
         put?: never;
@@ -405,6 +432,13 @@ export interface paths {
          *     Each distinct domain is looked up once per request (its MX, A and AAAA questions shared by every address at
          *     it), with at most 16 addresses in progress at a time. A DNS failure for one domain answers that domain's
          *     items with `status: 502` and `UPSTREAM_UNAVAILABLE`; the other items still get their verdicts.
+         *
+         *     With `"smtp": true` each answered address also gets its mailbox verified, as `validateEmail` with `smtp=true`
+         *     does (same `deliverability` object, same cache), the addresses of one domain together: one SMTP session carries
+         *     up to 20 of its recipients (fewer when the server answers 452 "too many recipients": the rest go to a new
+         *     session), the catch-all probe is made once per domain after real recipients, and at most `SMTP_MAX_PER_HOST`
+         *     sessions are open to one MX host at a time, this request's and others' together. Up to 16 domains are verified
+         *     at once; a large list at one slow domain takes correspondingly long (each session has `SMTP_TIMEOUT_MS`).
          *
          *     Every item counts as one request against the key's per-minute limit and daily and monthly quotas (a request
          *     of N items counts N), all or nothing, before any item is checked: when N does not fit, the whole request is
@@ -622,6 +656,20 @@ export interface components {
             /** @description Whole seconds until `resetAt`, rounded up. */
             resetInSeconds: number;
         };
+        /** @description An OpenAPI 3.1 document (this contract), as `/openapi.json` and `/openapi.yaml` serve it. */
+        OpenApiDocument: {
+            /** @description The OpenAPI version, 3.1.x. */
+            openapi: string;
+            /** @description Title, version and description of the API. */
+            info: Record<string, never>;
+            /** @description The routes and their operations. */
+            paths: Record<string, never>;
+        };
+        /**
+         * @description Machine-readable code of a failure, in ErrorInfo and in a bulk item's error.
+         * @enum {string}
+         */
+        ErrorCode: "UNAUTHORIZED" | "FORBIDDEN" | "MISSING_PARAMETER" | "INVALID_FORMAT" | "VALIDATION_ERROR" | "RESOURCE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "RATE_LIMIT_EXCEEDED" | "QUOTA_EXCEEDED" | "DAILY_QUOTA_EXCEEDED" | "UPSTREAM_UNAVAILABLE" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
         /** @description The one error body of every failure. */
         ErrorInfo: {
             /** @description Correlation id (also in `X-Request-Id`); null only for the missing-key 401. */
@@ -630,11 +678,7 @@ export interface components {
             path: string;
             /** @description The HTTP status, repeated for clients of the simpler error shape. */
             status: number;
-            /**
-             * @description Machine-readable code.
-             * @enum {string}
-             */
-            code: "UNAUTHORIZED" | "FORBIDDEN" | "MISSING_PARAMETER" | "INVALID_FORMAT" | "VALIDATION_ERROR" | "RESOURCE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "RATE_LIMIT_EXCEEDED" | "QUOTA_EXCEEDED" | "DAILY_QUOTA_EXCEEDED" | "UPSTREAM_UNAVAILABLE" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
+            code: components["schemas"]["ErrorCode"];
             /** @description Human-readable text. Never holds a submitted password or card number. */
             message: string;
             /** @description Same text as `message`, for clients of the simpler error shape. */
@@ -652,8 +696,15 @@ export interface components {
         };
         /** @description The inputs of a bulk operation, 1 to `BULK_MAX_ITEMS` (1,000 unless the server is configured lower) of them. */
         BulkRequest: {
-            /** @description At most `BULK_MAX_ITEMS` (1,000 unless the server lowers it): more is 400 `INVALID_FORMAT` naming the limit. Each item is one input of the single operation, checked by its schema: an item that schema refuses gets a `status: 400` element in the results, not a refusal of the whole request. */
-            items: string[];
+            items: components["schemas"]["BulkItems"];
+        };
+        /** @description At most `BULK_MAX_ITEMS` (1,000 unless the server lowers it): more is 400 `INVALID_FORMAT` naming the limit. Each item is one input of the single operation, checked by its schema: an item that schema refuses gets a `status: 400` element in the results, not a refusal of the whole request. */
+        BulkItems: string[];
+        /** @description The addresses of an email bulk request, 1 to `BULK_MAX_ITEMS` (1,000 unless the server is configured lower), and whether to verify their mailboxes. */
+        EmailBulkRequest: {
+            items: components["schemas"]["BulkItems"];
+            /** @description true to verify each mailbox over SMTP (`validateEmail`'s `smtp=true`); false or absent: no connection is made and every `deliverability` is `not_checked`/`not_requested`. */
+            smtp?: boolean;
         };
         /** @description An item the single operation would refuse, with the error it would answer. */
         BulkItemError: {
@@ -663,7 +714,7 @@ export interface components {
              */
             status: 400 | 502;
             error: {
-                code: components["schemas"]["ErrorInfo"]["code"];
+                code: components["schemas"]["ErrorCode"];
                 /** @description As in ErrorInfo; a card number is masked to its last four digits. */
                 message: string;
                 details: components["schemas"]["FieldError"][];
@@ -713,6 +764,16 @@ export interface components {
             /** @description Whether the resolved BIC is structurally valid; false when none is resolved. */
             bicValid: boolean;
             /**
+             * @description The name of the bank with this bank code, from the same table that resolves `bic`: for DE the Deutsche Bundesbank's short name (`bankdata-germany`), for the other countries the national registry's name (schwifty's bank registry, data/banks); a code only `iban-to-bic` knows takes the name another table gives its BIC. Null when the bank code is in no table (or the table has no name for it).
+             * @example Commerzbank
+             */
+            bankName: string | null;
+            /**
+             * @description The IBAN's country or territory is in the geographical scope of the SEPA payment schemes (the European Payments Council's list EPC409-09: the EU, IS, LI, NO, CH, GB, MC, SM, VA, AD, AL, ME, MD, MK, RS, and the territories AX, GF, GP, MQ, YT, RE, BL, MF, PM, GI, GG, JE, IM; not NC, PF, WF, TF). Says where the account is, not that its bank takes part in a scheme, and not that the IBAN is valid. Source and date: docs/data-sources.md.
+             * @example true
+             */
+            sepa: boolean;
+            /**
              * @description The national check digits inside the BBAN: `passed`, `failed` (then `valid` is false although structure and MOD 97-10 pass), or `not-applicable` when the country has none, when structure or MOD 97-10 failed first (it is not run), or for a German bank whose check method (Deutsche Bundesbank) is not implemented or exempts the account (method 09, listed ranges): such an IBAN is judged on structure and MOD 97-10 alone. The methods implemented: docs/iban-rules.md.
              * @example passed
              * @enum {string}
@@ -732,6 +793,16 @@ export interface components {
             locationCode: string;
             /** @description Branch code, characters 9-11; XXX for the head office. */
             branchCode: string;
+            /**
+             * @description The BIC is in one of the shipped bank directories (the tables that resolve IBANs' BICs: Deutsche Bundesbank for DE, the national registries of 42 countries, `iban-to-bic`): the full 11 characters are listed, or, for a head office (8 characters or branch XXX), any BIC with the same first 8 characters is. A well-formed BIC that no directory lists (`ZZZZDEFFXXX`) is `valid: true` with `inDirectory: false`: no bank in those directories has this code. The directories hold the BICs bank codes resolve to, not every branch BIC SWIFT issues, and cover the 43 countries of the IBAN operation: outside them (a US or Japanese BIC) false says nothing. Always false when `valid` is false.
+             * @example true
+             */
+            inDirectory: boolean;
+            /**
+             * @description The bank's name from the directory entry (the shortest where several bank codes share the BIC); null when `inDirectory` is false or the directory has no name.
+             * @example Deutsche Bank
+             */
+            bankName: string | null;
         };
         DnsRecord: {
             /**
@@ -1068,6 +1139,25 @@ export interface components {
             asn: number | null;
             /** @description Organisation owning the ASN. */
             asnOrganization: string | null;
+            security: components["schemas"]["IpSecurity"];
+        };
+        /** @description What the address is used for, from published lists (not from the GeoIP databases). Each flag is null, not false, when its list is not loaded or holds no address of this family (the Tor Project's bulk exit list is IPv4 only): the data cannot say. Lists, dates and licences: docs/data-sources.md. */
+        IpSecurity: {
+            /**
+             * @description The address is in a range a cloud or hosting provider publishes as its own (AWS ip-ranges.json, Google Cloud cloud.json, Azure's AzureCloud service tag, Oracle Cloud public_ip_ranges.json, Cloudflare's ips-v4/ips-v6, DigitalOcean's geofeed, or the operator's HOSTING_RANGES_FILE): traffic from it comes from a server or a service in a data centre, seldom from a person at home.
+             * @example true
+             */
+            isHosting: boolean | null;
+            /**
+             * @description The provider whose range holds the address (the narrowest range where two overlap), e.g. `Amazon Web Services`, `Google Cloud`, `Microsoft Azure`, `Oracle Cloud`, `Cloudflare`, `DigitalOcean`; null when `isHosting` is not true.
+             * @example Amazon Web Services
+             */
+            hostingProvider: string | null;
+            /**
+             * @description The address is a Tor exit relay's in the Tor Project's exit list (or the operator's TOR_EXIT_FILE) as of the list's date: traffic from it may come from any Tor user. Exits change daily; an address listed then may no longer be an exit.
+             * @example false
+             */
+            isTor: boolean | null;
         };
         EmailValidationResult: {
             /** @description Normalised address (trimmed, domain lower-cased, in A-labels). A card number in it (12-19 digits passing Luhn, however grouped) is masked to its last four digits (`*` for the others), here and in `user`, `domain` and `didYouMean`. */
@@ -1092,6 +1182,70 @@ export interface components {
             freeEmailProvider: boolean;
             /** @description A corrected address for a common domain typo; null when none. */
             didYouMean: string | null;
+            deliverability: components["schemas"]["Deliverability"];
+        };
+        /**
+         * @description Whether mail to the address would be accepted, as its mail server answered over SMTP (`smtp=true`). Always
+         *     present; without a verification `status` is `not_checked` and `reason` says why.
+         *
+         *     | status | reason | when |
+         *     |---|---|---|
+         *     | `deliverable` | `accepted` | `RCPT TO` answered 250/251, and the domain refused a random local part (or that is not known: `catchAll` null) |
+         *     | `risky` | `catch_all` | accepted, but so was a random local part: the domain accepts everything, the mailbox may not exist |
+         *     | `risky` | `mailbox_full` | 552, or enhanced code 5.2.2: the mailbox exists but takes no mail now |
+         *     | `undeliverable` | `mailbox_not_found` | 550/551/553 with a 5.1.x enhanced code or none (or any 5xx with 5.1.x) |
+         *     | `undeliverable` | `mailbox_disabled` | enhanced code 5.2.1 |
+         *     | `undeliverable` | `null_mx` | the domain publishes a null MX (`0 .`, RFC 7505): it takes no mail; no connection is made |
+         *     | `undeliverable` | `no_mail_server` | the domain has no MX and no address record (or does not exist) |
+         *     | `unknown` | `greylisted` | any 4xx (450, 451, 452, 421: greylisting, rate limits): ask again later, after the 10-minute cache |
+         *     | `unknown` | `blocked` | a 5.7.x policy refusal (the verifier's IP or sender refused) at the greeting, EHLO, MAIL or RCPT, or another permanent refusal that does not judge the mailbox: the mailbox was not judged |
+         *     | `unknown` | `timeout` | no complete answer from the mail servers within `SMTP_TIMEOUT_MS` each |
+         *     | `unknown` | `connection_failed` | every MX host refused or reset the connection (or none could be contacted) |
+         *     | `not_checked` | `not_requested` | `smtp=true` was not asked: no connection is made |
+         *     | `not_checked` | `disabled` | the operator has SMTP verification off (`SMTP_CHECK=off`) |
+         *     | `not_checked` | `invalid_format` | the address fails the format checks (`validFormat: false`) |
+         *
+         *     Codes decide, never the reply text: the reply code (RFC 5321 §4.2) and the RFC 3463 enhanced status code its
+         *     text starts with. A 452 to the catch-all probe never changes the real recipient's answer (it is asked first).
+         */
+        Deliverability: {
+            /**
+             * @description The verdict (see the table).
+             * @example deliverable
+             * @enum {string}
+             */
+            status: "deliverable" | "undeliverable" | "risky" | "unknown" | "not_checked";
+            /**
+             * @description Why (see the table).
+             * @example accepted
+             * @enum {string}
+             */
+            reason: "accepted" | "mailbox_not_found" | "mailbox_disabled" | "mailbox_full" | "catch_all" | "greylisted" | "blocked" | "timeout" | "connection_failed" | "null_mx" | "no_mail_server" | "invalid_format" | "not_requested" | "disabled";
+            /**
+             * @description The domain accepted a random local part (true), or refused one or the address itself as unknown (false); null when not known (not verified, the probe deferred, the server refused the session).
+             * @example false
+             */
+            catchAll: boolean | null;
+            /**
+             * @description The mail server that gave the answer: an MX host name, or the domain itself for an implicit MX (a domain without MX records); null when none answered or none was contacted.
+             * @example mx1.example.com
+             */
+            mxHost: string | null;
+            /**
+             * @description The reply code to `RCPT TO` for the address, or to the greeting, EHLO/HELO or `MAIL FROM` when the server refused the session there; null without a server's answer.
+             * @example 250
+             */
+            smtpCode: number | null;
+            /**
+             * @description The RFC 3463 enhanced status code of that reply (such as `5.1.1`), when the server gave one; else null.
+             * @example 2.1.5
+             */
+            enhancedCode: string | null;
+            /**
+             * @description The session that gave the answer ran over STARTTLS (opportunistic: the certificate is not verified, as MTAs do not); null without a session.
+             * @example true
+             */
+            tls: boolean | null;
         };
     };
     responses: {
@@ -1248,8 +1402,9 @@ export interface components {
          *     `0x7f.1` answers 400 `INVALID_FORMAT`. Letters are case-insensitive. A name with non-ASCII letters is converted
          *     to A-labels (UTS #46, as WHATWG URLs do); a label may not start with a combining mark (RFC 5891 section
          *     4.2.3.2: `a.%CC%85.example` answers 400 `INVALID_FORMAT`). One that conversion refuses otherwise (e.g.
-         *     right-to-left and left-to-right letters in one label, RFC 5893) or whose A-labels exceed 63 or 253 characters
-         *     answers 400 `INVALID_FORMAT` too, which no pattern can say in advance.
+         *     right-to-left and left-to-right letters in one label, RFC 5893; an `xn--` label that is not the A-label of a
+         *     valid IDN label, such as `xn--zz`) or whose A-labels exceed 63 or 253 characters answers 400 `INVALID_FORMAT`
+         *     too, which no pattern can say in advance.
          */
         DnsName: string;
         /**
@@ -1384,8 +1539,9 @@ export interface operations {
                  *     `0x7f.1` answers 400 `INVALID_FORMAT`. Letters are case-insensitive. A name with non-ASCII letters is converted
                  *     to A-labels (UTS #46, as WHATWG URLs do); a label may not start with a combining mark (RFC 5891 section
                  *     4.2.3.2: `a.%CC%85.example` answers 400 `INVALID_FORMAT`). One that conversion refuses otherwise (e.g.
-                 *     right-to-left and left-to-right letters in one label, RFC 5893) or whose A-labels exceed 63 or 253 characters
-                 *     answers 400 `INVALID_FORMAT` too, which no pattern can say in advance.
+                 *     right-to-left and left-to-right letters in one label, RFC 5893; an `xn--` label that is not the A-label of a
+                 *     valid IDN label, such as `xn--zz`) or whose A-labels exceed 63 or 253 characters answers 400 `INVALID_FORMAT`
+                 *     too, which no pattern can say in advance.
                  */
                 domain: components["parameters"]["DnsName"];
             };
@@ -1598,6 +1754,11 @@ export interface operations {
                  *     `MISSING_PARAMETER`); any other text of 1-320 characters gets a verdict (`validFormat: false` when malformed).
                  */
                 address: string;
+                /**
+                 * @description `true` to verify the mailbox over SMTP (see above); `false` or absent: no connection is made and
+                 *     `deliverability` is `not_checked`/`not_requested`. Any other value answers 400 `INVALID_FORMAT`.
+                 */
+                smtp?: "true" | "false";
             };
             header?: never;
             path?: never;
@@ -1715,7 +1876,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["BulkRequest"];
+                "application/json": components["schemas"]["EmailBulkRequest"];
             };
         };
         responses: {
@@ -1863,14 +2024,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The OpenAPI version, 3.1.x. */
-                        openapi: string;
-                        /** @description Title, version and description of the API. */
-                        info: Record<string, never>;
-                        /** @description The routes and their operations. */
-                        paths: Record<string, never>;
-                    };
+                    "application/json": components["schemas"]["OpenApiDocument"];
                 };
             };
             405: components["responses"]["MethodNotAllowed"];
@@ -1885,13 +2039,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The OpenAPI document, YAML 1.2 in UTF-8. */
+            /** @description The OpenAPI document, YAML 1.2 in UTF-8. As for any YAML media type, the schema describes the document the text parses to: the same one `/openapi.json` answers. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/yaml": string;
+                    "application/yaml": components["schemas"]["OpenApiDocument"];
                 };
             };
             405: components["responses"]["MethodNotAllowed"];

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDnsServer, type TestDnsServer } from '../../../test/support/dns-server.js';
 import { startHarness, type Harness } from '../../../test/support/harness.js';
+import { startSmtpFixture, type SmtpFixture } from '../../../test/support/smtp-fixture.js';
 import { startValidTlsTarget, type RunningServer } from '../../../test/support/tls-fixtures.js';
 import { ApiError, ValidationClient, toApiError } from '../src/index.js';
 
@@ -18,6 +19,7 @@ let dns: TestDnsServer;
 let tls: RunningServer;
 let h: Harness;
 let proxied: Harness;
+let smtp: SmtpFixture;
 let client: ValidationClient;
 
 /** A fresh key on the main server with its own limits. */
@@ -49,7 +51,10 @@ beforeAll(async () => {
     ],
     '_dmarc.mail.test': [{ type: 'TXT', data: 'v=DMARC1; p=reject; rua=mailto:dmarc@mail.test' }],
     'secure.test': [{ type: 'A', data: '127.0.0.1' }],
+    'smtp.test': [{ type: 'MX', data: { preference: 10, exchange: 'mx.smtp.test' } }],
+    'mx.smtp.test': [{ type: 'A', data: '127.0.0.30' }],
   });
+  smtp = await startSmtpFixture({ '127.0.0.30': { users: ['jane'] } });
   const dir = mkdtempSync(join(tmpdir(), 'vls-client-'));
   const caFile = join(dir, 'ca.pem');
   writeFileSync(caFile, pki.root.certPem);
@@ -65,6 +70,10 @@ beforeAll(async () => {
     ALLOW_PRIVATE_TARGETS: 'true',
     PWNED_PASSWORDS_DIR: dir,
     RATE_LIMIT_PER_MINUTE: '1000',
+    SMTP_CHECK: 'on',
+    SMTP_HELO_NAME: 'verifier.example.net',
+    SMTP_MAIL_FROM: 'check@verifier.example.net',
+    SMTP_PORT: String(smtp.port),
   }, { tcp: true }); // TCP: the subject is the SDK, an HTTP client over fetch
   proxied = await startHarness({ TRUST_PROXY: 'true' }, { tcp: true });
   client = new ValidationClient({ baseUrl: h.url, apiKey: h.key });
@@ -73,6 +82,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all([h?.close(), proxied?.close()]);
   await tls?.close();
+  await smtp?.close();
   await dns?.close();
 });
 
@@ -80,6 +90,10 @@ describe('ValidationClient: one typed method per operation', () => {
   it('validateIban returns the verdict with the resolved BIC', async () => {
     const r = await client.validateIban('DE89370400440532013000');
     expect(r).toMatchObject({ iban: 'DE89370400440532013000', valid: true, countryCode: 'DE', bankCode: '37040044', bic: 'COBADEFFXXX', bicValid: true });
+    // Typed fields of the contract: the bank's name and the SEPA reach.
+    const name: string | null = r.bankName;
+    const sepa: boolean = r.sepa;
+    expect({ name, sepa }).toEqual({ name: 'Commerzbank', sepa: true });
   });
 
   it('validateIban encodes a printed IBAN with spaces into the path', async () => {
@@ -90,7 +104,7 @@ describe('ValidationClient: one typed method per operation', () => {
 
   it('validateBic returns the expanded BIC and its parts', async () => {
     const r = await client.validateBic('DEUTDEFF');
-    expect(r).toEqual({ bic: 'DEUTDEFFXXX', valid: true, bankCode: 'DEUT', countryCode: 'DE', locationCode: 'FF', branchCode: 'XXX' });
+    expect(r).toEqual({ bic: 'DEUTDEFFXXX', valid: true, bankCode: 'DEUT', countryCode: 'DE', locationCode: 'FF', branchCode: 'XXX', inDirectory: true, bankName: 'Deutsche Bank' });
   });
 
   it('lookupDns asks the given types and returns the mail-security analysis', async () => {
@@ -128,6 +142,13 @@ describe('ValidationClient: one typed method per operation', () => {
   it('lookupIp geolocates a public address', async () => {
     const r = await client.lookupIp('81.2.69.142');
     expect(r).toMatchObject({ ip: '81.2.69.142', ipType: 'IPV4', countryCode: 'GB', cityName: 'London' });
+    expect(r.security).toEqual({ isHosting: false, hostingProvider: null, isTor: false });
+  });
+
+  it('lookupIp flags an address in a cloud provider range', async () => {
+    const r = await client.lookupIp('3.5.140.1');
+    const provider: string | null = r.security.hostingProvider;
+    expect({ provider, isHosting: r.security.isHosting }).toEqual({ provider: 'Amazon Web Services', isHosting: true });
   });
 
   it('lookupOwnIp geolocates the caller (behind a trusted proxy, extra headers passed through)', async () => {
@@ -139,6 +160,14 @@ describe('ValidationClient: one typed method per operation', () => {
   it('validateEmail checks format and the domain records', async () => {
     const r = await client.validateEmail('info@mail.test');
     expect(r).toMatchObject({ email: 'info@mail.test', user: 'info', domain: 'mail.test', validFormat: true, mxRecord: true, roleAddress: true });
+  });
+
+  it('validateEmail and validateEmails take { smtp: true } and answer deliverability', async () => {
+    expect((await client.validateEmail('info@mail.test')).deliverability).toMatchObject({ status: 'not_checked', reason: 'not_requested' });
+    const r = await client.validateEmail('jane@smtp.test', { smtp: true });
+    expect(r.deliverability).toEqual({ status: 'deliverable', reason: 'accepted', catchAll: false, mxHost: 'mx.smtp.test', smtpCode: 250, enhancedCode: null, tls: false });
+    const items = await client.validateEmails(['john@smtp.test', 'jane@smtp.test'], { smtp: true });
+    expect(items.map((i) => (i.status === 200 ? i.result.deliverability.reason : i.status))).toEqual(['mailbox_not_found', 'accepted']);
   });
 
   it('validateIbans, validateBics and validateEmails answer each item in order, errors per item', async () => {

@@ -65,15 +65,28 @@ export interface DatasetRegistry {
   statuses(now?: Date): DatasetStatus[];
   /** Replace a dataset's date with one learnt at run time (e.g. the GeoLite2 build date once opened). */
   setDate(name: string, date: string): void;
+  /** New records (data/datasets.json reloaded); the dates learnt at run time stay over them. */
+  replaceRecords(records: readonly DatasetRecord[]): void;
 }
 
 export function createDatasetRegistry(records: readonly DatasetRecord[]): DatasetRegistry {
-  const current = new Map(records.map((r) => [r.name, { ...r }]));
+  let current = new Map(records.map((r) => [r.name, { ...r }]));
+  const learnt = new Map<string, string>();
   return {
     statuses: (now = new Date()) => [...current.values()].map((r) => datasetStatus(r, now)),
     setDate(name, date) {
       const r = current.get(name);
-      if (r && DATE.test(date)) r.date = date;
+      if (!r || !DATE.test(date)) return;
+      r.date = date;
+      learnt.set(name, date);
+    },
+    replaceRecords(next) {
+      const fresh = new Map(next.map((r) => [r.name, { ...r }]));
+      for (const [name, date] of learnt) {
+        const r = fresh.get(name);
+        if (r) r.date = date;
+      }
+      current = fresh;
     },
   };
 }

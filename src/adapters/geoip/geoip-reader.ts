@@ -36,8 +36,8 @@ async function inflateFile(path: string): Promise<Buffer> {
   return out.subarray(0, off);
 }
 
-/** The contract's IpGeolocationResult (openapi.yaml is the source of truth). */
-export type GeoResult = components['schemas']['IpGeolocationResult'];
+/** The contract's IpGeolocationResult (openapi.yaml is the source of truth) less `security`, which other lists give. */
+export type GeoResult = Omit<components['schemas']['IpGeolocationResult'], 'security'>;
 
 interface GeoDatabaseInfo {
   kind: 'city' | 'asn';

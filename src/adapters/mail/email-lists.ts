@@ -1,29 +1,43 @@
-// Reference lists for email classification, read once at start from their npm packages: role local parts,
-// disposable domains (exact and wildcard) and free-provider domains.
-import { readFileSync } from 'node:fs';
+// Reference lists for email classification, read from their npm packages' files (at start, and again on a reload):
+// role local parts, disposable domains and free-provider domains. The disposable list's choice: docs/adr/0023.
+import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import type { EmailLists } from '../../domain/email.js';
 
 const require = createRequire(import.meta.url);
 
 const lowerSet = (names: readonly string[]): ReadonlySet<string> => new Set(names.map((s) => s.toLowerCase()));
+const json = async (path: string): Promise<string[]> => JSON.parse(await readFile(path, 'utf8')) as string[];
 
-export function loadEmailLists(): EmailLists {
-  return {
-    // `role-based-email-addresses` (MIT).
-    roleLocalParts: lowerSet(require('role-based-email-addresses') as string[]),
-    // `disposable-email-domains` (MIT), read rather than required: the module cache would keep a second copy of
-    // its 120k names.
-    disposableDomains: lowerSet(JSON.parse(readFileSync(require.resolve('disposable-email-domains'), 'utf8')) as string[]),
-    // The same package's wildcard list: the domain and all its subdomains.
-    disposableWildcardDomains: lowerSet(require('disposable-email-domains/wildcard.json') as string[]),
-    // `freemail`'s free list (ISC) only: the package's isFree() also counts its disposable list, which is not what
-    // "free provider" means here.
-    freeDomains: lowerSet(
-      readFileSync(require.resolve('freemail/data/free.txt'), 'utf8')
-        .split('\n')
-        .map((s) => s.trim())
-        .filter((s) => s.length > 0),
-    ),
+/** The files the lists are read from (a reload failure names them). */
+export const EMAIL_LIST_FILES = {
+  // `role-based-email-addresses` (MIT).
+  role: require.resolve('role-based-email-addresses'),
+  // `disposable-email-domains-js` (CC0-1.0): the disposable-email-domains/disposable-email-domains blocklist, read
+  // rather than required (a reload must see a new version). Its names match exactly, as the package's own lookup does.
+  disposable: require.resolve('disposable-email-domains-js/dist/dict/disposable_email_blocklist.json'),
+  // `freemail`'s free list (ISC) only: the package's isFree() also counts its disposable list, which is not what
+  // "free provider" means here.
+  free: require.resolve('freemail/data/free.txt'),
+};
+
+/** Read the lists (asynchronously: a reload must not stall requests on the disk). */
+export async function loadEmailLists(): Promise<EmailLists> {
+  // The role list is a CommonJS module: taken out of require's cache (its documented cache) so a new version is read.
+  delete require.cache[EMAIL_LIST_FILES.role];
+  const [role, disposable, free] = await Promise.all([
+    require(EMAIL_LIST_FILES.role) as string[],
+    json(EMAIL_LIST_FILES.disposable),
+    readFile(EMAIL_LIST_FILES.free, 'utf8'),
+  ]);
+  const lists: EmailLists = {
+    roleLocalParts: lowerSet(role),
+    disposableDomains: lowerSet(disposable),
+    // The list has no wildcard names: a subdomain is disposable only where the list names it.
+    disposableWildcardDomains: new Set(),
+    freeDomains: lowerSet(free.split('\n').map((s) => s.trim()).filter((s) => s.length > 0)),
   };
+  // A list that reads as empty would answer "not disposable" for everything while the server looks healthy.
+  for (const [name, set] of Object.entries(lists)) if (set.size === 0 && name !== 'disposableWildcardDomains') throw new Error(`the ${name} list is empty`);
+  return lists;
 }

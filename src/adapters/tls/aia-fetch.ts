@@ -3,6 +3,7 @@ import { X509Certificate } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { parseTlsTarget } from '../../domain/tls-target.js';
+import { parseUrl } from '../../domain/url.js';
 import { guardedAddress, type TargetGuardOptions } from './target-guard.js';
 
 /** A certificate is a few KiB; anything larger is not one. */
@@ -14,12 +15,9 @@ const MAX_BYTES = 65_536;
  */
 export async function fetchIssuer(o: TargetGuardOptions, url: string, timeoutMs: number): Promise<X509Certificate | null> {
   const deadline = performance.now() + timeoutMs;
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    return null;
-  }
+  // The standard's parser, not the runtime's: whether an intermediate is fetched (and so the chain's verdict) is the same on every Node.
+  const u = parseUrl(url);
+  if (!u) return null;
   const target = parseTlsTarget(u.hostname);
   if (target.kind === 'invalid' || (u.protocol !== 'http:' && u.protocol !== 'https:')) return null;
   let address: string;

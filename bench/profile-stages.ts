@@ -1,0 +1,146 @@
+// A V8 .cpuprofile's self time in a time window, grouped by the stage of a request that spent it (bench/profile.ts).
+//
+// A sample belongs to the nearest frame of its stack, from the leaf, that is either Node's HTTP and socket machinery
+// (node:_http_*, node:net, streams: whoever called it, so the service and the peer are charged alike for writing an
+// answer) or the service's code or a package: the stage that asked owns the other Node work it called (the key
+// lookup its SHA-256, the request id its randomUUID, the access log its Date.now). Samples with neither are Node's
+// own (the HTTP parser's callbacks, timers), V8's garbage collector, or native code V8 cannot place ("(program)").
+// The profiler's sample intervals are wall time on the main thread (they include time the thread waited for a core),
+// so bench/profile.ts scales the stages to the main thread's CPU time read from /proc.
+
+export interface CallFrame {
+  functionName: string;
+  url: string;
+}
+export interface ProfileNode {
+  id: number;
+  callFrame: CallFrame;
+  children?: number[];
+}
+export interface CpuProfile {
+  nodes: ProfileNode[];
+  startTime: number;
+  endTime: number;
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/** The stages of a request, in the order one meets them (the report's row order). */
+export const STAGES = [
+  'Node HTTP and sockets (parser, writeHead, end, writes)',
+  'Node, other (timers, events, no caller of ours)',
+  'server (src/server.ts)',
+  'Koa',
+  'app middleware (src/app.ts)',
+  'request id',
+  'openapi-backend handleRequest',
+  'routing (src/http/openapi-router.ts)',
+  'hooks (src/http/api.ts)',
+  'key lookup',
+  'limiter',
+  'request validation (Ajv)',
+  'body reading',
+  'handler (operation, domain)',
+  'errors',
+  'reply writing',
+  'access log',
+  'metrics',
+  'Fastify (fastify, find-my-way, its serialisers)',
+  'peer hooks and handler (bench/fastify-peer.ts)',
+  'GC (main thread)',
+  'native, unattributed ("(program)")',
+  'other',
+];
+
+/** [pattern on the script URL, stage]; the first match wins. Function-level cases are in stageOf. */
+const BY_URL: Array<[RegExp, string]> = [
+  [/\/src\/app\.[jt]s$/, 'app middleware (src/app.ts)'],
+  [/\/src\/server\.[jt]s$/, 'server (src/server.ts)'],
+  [/\/src\/http\/api\.[jt]s$/, 'hooks (src/http/api.ts)'],
+  [/\/src\/http\/openapi-router\.[jt]s$/, 'routing (src/http/openapi-router.ts)'],
+  [/\/src\/http\/request-validator\.[jt]s$|\/node_modules\/(ajv|ajv-formats|fast-uri)\//, 'request validation (Ajv)'],
+  [/\/node_modules\/openapi-backend\//, 'openapi-backend handleRequest'],
+  [/\/src\/accounts\/key-directory\.[jt]s$|\/src\/adapters\/keys\/|\/node_modules\/lru-cache\//, 'key lookup'],
+  [/\/src\/accounts\/limit|\/src\/adapters\/limits\/|\/src\/domain\/utc-windows|\/node_modules\/(rate-limiter-flexible|@fastify\/rate-limit|toad-cache)\//, 'limiter'],
+  [/\/src\/http\/json-body|\/node_modules\/(koa-body|co-body|raw-body|inflation|iconv-lite|bytes)\//, 'body reading'],
+  [/\/src\/operations\/|\/src\/domain\//, 'handler (operation, domain)'],
+  [/\/src\/errors\.[jt]s$|\/src\/error-answers\.[jt]s$/, 'errors'],
+  [/\/src\/http\/reply-writer\.[jt]s$/, 'reply writing'],
+  [/\/src\/http\/logging\.[jt]s$|\/src\/adapters\/logging\/|\/node_modules\/(pino|sonic-boom|pino-std-serializers|fast-redact|@pinojs\/[^/]+|quick-format-unescaped|atomic-sleep|thread-stream|on-exit-leak-free|safe-stable-stringify)\//, 'access log'],
+  [/\/src\/http\/metrics\.[jt]s$|\/node_modules\/(prom-client|tdigest|bintrees)\//, 'metrics'],
+  [/\/node_modules\/(koa|koa-compose|@koa\/router|on-finished|ee-first|statuses|delegates|http-errors|http-assert|parseurl|only|encodeurl|vary|content-type|content-disposition|type-is|media-typer|mime-types|mime-db|accepts|negotiator|cookies|keygrip|fresh|escape-html|destroy|depd|setprototypeof|toidentifier|inherits|path-to-regexp)\//, 'Koa'],
+  [/\/node_modules\/(fastify|find-my-way|avvio|fast-json-stringify|@fastify\/[^/]+|fast-querystring|fast-decode-uri-component|light-my-request|process-warning|abstract-logging|rfdc|secure-json-parse|ret|safe-regex2|json-schema-ref-resolver|fastify-plugin|fastify-openapi-glue)\//, 'Fastify (fastify, find-my-way, its serialisers)'],
+  [/\/bench\/fastify-peer\.ts$/, 'peer hooks and handler (bench/fastify-peer.ts)'],
+];
+
+/** The stage of a frame that is the service's code or a package; null for Node internals and native frames. */
+const NODE_HTTP = /^node:(_http_|net$|stream$|_stream_|internal\/streams\/|internal\/http|internal\/stream_base_commons|internal\/net)/;
+
+function ownStage(f: CallFrame): string | null {
+  const url = f.url;
+  if (NODE_HTTP.test(url)) return 'Node HTTP and sockets (parser, writeHead, end, writes)';
+  if (url === '' || url.startsWith('node:')) return null;
+  if (/\/src\/http\/reply-writer\.[jt]s$/.test(url) && f.functionName === 'newRequestId') return 'request id';
+  for (const [re, stage] of BY_URL) if (re.test(url)) return stage;
+  return 'other';
+}
+
+/** Where a sample's leaf has no caller of ours: by the leaf itself. */
+function leafStage(f: CallFrame): string | null {
+  if (f.functionName === '(idle)') return null;
+  if (f.functionName === '(garbage collector)') return 'GC (main thread)';
+  if (f.functionName === '(program)' || f.functionName === '(root)') return 'native, unattributed ("(program)")';
+  return 'Node, other (timers, events, no caller of ours)';
+}
+
+export interface Budget {
+  /** Stage -> microseconds of main-thread time per request. */
+  stages: Map<string, number>;
+  /** Every non-idle microsecond per request. */
+  busyUsPerReq: number;
+  /** Before scaling to CPU time: the busy samples' wall time per request. */
+  wallUsPerReq?: number;
+  /** Samples inside the window. */
+  samples: number;
+  /** "stage: function file" of the sampled leaf frames -> microseconds per request (PROFILE_TOP prints the largest). */
+  leaves: Map<string, number>;
+}
+
+/** Group the samples taken in [t0, t1) (CLOCK_MONOTONIC microseconds) per request of `requests`. */
+export function groupProfile(profile: CpuProfile, t0: number, t1: number, requests: number): Budget {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const memo = new Map<number, string | null>();
+  /** The stage of the nearest own frame from this node to the root; null when there is none. */
+  const ownUp = (id: number): string | null => {
+    if (memo.has(id)) return memo.get(id)!;
+    const n = byId.get(id)!;
+    const p = parent.get(id);
+    const s = ownStage(n.callFrame) ?? (p === undefined ? null : ownUp(p));
+    memo.set(id, s);
+    return s;
+  };
+  const totals = new Map<string, number>();
+  const leaves = new Map<string, number>();
+  let busy = 0;
+  let samples = 0;
+  let t = profile.startTime;
+  for (let i = 0; i < profile.samples.length; i++) {
+    t += profile.timeDeltas[i];
+    if (t < t0 || t >= t1) continue;
+    // The time until the next sample is this sample's (the last one gets the mean interval).
+    const dt = i + 1 < profile.timeDeltas.length ? profile.timeDeltas[i + 1] : (profile.endTime - profile.startTime) / profile.samples.length;
+    const node = byId.get(profile.samples[i])!;
+    const stage = ownUp(node.id) ?? leafStage(node.callFrame);
+    samples++;
+    if (stage === null) continue;
+    busy += dt;
+    totals.set(stage, (totals.get(stage) ?? 0) + dt);
+    const f = node.callFrame;
+    const leaf = `${stage}: ${f.functionName || '(anonymous)'} ${f.url.replace(/^.*\/(node_modules\/)?/, '')}`;
+    leaves.set(leaf, (leaves.get(leaf) ?? 0) + dt);
+  }
+  const perRequest = (m: Map<string, number>) => new Map([...m].map(([k, v]) => [k, v / requests]));
+  return { stages: perRequest(totals), busyUsPerReq: busy / requests, samples, leaves: perRequest(leaves) };
+}

@@ -1,0 +1,146 @@
+// The cost budget of a BIC request (issue #48): the service under BIC load with V8's --cpu-prof, self time by stage.
+//
+// `node --import tsx bench/profile.ts` (dist/ built): starts the built service (as `make bench` does: embedded
+// store, one key with limits of 10^9, LOG_LEVEL=info to a file, metrics on) with --cpu-prof, warms it up, loads BIC
+// for PROFILE_DURATION s (32 connections, autocannon in this process), stops it, and groups the main thread's
+// samples of the loaded window by stage; then the same for the Fastify peer (bench/fastify-peer.ts). Prints
+// microseconds per request per stage, the process's CPU per request (every thread, /proc) beside it, and writes
+// bench/results/profile.md and profile.json.
+// Env: PROFILE_DURATION (s, 10), PROFILE_INTERVAL_US (sampling interval, 250), PROFILE_TARGETS (service,peer),
+// PROFILE_MAIN (another build's dist/src/main.js instead of this one's), PROFILE_KEEP=1 (keep the .cpuprofile files),
+// PROFILE_TOP=N (also print the N costliest leaf functions of each target with their stage).
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BREACHED, endpoint, probe, requestsFor } from './endpoints.js';
+import { startFixtures } from './fixtures.js';
+import { runLoad, warmUntilSteady } from './measure.js';
+import { cpuSeconds, createKey, ROOT, startBaseline, startService, waitIdle, type Proc } from './processes.js';
+import { geoDatabases, serviceEnv } from './service-env.js';
+import { groupProfile, STAGES, type CpuProfile, type Budget } from './profile-stages.js';
+
+const num = (name: string, def: number): number => {
+  const v = Number(process.env[name] ?? def);
+  if (!Number.isFinite(v) || v <= 0) throw new Error(`${name} must be a number > 0`);
+  return v;
+};
+const durationS = num('PROFILE_DURATION', 10);
+const intervalUs = Math.round(num('PROFILE_INTERVAL_US', 250));
+const targets = (process.env.PROFILE_TARGETS ?? 'service,peer').split(',').map((s) => s.trim());
+const connections = 32;
+const dir = mkdtempSync(join(tmpdir(), 'vls-profile-'));
+const log = (s: string) => process.stderr.write(`[profile] ${s}\n`);
+
+interface Result {
+  name: string;
+  requests: number;
+  rps: number;
+  p99: number;
+  /** CPU of the process (every thread, /proc) per request over the loaded window, us. */
+  processUsPerReq: number;
+  /** CPU of its main thread (/proc) per request, us: the stages are scaled to add up to this. */
+  mainUsPerReq: number;
+  budget: Budget;
+}
+
+/** Load BIC on a started process between two clock readings the profile's sample times can be matched to. */
+async function profileRun(name: string, proc: Proc, key: string, profDir: string): Promise<Result> {
+  const requests = requestsFor(endpoint('bic'), key);
+  const p = await probe(proc.url, endpoint('bic'), key);
+  if (!p.ok) throw new Error(`${name}: BIC probe answered ${p.problem}`);
+  await waitIdle(proc.pid, 15);
+  const w = await warmUntilSteady(proc.url, [], requests, connections, 4);
+  log(`${name}: warm-up ${w.seconds.toFixed(1)} s (req/s ${w.rounds.join(', ')}); profiling ${durationS} s of BIC`);
+  // V8's sample times and process.hrtime both read CLOCK_MONOTONIC (microseconds and nanoseconds).
+  const cpu0 = cpuSeconds(proc.pid);
+  const main0 = threadCpuSeconds(proc.pid);
+  const t0 = Number(process.hrtime.bigint() / 1000n);
+  const m = await runLoad({ url: proc.url, requests, connections, durationS });
+  const t1 = Number(process.hrtime.bigint() / 1000n);
+  const main1 = threadCpuSeconds(proc.pid);
+  const cpu1 = cpuSeconds(proc.pid);
+  if (m.non2xx + m.errors > 0) throw new Error(`${name}: ${m.non2xx} non-2xx, ${m.errors} errors under load`);
+  await proc.stop();
+  const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
+  if (!file) throw new Error(`${name}: no .cpuprofile written in ${profDir}`);
+  const profile = JSON.parse(readFileSync(join(profDir, file), 'utf8')) as CpuProfile;
+  const mainUsPerReq = ((main1 - main0) * 1e6) / m.responses;
+  const budget = scaled(groupProfile(profile, t0, t1, m.responses), mainUsPerReq);
+  return { name, requests: m.responses, rps: m.rps, p99: m.p99, processUsPerReq: ((cpu1 - cpu0) * 1e6) / m.responses, mainUsPerReq, budget };
+}
+
+/** CPU seconds (user + system) of a process's main thread so far (proc(5): /proc/PID/task/PID/stat). */
+function threadCpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100;
+}
+
+/**
+ * The profiler's intervals are wall time: on a host where the thread waits for a core they overstate its CPU. Each
+ * stage keeps its share of the busy samples, scaled to the main thread's CPU time.
+ */
+function scaled(b: Budget, mainUsPerReq: number): Budget {
+  const k = b.busyUsPerReq > 0 ? mainUsPerReq / b.busyUsPerReq : 1;
+  const times = (m: Map<string, number>) => new Map([...m].map(([s, v]) => [s, v * k]));
+  return { ...b, stages: times(b.stages), leaves: times(b.leaves), wallUsPerReq: b.busyUsPerReq, busyUsPerReq: mainUsPerReq };
+}
+
+const profArgs = (profDir: string) => ['--cpu-prof', '--cpu-prof-dir', profDir, '--cpu-prof-interval', String(intervalUs)];
+const results: Result[] = [];
+const fixtures = await startFixtures(dir, BREACHED);
+try {
+  if (targets.includes('service')) {
+    const profDir = join(dir, 'service-prof');
+    mkdirSync(profDir);
+    const env = serviceEnv(fixtures, mkdtempSync(join(dir, 'data-')), geoDatabases());
+    const key = await createKey('profile', env, dir);
+    const svc = await startService({ name: 'service', env, dir, nodeArgs: profArgs(profDir), main: process.env.PROFILE_MAIN });
+    results.push(await profileRun('service', svc, key, profDir).finally(() => svc.stop()));
+  }
+  if (targets.includes('peer')) {
+    const profDir = join(dir, 'peer-prof');
+    mkdirSync(profDir);
+    const key = 'vls_profile_peer_key';
+    const peer = await startBaseline('fastify-peer', 'fastify-peer.ts', dir, profArgs(profDir), { PEER_API_KEY: key, PEER_LOG_FILE: join(dir, 'peer-access.log') });
+    results.push(await profileRun('Fastify peer', peer, key, profDir).finally(() => peer.stop()));
+  }
+} finally {
+  await fixtures.close();
+}
+
+// ---- report: one column per target, stages in the service's order, then what the peer spends elsewhere
+const us = (v: number) => v.toFixed(1);
+const names = [...new Set(results.flatMap((r) => [...r.budget.stages.keys()]))].sort((a, b) => {
+  const ia = STAGES.indexOf(a);
+  const ib = STAGES.indexOf(b);
+  return (ia < 0 ? 999 : ia) - (ib < 0 ? 999 : ib) || a.localeCompare(b);
+});
+const lines = [
+  `| stage | ${results.map((r) => `${r.name} us/req`).join(' | ')} |`,
+  `|---|${results.map(() => '---:').join('|')}|`,
+  ...names.map((n) => `| ${n} | ${results.map((r) => (r.budget.stages.has(n) ? us(r.budget.stages.get(n)!) : '-')).join(' | ')} |`),
+  `| **main thread CPU (/proc), the sum of the above** | ${results.map((r) => `**${us(r.mainUsPerReq)}**`).join(' | ')} |`,
+  `| main thread busy in the profile (wall time) | ${results.map((r) => us(r.budget.wallUsPerReq ?? 0)).join(' | ')} |`,
+  `| process CPU, every thread (/proc) | ${results.map((r) => us(r.processUsPerReq)).join(' | ')} |`,
+  `| req/s under the profiler; p99 ms | ${results.map((r) => `${Math.round(r.rps)}; ${r.p99.toFixed(1)}`).join(' | ')} |`,
+];
+const header =
+  `${new Date().toISOString()}, node ${process.version}, BIC (GET /api/v1/bic/DEUTDEFF), ${connections} connections, ${durationS} s per target, ` +
+  `sampling every ${intervalUs} us; samples in the window: ${results.map((r) => `${r.name} ${r.budget.samples}`).join(', ')}`;
+const top = Number(process.env.PROFILE_TOP ?? 0);
+const leafLines = results.flatMap((r) => [
+  ...(top > 0 ? [`\n${r.name}: the ${top} costliest leaf functions, us per request`] : []),
+  ...[...r.budget.leaves].sort((a, b) => b[1] - a[1]).slice(0, top).map(([k, v]) => `${us(v).padStart(6)}  ${k}`),
+]);
+const text = `${header}\n\n${lines.join('\n')}\n${leafLines.length ? `${leafLines.join('\n')}\n` : ''}`;
+process.stdout.write(`\n${text}`);
+mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
+writeFileSync(join(ROOT, 'bench/results/profile.md'), text);
+writeFileSync(
+  join(ROOT, 'bench/results/profile.json'),
+  `${JSON.stringify(results.map((r) => ({ ...r, budget: { ...r.budget, stages: Object.fromEntries(r.budget.stages), leaves: undefined } })), null, 2)}\n`,
+);
+if (process.env.PROFILE_KEEP === '1') log(`profiles kept in ${dir}`);
+else rmSync(dir, { recursive: true, force: true });
+process.exit(0);

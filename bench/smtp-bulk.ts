@@ -1,0 +1,137 @@
+// SMTP mailbox verification under load (issue #46): a bulk of SMTP_BENCH_ADDRESSES addresses over SMTP_BENCH_DOMAINS
+// fixture domains with "smtp": true against real SMTP servers on loopback, while GET /api/v1/bic/DEUTDEFF runs as an
+// open loop; the same BIC load without the bulk, alternated, is the baseline. Counts the SMTP sessions the bulk opened.
+//   make build && node --import tsx bench/smtp-bulk.ts          (settings: bench/README.md, "SMTP bulk")
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GEOIP_TEST_ASN_DB, GEOIP_TEST_CITY_DB } from '../test/fixtures/paths.js';
+import { startDnsServer, type Zone } from '../test/support/dns-server.js';
+import { startSmtpFixture } from '../test/support/smtp-fixture.js';
+import { runLoad, type Measured } from './measure.js';
+import { createKey, startService } from './processes.js';
+
+const num = (name: string, def: number): number => {
+  const v = Number(process.env[name] ?? def);
+  if (!Number.isFinite(v) || v < 0) throw new Error(`${name} must be a number >= 0`);
+  return v;
+};
+const ADDRESSES = num('SMTP_BENCH_ADDRESSES', 1000);
+const DOMAINS = Math.max(1, Math.min(100, num('SMTP_BENCH_DOMAINS', 10)));
+const ROUNDS = Math.max(1, num('SMTP_BENCH_ROUNDS', 3));
+const DELAY_MS = num('SMTP_BENCH_RCPT_DELAY_MS', 50);
+const BIC_RATE = num('BENCH_BIC_RATE', 500);
+const CONNECTIONS = num('BENCH_CONNECTIONS', 16);
+/** The baseline's length per round, seconds; the loaded side runs as long as the bulk does. */
+const BASELINE_S = num('BENCH_DURATION', 5);
+
+const domain = (d: number) => `d${d}.smtp-bench.test`;
+const hostIp = (d: number) => `127.0.1.${10 + d}`;
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'vls-smtp-bench-'));
+  const zone: Zone = {};
+  for (let d = 0; d < DOMAINS; d++) {
+    zone[domain(d)] = [{ type: 'MX', data: { preference: 10, exchange: `mx.${domain(d)}` } }];
+    zone[`mx.${domain(d)}`] = [{ type: 'A', data: hostIp(d) }];
+  }
+  const dns = await startDnsServer(zone);
+  // Every tenth local part is unknown (550 5.1.1), the rest accepted; the probe (q + hex) is refused.
+  const hosts = Object.fromEntries(
+    Array.from({ length: DOMAINS }, (_, d) => [
+      hostIp(d),
+      { rcptDelayMs: DELAY_MS, rcpt: (local: string) => (/^r\d+-\d*[1-9]$/.test(local) ? null : { code: 550, text: '5.1.1 no such user' }) },
+    ]),
+  );
+  const smtp = await startSmtpFixture(hosts);
+  const env = {
+    DATA_DIR: dir,
+    DNS_SERVERS: `127.0.0.1:${dns.port}`,
+    ALLOW_PRIVATE_TARGETS: 'true',
+    GEOIP_CITY_DB: GEOIP_TEST_CITY_DB,
+    GEOIP_ASN_DB: GEOIP_TEST_ASN_DB,
+    RATE_LIMIT_PER_MINUTE: '1000000000',
+    QUOTA_PER_DAY: '1000000000',
+    QUOTA_PER_MONTH: '1000000000',
+    LOG_LEVEL: 'info',
+    SMTP_CHECK: 'on',
+    SMTP_HELO_NAME: 'verifier.bench.test',
+    SMTP_MAIL_FROM: 'check@verifier.bench.test',
+    SMTP_PORT: String(smtp.port),
+  };
+  const key = await createKey('smtp-bench', env, dir);
+  const svc = await startService({ name: 'smtp-bench', env, dir });
+  const bic = [{ method: 'GET', path: '/api/v1/bic/DEUTDEFF', headers: { 'x-api-key': key } }];
+  const load = (durationS: number) => runLoad({ url: svc.url, requests: bic, connections: CONNECTIONS, durationS, overallRate: BIC_RATE });
+  const pooled = (ms: Measured[]) => {
+    const times = Float64Array.from(ms.flatMap((m) => [...m.times])).sort();
+    const at = (p: number) => times[Math.min(times.length - 1, Math.max(0, Math.ceil(p * times.length) - 1))];
+    return { responses: times.length, p50: at(0.5), p99: at(0.99), non2xx: ms.reduce((a, m) => a + m.non2xx + m.errors, 0) };
+  };
+  const rounds: Array<{ bulkS: number; sessions: number; rcpts: number; probes: number; data: number; statuses: Record<string, number> }> = [];
+  const base: Measured[] = [];
+  const during: Measured[] = [];
+  try {
+    await load(1); // warm-up
+    for (let r = 0; r < ROUNDS; r++) {
+      base.push(await load(BASELINE_S));
+      smtp.reset();
+      // Fresh local parts each round: nothing comes from the verdict cache (a domain's catch-all state may).
+      const items = Array.from({ length: ADDRESSES }, (_, i) => `r${r}-${i}@${domain(i % DOMAINS)}`);
+      const t0 = performance.now();
+      let done = false;
+      const bulk = fetch(`${svc.url}/api/v1/email/bulk`, {
+        method: 'POST',
+        headers: { 'x-api-key': key, 'content-type': 'application/json' },
+        body: JSON.stringify({ items, smtp: true }),
+      }).then(async (res) => {
+        const body = (await res.json()) as { results: Array<{ status: number; result?: { deliverability: { status: string } } }> };
+        if (res.status !== 200) throw new Error(`bulk answered ${res.status}`);
+        done = true;
+        return { s: (performance.now() - t0) / 1000, body };
+      });
+      // BIC in one-second slices while the bulk is in flight.
+      do during.push(await load(1));
+      while (!done);
+      const { s, body } = await bulk;
+      const sessions = Array.from({ length: DOMAINS }, (_, d) => smtp.sessions(hostIp(d))).flat();
+      const statuses: Record<string, number> = {};
+      for (const x of body.results) {
+        const k = x.result?.deliverability.status ?? String(x.status);
+        statuses[k] = (statuses[k] ?? 0) + 1;
+      }
+      rounds.push({
+        bulkS: Number(s.toFixed(2)),
+        sessions: sessions.length,
+        rcpts: sessions.reduce((a, x) => a + x.rcpts.length, 0),
+        probes: sessions.reduce((a, x) => a + x.rcpts.filter((rc) => rc.startsWith('q')).length, 0),
+        data: sessions.filter((x) => x.data).length,
+        statuses,
+      });
+    }
+  } finally {
+    await svc.stop();
+    await smtp.close();
+    await dns.close();
+  }
+  const b = pooled(base);
+  const l = pooled(during);
+  const perDomain = Math.ceil(ADDRESSES / DOMAINS);
+  const sessionTarget = DOMAINS * Math.ceil(perDomain / 20) + DOMAINS; // one per 20 addresses of a domain, plus the probes
+  const summary = {
+    settings: { addresses: ADDRESSES, domains: DOMAINS, rounds: ROUNDS, rcptDelayMs: DELAY_MS, bicRate: BIC_RATE, connections: CONNECTIONS, baselineS: BASELINE_S },
+    rounds,
+    bic: { baseline: b, duringBulk: l, p99Ratio: Number((l.p99 / b.p99).toFixed(3)) },
+    targets: {
+      sessions: `<= ${sessionTarget}: ${rounds.every((r) => r.sessions <= sessionTarget) ? 'met' : 'MISSED'}`,
+      noData: rounds.every((r) => r.data === 0) ? 'met' : 'MISSED',
+      bicP99: `within 20%: ${l.p99 <= b.p99 * 1.2 ? 'met' : 'MISSED'}`,
+    },
+  };
+  console.log(JSON.stringify(summary, null, 2));
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

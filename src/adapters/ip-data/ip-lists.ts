@@ -1,0 +1,111 @@
+// Hosting-provider address ranges and Tor exit addresses from files (HOSTING_RANGES_FILE, TOR_EXIT_FILE), each read
+// into a range table once per load; the combined IP security flags per address. Formats: docs/data-sources.md.
+import { readFile, stat } from 'node:fs/promises';
+import { buildRangeTable, parseCidr, type LabelledRange, type RangeTable } from '../../domain/ip-range-table.js';
+import type { IpClass } from '../../domain/ip-ranges.js';
+import type { components } from '../../../generated/api.js';
+
+/** The contract's IpSecurity (openapi.yaml). */
+export type IpSecurity = components['schemas']['IpSecurity'];
+
+export interface LoadedRanges {
+  path: string;
+  table: RangeTable;
+  /** Input lines that gave a range. */
+  entries: number;
+  /** The data's date: the file's `# date: YYYY-MM-DD` line, else the file's modification day. */
+  date: string;
+}
+
+const DATE_LINE = /^#\s*date:\s*(\d{4}-\d{2}-\d{2})\s*$/im;
+
+/** Lines without comments (`#` to the end) and blanks, trimmed. */
+function dataLines(text: string): string[] {
+  return text
+    .split('\n')
+    .map((l) => {
+      const hash = l.indexOf('#');
+      return (hash < 0 ? l : l.slice(0, hash)).trim();
+    })
+    .filter((l) => l !== '');
+}
+
+async function dateOf(path: string, text: string): Promise<string> {
+  return DATE_LINE.exec(text)?.[1] ?? (await stat(path)).mtime.toISOString().slice(0, 10);
+}
+
+/**
+ * Hosting ranges from CSV lines `cidr,provider` (a header line `cidr,provider` may lead). A line whose first field is
+ * not a CIDR block or address is an error naming its line: a file half understood would answer "not hosting" for
+ * what it meant to list.
+ */
+export function hostingRangesFromText(text: string, path = 'hosting ranges'): { table: RangeTable; entries: number } {
+  const ranges: LabelledRange[] = [];
+  for (const [i, line] of dataLines(text).entries()) {
+    const comma = line.indexOf(',');
+    const cidr = (comma < 0 ? line : line.slice(0, comma)).trim();
+    const provider = comma < 0 ? '' : line.slice(comma + 1).trim().replace(/^"(.*)"$/, '$1');
+    if (i === 0 && cidr.toLowerCase() === 'cidr') continue;
+    const range = parseCidr(cidr);
+    if (!range || provider === '') throw new Error(`${path}: data line ${i + 1} is not "cidr,provider": ${line.slice(0, 80)}`);
+    ranges.push({ ...range, label: provider });
+  }
+  if (ranges.length === 0) throw new Error(`${path}: no range (lines of "cidr,provider")`);
+  return { table: buildRangeTable(ranges), entries: ranges.length };
+}
+
+/**
+ * Tor exit addresses: one address or CIDR block per line (the Tor Project's bulk exit list), or the exit list's
+ * `ExitAddress <address> <date> <time>` lines (its other lines are skipped).
+ */
+export function torExitsFromText(text: string, path = 'Tor exits'): { table: RangeTable; entries: number } {
+  const ranges: LabelledRange[] = [];
+  const lines = dataLines(text);
+  const exitList = lines.some((l) => l.startsWith('ExitAddress '));
+  for (const [i, line] of lines.entries()) {
+    if (exitList && !line.startsWith('ExitAddress ')) continue;
+    const address = exitList ? line.split(/\s+/)[1] : line;
+    const range = parseCidr(address);
+    if (!range) throw new Error(`${path}: data line ${i + 1} is not an address: ${line.slice(0, 80)}`);
+    ranges.push({ ...range, label: 'Tor' });
+  }
+  if (ranges.length === 0) throw new Error(`${path}: no exit address`);
+  return { table: buildRangeTable(ranges), entries: ranges.length };
+}
+
+async function load(path: string, parse: (text: string, path: string) => { table: RangeTable; entries: number }): Promise<LoadedRanges> {
+  const text = await readFile(path, 'utf8');
+  const { table, entries } = parse(text, path);
+  return { path, table, entries, date: await dateOf(path, text) };
+}
+
+export const loadHostingRanges = (path: string): Promise<LoadedRanges> => load(path, hostingRangesFromText);
+export const loadTorExits = (path: string): Promise<LoadedRanges> => load(path, torExitsFromText);
+
+export interface IpSecurityLookup {
+  /** The flags for a classified address: one shared, frozen object per combination (nothing is made per request). */
+  lookup(c: IpClass): IpSecurity;
+}
+
+/**
+ * The flags from whichever tables are loaded. A flag is null when its table is not loaded, or holds no range of the
+ * address's family (the Tor Project's bulk list is IPv4 only): the data cannot say, which is not "no".
+ */
+export function createIpSecurity(hosting: LoadedRanges | null, tor: LoadedRanges | null): IpSecurityLookup {
+  const providers = hosting?.table.labels ?? [];
+  // answers[family][provider + 1][tor state: 0 no, 1 yes, 2 unknown]
+  const make = (provider: string | null | undefined, isTor: boolean | null): IpSecurity =>
+    Object.freeze({ isHosting: provider === undefined ? null : provider !== null, hostingProvider: provider ?? null, isTor });
+  const answers = [false, true].map((unknownHosting) =>
+    [null, ...providers].map((p) => [false, true, null].map((t) => make(unknownHosting ? undefined : p, t))),
+  );
+  const covers = (r: LoadedRanges | null, version: 4 | 6) => r !== null && (version === 4 ? r.table.size.v4 : r.table.size.v6) > 0;
+  return {
+    lookup(c) {
+      const hostingKnown = covers(hosting, c.version);
+      const provider = hostingKnown ? hosting!.table.lookup(c.address, c.version) : -1;
+      const torState = covers(tor, c.version) ? (tor!.table.lookup(c.address, c.version) >= 0 ? 1 : 0) : 2;
+      return answers[hostingKnown ? 0 : 1][hostingKnown ? provider + 1 : 0][torState];
+    },
+  };
+}

@@ -1,0 +1,127 @@
+// Reloading the file datasets (SIGHUP's work, src/adapters/files/reload.ts) in process: new data swapped in, a bad
+// file keeping the old, dates and counters. The signal itself, under load and with WORKERS: test/faults/sighup-reload.test.ts.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createReloader } from '../../src/adapters/files/reload.js';
+import { projectPath } from '../../src/http/spec.js';
+import { startHarness, type Harness } from '../support/harness.js';
+
+let dir: string;
+let hostingFile: string;
+let torFile: string;
+let h: Harness;
+
+const HOSTING = '# date: 2026-01-05\ncidr,provider\n3.5.140.0/22,Amazon Web Services\n';
+const TOR = '# date: 2026-01-05\n185.220.101.1\n';
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'vls-reload-'));
+  hostingFile = join(dir, 'hosting.csv');
+  torFile = join(dir, 'tor.txt');
+  writeFileSync(hostingFile, HOSTING);
+  writeFileSync(torFile, TOR);
+  h = await startHarness({ HOSTING_RANGES_FILE: hostingFile, TOR_EXIT_FILE: torFile });
+});
+afterAll(async () => {
+  await h.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const dataset = async (name: string) => ((await h.call('/readyz')).body.datasets as { name: string; date: string }[]).find((d) => d.name === name);
+const metric = async (name: string, dataset: string) => {
+  const text = await (await h.fetch('/metrics')).text();
+  return Number(new RegExp(`^${name}\\{dataset="${dataset}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN);
+};
+
+describe('reloading the file datasets', () => {
+  it('swaps in the new lists: the answers, /readyz dates and the reload counters follow', async () => {
+    expect((await h.call('/api/v1/ip/81.2.69.142')).body.security).toEqual({ isHosting: false, hostingProvider: null, isTor: false });
+    expect(await dataset('ip-tor-exits')).toMatchObject({ date: '2026-01-05' });
+
+    writeFileSync(hostingFile, `${HOSTING.replace('2026-01-05', '2026-02-01')}81.2.69.0/24,Example Cloud\n`);
+    writeFileSync(torFile, `${TOR.replace('2026-01-05', '2026-02-02')}81.2.69.142\n`);
+    const outcome = await h.composition.reloader.reloadAll();
+
+    expect(outcome.failed).toEqual([]);
+    expect(outcome.reloaded).toEqual(expect.arrayContaining(['geolite2', 'bin-ranges', 'bank-codes-national', 'email-lists', 'ip-hosting', 'ip-tor-exits', 'datasets']));
+    expect((await h.call('/api/v1/ip/81.2.69.142')).body.security).toEqual({ isHosting: true, hostingProvider: 'Example Cloud', isTor: true });
+    expect(await dataset('ip-hosting')).toMatchObject({ date: '2026-02-01' });
+    expect(await dataset('ip-tor-exits')).toMatchObject({ date: '2026-02-02' });
+    expect(await metric('dataset_reloads_total', 'ip-tor-exits')).toBe(1);
+    expect(await metric('dataset_reload_failures_total', 'ip-tor-exits')).toBe(0);
+    // The other datasets answer as before (reloaded from the same files).
+    expect((await h.call('/api/v1/iban/DE89370400440532013000')).body).toMatchObject({ valid: true, bankName: 'Commerzbank' });
+    const card = await h.call('/api/v1/creditcard/validate', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ cardNumber: '4111111111111111' }) });
+    expect(card.status).toBe(200);
+  });
+
+  it('keeps the data in use when a file is corrupt, logging one line that names the file', async () => {
+    const before = h.logs.length;
+    const failuresBefore = await metric('dataset_reload_failures_total', 'ip-hosting');
+    writeFileSync(hostingFile, 'cidr,provider\n81.2.69.0/24,Example Cloud\n<html>not a list</html>\n');
+    const outcome = await h.composition.reloader.reloadAll();
+
+    expect(outcome.failed.map((f) => f.name)).toEqual(['ip-hosting']);
+    // The old table still answers, and so does every other dataset.
+    expect((await h.call('/api/v1/ip/81.2.69.142')).body.security).toEqual({ isHosting: true, hostingProvider: 'Example Cloud', isTor: true });
+    expect((await h.call('/api/v1/ip/3.5.140.1')).body.security).toMatchObject({ isHosting: true, hostingProvider: 'Amazon Web Services' });
+    expect(await dataset('ip-hosting')).toMatchObject({ date: '2026-02-01' });
+    const errors = h.logs.slice(before).filter((l) => JSON.parse(l).level >= 50);
+    expect(errors).toHaveLength(1);
+    expect(JSON.parse(errors[0])).toMatchObject({ dataset: 'ip-hosting', file: hostingFile, msg: `reload of ${hostingFile} failed; the data loaded before stays in use` });
+    expect(JSON.parse(errors[0]).err).toMatch(/data line 3 is not "cidr,provider"/);
+    expect(await metric('dataset_reload_failures_total', 'ip-hosting')).toBe(failuresBefore + 1);
+  });
+
+  it('keeps the data in use when a file has gone', async () => {
+    rmSync(torFile);
+    const outcome = await h.composition.reloader.reloadAll();
+    expect(outcome.failed.map((f) => f.name)).toEqual(['ip-hosting', 'ip-tor-exits']);
+    expect((await h.call('/api/v1/ip/81.2.69.142')).body.security.isTor).toBe(true);
+    writeFileSync(torFile, TOR);
+    writeFileSync(hostingFile, HOSTING);
+  });
+});
+
+describe('createReloader', () => {
+  const quiet = { info: () => undefined, error: () => undefined };
+
+  it('a reload asked for while one runs is one more pass after it, not lost and not run twice at once', async () => {
+    let running = 0;
+    let most = 0;
+    let passes = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const reloader = createReloader(
+      [
+        {
+          name: 'x',
+          file: () => 'x',
+          async reload() {
+            running++;
+            most = Math.max(most, running);
+            passes++;
+            if (passes === 1) await gate;
+            running--;
+          },
+        },
+      ],
+      quiet,
+    );
+    const first = reloader.reloadAll();
+    const second = reloader.reloadAll();
+    const third = reloader.reloadAll();
+    release();
+    await Promise.all([first, second, third]);
+    expect(passes).toBe(2);
+    expect(most).toBe(1);
+    expect(reloader.counts()).toEqual({ reloads: { x: 2 }, failures: { x: 0 } });
+  });
+
+  it('the shipped snapshot files are the defaults the composition reads', () => {
+    expect(readFileSync(projectPath('data/ip/hosting-ranges.csv'), 'utf8')).toMatch(/^# date: \d{4}-\d{2}-\d{2}$/m);
+    expect(readFileSync(projectPath('data/ip/tor-exits.txt'), 'utf8')).toMatch(/^# date: \d{4}-\d{2}-\d{2}$/m);
+  });
+});
