@@ -6,6 +6,7 @@ export type {
   BulkItemError,
   CardValidationResult,
   ClientOptions,
+  Deliverability,
   DnsRecord,
   DnsRecordType,
   DnsResult,
