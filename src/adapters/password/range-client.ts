@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { LookupFunction } from 'node:net';
 import { LRUCache } from 'lru-cache';
 import { Agent } from 'undici';
+import { parseUrl } from '../../domain/url.js';
 import { UpstreamFailure } from '../../errors.js';
 import { traced, withTraceContext } from '../tracing/spans.js';
 
@@ -128,12 +129,13 @@ export function createRangeClient(opts: RangeClientOptions): RangeClient {
   const dispatcher = opts.lookup ? new Agent({ connect: { lookup: opts.lookup } }) : undefined;
   let hits = 0;
   let misses = 0;
-  const baseUrl = new URL(base);
+  // The standard's own URL parser (src/domain/url.ts), as everywhere in src/; `base` passed the configuration's check.
+  const baseUrl = parseUrl(base);
   const rangeAttributes = {
     'http.request.method': 'GET',
     'url.template': '/range/{prefix}',
-    'server.address': baseUrl.hostname,
-    'server.port': Number(baseUrl.port) || (baseUrl.protocol === 'https:' ? 443 : 80),
+    'server.address': baseUrl?.hostname ?? '',
+    'server.port': Number(baseUrl?.port) || (baseUrl?.protocol === 'https:' ? 443 : 80),
   };
 
   async function fromNetwork(prefix: string): Promise<Map<string, number>> {
