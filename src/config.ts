@@ -52,7 +52,7 @@ export interface Config {
 }
 
 /** A SOCKS5 proxy the SMTP verification connects through (SMTP_PROXY). */
-export interface SocksProxy {
+interface SocksProxy {
   host: string;
   port: number;
 }

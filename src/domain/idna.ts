@@ -13,13 +13,14 @@ interface Tr46Options {
 }
 
 // tr46 ships CommonJS without type declarations: its one function used here, typed by hand (pinned: ADR 0020).
-const tr46 = createRequire(import.meta.url)('tr46') as { toASCII(domain: string, options: Tr46Options): string | null };
+const require = createRequire(import.meta.url);
+const tr46 = require('tr46') as { toASCII(domain: string, options: Tr46Options): string | null };
 
 /**
  * The WHATWG URL host parser's options (beStrict false): hyphen placement, STD3 characters and DNS lengths are left
  * to the callers' own grammar (RFC 1123 labels, 63 and 253 octets), which says why a name is refused.
  */
-export const WHATWG_DOMAIN_TO_ASCII: Readonly<Tr46Options> = Object.freeze({
+const WHATWG_DOMAIN_TO_ASCII: Readonly<Tr46Options> = Object.freeze({
   checkHyphens: false,
   checkBidi: true,
   checkJoiners: true,

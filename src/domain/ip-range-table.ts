@@ -16,7 +16,7 @@ export interface RangeTable {
 const V6_MAX = (1n << 128n) - 1n;
 
 /** The 128-bit value of an IPv6 address in text form (with `::` and a trailing dotted quad allowed), or null. */
-export function ipv6ToBigInt(text: string): bigint | null {
+function ipv6ToBigInt(text: string): bigint | null {
   let head = text;
   let tailV4: bigint | null = null;
   const lastColon = text.lastIndexOf(':');
@@ -41,7 +41,7 @@ export function ipv6ToBigInt(text: string): bigint | null {
 }
 
 /** The 32-bit value of a dotted quad (four decimal octets, no leading zeros beyond one digit), or null. */
-export function ipv4ToBigInt(text: string): bigint | null {
+function ipv4ToBigInt(text: string): bigint | null {
   const parts = text.split('.');
   if (parts.length !== 4) return null;
   let value = 0n;

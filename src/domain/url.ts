@@ -13,7 +13,8 @@ export interface ParsedUrl {
 }
 
 // whatwg-url ships CommonJS without type declarations: its URL class, typed by hand for what is read (pinned: ADR 0020).
-const { URL: WhatwgUrl } = createRequire(import.meta.url)('whatwg-url') as { URL: new (text: string) => ParsedUrl };
+const require = createRequire(import.meta.url);
+const { URL: WhatwgUrl } = require('whatwg-url') as { URL: new (text: string) => ParsedUrl };
 
 /** `text` as an absolute URL, or null when the standard's parser refuses it. Never throws. */
 export function parseUrl(text: string): ParsedUrl | null {

@@ -5,7 +5,7 @@ import { germanCheckMethod } from '../domain/iban-national.js';
 import type { OperationHandler } from './types.js';
 
 /** The bank directory in use (adapters/bank-data/bank-directory.ts): one object per load, swapped whole on a reload. */
-export interface BankLookups {
+interface BankLookups {
   resolveBic: BicLookup;
   bankName: BankNameLookup;
   bicEntry: BicDirectoryLookup;

@@ -20,7 +20,7 @@ export interface EmailDeps {
 }
 
 /** Domains verified at once by one request (each domain's sessions are bounded per MX host besides). */
-export const SMTP_DOMAIN_CONCURRENCY = 16;
+const SMTP_DOMAIN_CONCURRENCY = 16;
 
 export interface EmailOperations {
   validateEmail: OperationHandler<'validateEmail'>;

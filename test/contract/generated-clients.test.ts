@@ -1,6 +1,7 @@
 // openapi.yaml as REST consumers use it (issue #51): the TypeScript client generators they pick each write a client
 // into a temp folder, and `tsc --strict` compiles it. A failure names the generator, its version and the first error.
 // Our own SDK's generator (openapi-typescript) is compiled by the project's tsc already.
+// @module-tag slow (left out of make test-fast): runs three code generators and tsc
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';

@@ -2,6 +2,7 @@
 // version; an older Node gets one line naming it and exit 1 from the server, the keys CLI and npm's scripts, before
 // any native module (better-sqlite3) loads. Tried with the machine's own old Node when it has one, and always with a
 // faked version on this Node.
+// @module-tag slow (left out of make test-fast): starts processes
 import { spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

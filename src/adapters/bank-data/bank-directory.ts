@@ -36,7 +36,7 @@ interface BankTableInfo {
 }
 
 /** What the directories say of one BIC. */
-export interface BicEntry {
+interface BicEntry {
   /** The BIC (11 characters) is listed, or for a head office (branch XXX) any BIC of its first 8 characters is. */
   inDirectory: boolean;
   /** The bank's name from the same entry; null when not listed or the table has no name. */

@@ -11,7 +11,7 @@ export interface Reloadable {
   reload(): Promise<void>;
 }
 
-export interface ReloadOutcome {
+interface ReloadOutcome {
   reloaded: string[];
   failed: { name: string; file: string; error: string }[];
 }

@@ -51,15 +51,15 @@ export interface MailboxVerifier {
  * the mailbox, or DNS says no mail goes there) for 6 hours: mailboxes come and go over days, and asking a server
  * again about the same address within hours adds to the verifier's reputation cost for no news.
  */
-export const VERDICT_TTL_MS = 6 * 3600_000;
+const VERDICT_TTL_MS = 6 * 3600_000;
 /**
  * An `unknown` one (greylisted, blocked, timeout, unreachable) for 10 minutes: long enough to cover the usual
  * greylisting delay (postgrey's default is 5 minutes, so asking sooner is deferred again and counts against the IP),
  * short enough that a retry after it gets a real answer.
  */
-export const UNKNOWN_TTL_MS = 10 * 60_000;
+const UNKNOWN_TTL_MS = 10 * 60_000;
 /** Real recipients asked in one session at most (RFC 5321 §4.5.3.1.8 has servers take at least 100). */
-export const RECIPIENTS_PER_SESSION = 20;
+const RECIPIENTS_PER_SESSION = 20;
 
 /** Where mail for a domain goes: MX hosts by preference, the domain itself (implicit MX), or nowhere. */
 type Route = { kind: 'hosts'; hosts: string[] } | { kind: 'null_mx' } | { kind: 'none' };
