@@ -1,17 +1,17 @@
 // SIGHUP on the real server process: under a steady load every request is answered while the datasets are reloaded,
 // a corrupt file keeps the data in use, and with WORKERS=2 the primary's signal reloads every worker.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { GEOIP_TEST_DIR } from '../support/harness.js';
+import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { waitFor } from '../support/wait.js';
 
 let dir: string;
 let hostingFile: string;
 let torFile: string;
-let child: ChildProcess | null = null;
+let server: ServerProcess | null = null;
 
 const HOSTING = '# date: 2026-01-05\ncidr,provider\n3.5.140.0/22,Amazon Web Services\n';
 const TOR = '# date: 2026-01-05\n185.220.101.1\n';
@@ -22,12 +22,8 @@ beforeAll(() => {
   torFile = join(dir, 'tor.txt');
 });
 afterEach(async () => {
-  if (child && child.exitCode === null) {
-    const exit = new Promise((r) => child!.once('exit', r));
-    child.kill('SIGTERM');
-    await exit;
-  }
-  child = null;
+  await server?.stop();
+  server = null;
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -35,16 +31,8 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 async function start(env: Record<string, string> = {}): Promise<{ url: string; key: string; out: () => string }> {
   writeFileSync(hostingFile, HOSTING);
   writeFileSync(torFile, TOR);
-  const dataDir = mkdtempSync(join(dir, 'data-'));
-  const c = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  server = await startServerProcess({
     env: {
-      ...process.env,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      DATA_DIR: dataDir,
-      DNS_SERVERS: '127.0.0.1:9',
-      PWNED_PASSWORDS_URL: 'http://127.0.0.1:9',
-      PASSWORD_THREADS: '1',
       RATE_LIMIT_PER_MINUTE: '1000000',
       QUOTA_PER_DAY: '10000000',
       QUOTA_PER_MONTH: '100000000',
@@ -56,16 +44,10 @@ async function start(env: Record<string, string> = {}): Promise<{ url: string; k
       LOG_LEVEL: 'info',
       ...env,
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  child = c;
-  let out = '';
-  c.stdout!.on('data', (d) => (out += d));
-  c.stderr!.on('data', (d) => (out += d));
-  const url = await waitFor(() => /listening on (http:\/\/\S+)/.exec(out)?.[1] ?? (c.exitCode !== null ? Promise.reject(new Error(out)) : null), { timeoutMs: 90_000, intervalMs: 50, what: `the server to listen:\n${out}` });
-  const key = /^\s+(vls_\S+)$/m.exec(out)?.[1];
-  if (!key) throw new Error(`no first key printed:\n${out}`);
-  return { url, key, out: () => out };
+  const key = /^\s+(vls_\S+)$/m.exec(server.output())?.[1];
+  if (!key) throw new Error(`no first key printed:\n${server.output()}`);
+  return { url: server.url, key, out: () => server!.output() };
 }
 
 const reloadLines = (out: string) =>
@@ -102,14 +84,14 @@ describe('SIGHUP', () => {
       writeFileSync(torFile, '# date: 2026-02-02\n185.220.101.1\n81.2.69.142\n');
       writeFileSync(hostingFile, `${HOSTING}81.2.69.0/24,Example Cloud\n`);
       const mark = outcomes.length;
-      child!.kill('SIGHUP');
+      server!.child.kill('SIGHUP');
       await waitFor(() => outcomes.slice(mark).some((o) => o.path === paths[0] && o.isTor === true && o.provider === 'Example Cloud'), { timeoutMs: 30_000, what: 'the new lists to answer' });
       await waitFor(() => reloadLines(out()).length === 1, { timeoutMs: 30_000, what: 'the reload line' });
       expect(reloadLines(out())[0]).toMatchObject({ failed: [] });
 
       // 2. A corrupt hosting file: one error line naming it, the old table still answers.
       writeFileSync(hostingFile, 'cidr,provider\n<html>\n');
-      child!.kill('SIGHUP');
+      server!.child.kill('SIGHUP');
       await waitFor(() => reloadLines(out()).length === 2, { timeoutMs: 30_000, what: 'the second reload' });
       expect(reloadLines(out())[1].failed).toEqual(['ip-hosting']);
       expect(out().split('\n').filter((l) => l.includes(`reload of ${hostingFile} failed`))).toHaveLength(1);
@@ -119,11 +101,11 @@ describe('SIGHUP', () => {
 
       // 3. Signals in a row: the kernel may merge pending ones into one delivery; what arrives while a reload runs is
       // one more pass after it. None ends the process.
-      child!.kill('SIGHUP');
-      child!.kill('SIGHUP');
-      child!.kill('SIGHUP');
+      server!.child.kill('SIGHUP');
+      server!.child.kill('SIGHUP');
+      server!.child.kill('SIGHUP');
       await waitFor(() => reloadLines(out()).length >= 3, { timeoutMs: 60_000, what: 'the reloads the signals asked for' });
-      expect(child!.exitCode).toBeNull();
+      expect(server!.child.exitCode).toBeNull();
     } finally {
       loading = false;
       await Promise.all(clients);
@@ -138,7 +120,7 @@ describe('SIGHUP', () => {
     const { url, key, out } = await start({ WORKERS: '2' });
     await waitFor(() => /with 2 workers/.test(out()), { timeoutMs: 60_000, what: 'both workers' });
     writeFileSync(torFile, '# date: 2026-02-02\n81.2.69.142\n');
-    child!.kill('SIGHUP');
+    server!.child.kill('SIGHUP');
     await waitFor(() => new Set(reloadLines(out()).map((l) => l.pid)).size === 2, { timeoutMs: 60_000, what: `a reload line from each worker:\n${out()}` });
     expect(reloadLines(out()).every((l) => l.failed.length === 0)).toBe(true);
     // Fresh connections reach both workers: each answers from the new list.
@@ -147,6 +129,6 @@ describe('SIGHUP', () => {
       expect(res.status).toBe(200);
       expect(((await res.json()) as { security: { isTor: boolean } }).security.isTor).toBe(true);
     }
-    expect(child!.exitCode).toBeNull();
+    expect(server!.child.exitCode).toBeNull();
   });
 });
