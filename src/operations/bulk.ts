@@ -1,5 +1,6 @@
 // Bulk validation (openapi.yaml validateIbans, validateBics, validateEmails): items answered in input order, each
 // with the single operation's result or the error it would answer.
+import { setImmediate as turn } from 'node:timers/promises';
 import type { DnsAnswer, DnsResolver } from '../adapters/dns/resolver.js';
 import { ApiError } from '../errors.js';
 import { asApiError, errorInfo } from '../error-answers.js';
@@ -41,7 +42,11 @@ function caught(err: unknown): ReturnType<typeof failure> {
   return failure(e);
 }
 
-/** Run fn over items with at most `limit` in progress, results in input order. */
+/**
+ * Run fn over items with at most `limit` in progress, results in input order. Each worker lets the event loop turn
+ * after every item: once a domain's DNS answers are in (onceEach), an item settles in microtasks alone, and 1,000 of
+ * them would otherwise run as one block of tens of milliseconds that every other request waits behind.
+ */
 async function mapBounded<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
   const out = new Array<R>(items.length);
   let next = 0;
@@ -49,6 +54,7 @@ async function mapBounded<T, R>(items: readonly T[], limit: number, fn: (item: T
     while (next < items.length) {
       const i = next++;
       out[i] = await fn(items[i]);
+      await turn();
     }
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
