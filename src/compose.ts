@@ -99,7 +99,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
   geoOpen.catch(() => undefined);
   const spec = await loadSpec();
   // Off (nothing registered) unless OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_TRACES_EXPORTER asks for traces.
-  const tracing = startTracing(opts.tracingEnv ?? process.env, String(spec.document.info?.version ?? 'unknown'));
+  const tracing = await startTracing(opts.tracingEnv ?? process.env, String(spec.document.info?.version ?? 'unknown'));
   if (tracing) logger.info({ exporter: (opts.tracingEnv ?? process.env).OTEL_TRACES_EXPORTER ?? 'otlp' }, 'tracing on');
   const metrics = createMetrics({ defaults: opts.defaultMetrics, renderIntervalMs: opts.metricsRenderIntervalMs });
 
