@@ -1,20 +1,6 @@
 // UTS #46 (Unicode IDNA Compatibility Processing) ToASCII as the WHATWG URL Standard's "domain to ASCII" runs it, by
 // tr46, that standard's own implementation: the same answer on every Node (node:url's converter changed between 20 and 24).
-import { createRequire } from 'node:module';
-
-interface Tr46Options {
-  checkHyphens: boolean;
-  checkBidi: boolean;
-  checkJoiners: boolean;
-  useSTD3ASCIIRules: boolean;
-  transitionalProcessing: boolean;
-  verifyDNSLength: boolean;
-  ignoreInvalidPunycode: boolean;
-}
-
-// tr46 ships CommonJS without type declarations: its one function used here, typed by hand (pinned: ADR 0020).
-const require = createRequire(import.meta.url);
-const tr46 = require('tr46') as { toASCII(domain: string, options: Tr46Options): string | null };
+import { toASCII, type Tr46Options } from 'tr46';
 
 /**
  * The WHATWG URL host parser's options (beStrict false): hyphen placement, STD3 characters and DNS lengths are left
@@ -41,5 +27,5 @@ const PLAIN_ASCII = /^(?!(?:[^.]*\.)*xn--)[a-z0-9_.-]*$/i;
 export function domainToAscii(domain: string): string | null {
   // The fast path is the same function on the names most requests carry (the differential test holds it so).
   if (PLAIN_ASCII.test(domain)) return domain.toLowerCase();
-  return tr46.toASCII(domain, WHATWG_DOMAIN_TO_ASCII);
+  return toASCII(domain, WHATWG_DOMAIN_TO_ASCII);
 }
