@@ -322,6 +322,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
 
   // SIGHUP (src/main.ts): every file dataset again. The GeoIP databases are reopened from the same paths (a failure keeps
   // the ones open; databases that failed at start are tried again); the dates /readyz shows follow each swap.
+  let geoPathsNow: { cityDb: string; asnDb: string } | null = null; // the paths of the last reload
   const reloadables: Reloadable[] = [
     {
       name: 'geolite2',
@@ -358,7 +359,6 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
     },
     { name: 'datasets', file: () => datasetsPath, reload: async () => datasets.replaceRecords(await loadDatasets(datasetsPath)) },
   ];
-  let geoPathsNow: { cityDb: string; asnDb: string } | null = null;
   const reloader = createReloader(reloadables, logger, dateIpLists);
   metrics.addCounters('dataset_reloads_total', 'Reloads of a file dataset that succeeded (SIGHUP)', 'dataset', () => reloader.counts().reloads);
   metrics.addCounters('dataset_reload_failures_total', 'Reloads of a file dataset that failed and kept the data loaded before', 'dataset', () => reloader.counts().failures);

@@ -80,6 +80,13 @@ async function routeOf(resolver: Pick<DnsResolver, 'query'>, domain: string): Pr
   return a.records.some((r) => r.type === 'A') || aaaa.records.some((r) => r.type === 'AAAA') ? { kind: 'hosts', hosts: [domain] } : { kind: 'none' };
 }
 
+/** `list` in consecutive pieces of `size` (the last one shorter). */
+function chunksOf<T>(list: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < list.length; i += size) out.push(list.slice(i, i + size));
+  return out;
+}
+
 /** A local part no mailbox has: a letter and 20 random hex digits (the catch-all probe). */
 const probeLocalPart = (): string => `q${randomBytes(10).toString('hex')}`;
 
@@ -154,9 +161,7 @@ export function createMailboxVerifier(o: MailboxVerifierOptions, slots: HostSlot
         for (const u of pending) fail(u, 'connection_failed');
         continue;
       }
-      const chunks: string[][] = [];
-      for (let i = 0; i < pending.length; i += RECIPIENTS_PER_SESSION) chunks.push(pending.slice(i, i + RECIPIENTS_PER_SESSION));
-      await Promise.all(chunks.map((chunk) => runChunk(host, address, chunk)));
+      await Promise.all(chunksOf(pending, RECIPIENTS_PER_SESSION).map((chunk) => runChunk(host, address, chunk)));
       // Those this host gave no answer for go to the next MX host.
       pending = pending.filter((u) => outcomes.get(u)?.kind === 'failed');
     }
@@ -253,10 +258,7 @@ export function createMailboxVerifier(o: MailboxVerifierOptions, slots: HostSlot
         if (answered < replies.length && real > 0 && queue.length > 0) {
           // The server takes `real` recipients a transaction: the rest in sessions of that size, side by side under the
           // per-host limit, rather than one after another.
-          const rest = queue.splice(0);
-          const chunks: string[][] = [];
-          for (let i = 0; i < rest.length; i += real) chunks.push(rest.slice(i, i + real));
-          await Promise.all(chunks.map((c) => runChunk(host, address, c, real)));
+          await Promise.all(chunksOf(queue.splice(0), real).map((c) => runChunk(host, address, c, real)));
           if (!wantProbe()) return;
           continue;
         }
