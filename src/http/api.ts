@@ -5,12 +5,11 @@ import { OpenAPIBackend, type AjvCustomizer, type Context, type Request } from '
 import type { KeyDirectory } from '../accounts/key-directory.js';
 import type { KeyRecord } from '../adapters/keys/key-store.js';
 import { ApiError, methodNotAllowed } from '../errors.js';
-import { errorReply } from '../error-answers.js';
+import { errorReply, validationError } from '../error-answers.js';
 import { readJsonBody } from './json-body.js';
 import type { Limiter } from '../accounts/limits.js';
 import { PrecompiledRouter } from './openapi-router.js';
 import { RequestValidator } from './request-validator.js';
-import { validationError } from '../error-answers.js';
 import type { ApiState } from './state.js';
 import type { Handlers, Reply } from '../operations/types.js';
 import { bulkSpecs, overItemLimit, unitsOf } from '../operations/bulk-items.js';

@@ -1,7 +1,6 @@
 // The server span of each request (OpenTelemetry HTTP semantic conventions; W3C Trace Context in): mounted by
 // createApp only when tracing is on, so that without it a request does no tracing work at all.
-import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, type TextMapGetter, type Tracer } from '@opentelemetry/api';
-import { trace } from '@opentelemetry/api';
+import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type TextMapGetter, type Tracer } from '@opentelemetry/api';
 import type { IncomingHttpHeaders } from 'node:http';
 import type Koa from 'koa';
 import type { ApiState } from './state.js';

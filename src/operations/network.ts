@@ -9,8 +9,7 @@ import { normaliseLookupDomain, parseRecordTypes } from '../domain/dns-query.js'
 import { classifyIp } from '../domain/ip-ranges.js';
 import { specialUseReason } from '../domain/special-use-names.js';
 import { requestedTlsTarget } from '../domain/tls-target.js';
-import { RefusedTarget } from '../errors.js';
-import { invalidFormat, notFound, serviceUnavailable } from '../errors.js';
+import { invalidFormat, notFound, RefusedTarget, serviceUnavailable } from '../errors.js';
 import type { OperationHandler, OperationRequest, Reply } from './types.js';
 
 export interface NetworkDeps {

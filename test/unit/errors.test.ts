@@ -1,7 +1,6 @@
 // The error model (openapi.yaml ErrorInfo and its error-code table): ApiError and adapter failures to status, code and ErrorInfo body.
 import { describe, expect, it } from 'vitest';
-import { InvalidTarget, NoSuchDomain, Overloaded, RefusedTarget, UpstreamFailure } from '../../src/errors.js';
-import { ApiError } from '../../src/errors.js';
+import { ApiError, InvalidTarget, NoSuchDomain, Overloaded, RefusedTarget, UpstreamFailure } from '../../src/errors.js';
 import { asApiError, errorReply } from '../../src/error-answers.js';
 
 describe('ApiError', () => {

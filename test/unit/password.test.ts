@@ -21,8 +21,7 @@ import {
   truncateForAnalysis,
   type Strength,
 } from '../../src/domain/password.js';
-import { Overloaded } from '../../src/errors.js';
-import { type ApiError } from '../../src/errors.js';
+import { Overloaded, type ApiError } from '../../src/errors.js';
 import { asApiError } from '../../src/error-answers.js';
 import { createSecurityOperations } from '../../src/operations/security.js';
 

@@ -10,8 +10,7 @@ import { createRangeClient, parseRange } from '../../src/adapters/password/range
 import { resolverLookup } from '../../src/adapters/dns/lookup.js';
 import { createDnsResolver } from '../../src/adapters/dns/resolver.js';
 import { startDnsServer } from '../support/dns-server.js';
-import { UpstreamFailure } from '../../src/errors.js';
-import { type ApiError } from '../../src/errors.js';
+import { UpstreamFailure, type ApiError } from '../../src/errors.js';
 import { asApiError } from '../../src/error-answers.js';
 
 interface Recorded {
