@@ -454,6 +454,132 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/email/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Queue a list of email addresses for verification
+         * @description Queues up to `JOBS_MAX_ITEMS` addresses (100,000 unless the server is configured otherwise) for the checks of
+         *     `validateEmail` (with `smtp: true`, the mailbox verified over SMTP too) and answers at once, 202 with the
+         *     job's id, a `Location` header naming its status URL, and (when `webhookUrl` was given) the secret its webhook
+         *     is signed with, shown only here. Workers verify the items in the background (docs/jobs.md); poll
+         *     `getEmailJob` or wait for the webhook, then read `getEmailJobResults`.
+         *
+         *     Two bodies are accepted:
+         *     - `application/json`: `{"items": [...], "smtp": true|false, "webhookUrl": "https://..."}`;
+         *     - `text/csv` (RFC 4180, UTF-8): a header row, then one row per address; the addresses are the column named
+         *       `email` (case-insensitive), else the first column. Blank lines are skipped. `smtp` and `webhookUrl` then
+         *       come as query parameters (a JSON body's own fields win over them).
+         *
+         *     Each item is checked as `validateEmail`'s `address` is (1-320 characters): one that is not refuses the whole
+         *     job (400 naming the item), as does an empty list or more than `JOBS_MAX_ITEMS` items. The body may be up to
+         *     323 bytes per allowed item plus 1 KiB (32,301,024 bytes with the default; 413 beyond).
+         *     Identical items are verified once and each gets the same result line.
+         *
+         *     **Quota.** The request counts as one request like any other, and every item counts besides against the key's
+         *     daily and monthly quotas, all or nothing, at submission: a job whose items do not fit is refused whole with
+         *     the usual 429 of the refusing window (its message says how many items would fit now) and nothing is queued.
+         *     The quota charged is not refunded when the job is cancelled.
+         *
+         *     **Webhook.** With `webhookUrl` (http or https, a public address: the same outbound guard as every other
+         *     connection), the service POSTs the job's status object there when the job ends (`completed`, `cancelled`
+         *     or `failed`), signed as Standard Webhooks specifies: `webhook-id`, `webhook-timestamp` and
+         *     `webhook-signature` (`v1,` then the base64 HMAC-SHA256 of `id.timestamp.body` keyed by the base64 part of
+         *     `webhookSecret`). A delivery that fails or answers other than 2xx is retried after 5 s, 5 min, 30 min, 2 h,
+         *     5 h and 10 h, then dropped.
+         *
+         *     When the job store cannot be reached (Redis down) the answer is 503 `UPSTREAM_UNAVAILABLE` and nothing is
+         *     queued or charged.
+         */
+        post: operations["createEmailJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/email/jobs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The job's id, as `createEmailJob` answered it. A malformed id answers 400 `INVALID_FORMAT`.
+                 * @example job_5b0e6a1f9c3d4e7a8b2c1d0e9f8a7b6c
+                 */
+                id: components["parameters"]["JobId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Show a job's status and progress
+         * @description The job's status (`queued`, `running`, `completed`, `cancelled`, `failed`), how many of its items have a
+         *     result line, the counts of those lines by deliverability status, and how many items wait for a retry (a
+         *     greylisted, timed-out or unreachable mail server is asked again after `JOBS_RETRY_DELAYS`, by default 5, 20
+         *     and 60 minutes). Only the key that created the job sees it: any other gets 404 `RESOURCE_NOT_FOUND`, as for
+         *     an unknown id or a job past `expiresAt` (`JOBS_RETENTION_HOURS` after creation, 72 by default).
+         */
+        get: operations["getEmailJob"];
+        put?: never;
+        post?: never;
+        /**
+         * Cancel a job
+         * @description Stops the job: items not verified yet are never verified and appear in the results with status
+         *     `not_checked`, reason `cancelled` and a null `result`; items verified before keep their lines (an item in
+         *     progress at that moment may still finish). The job is `cancelled` at once and its webhook (if any) is sent.
+         *     The quota charged at submission is not refunded. Cancelling a job that has ended answers its status
+         *     unchanged.
+         */
+        delete: operations["cancelEmailJob"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/email/jobs/{id}/results": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The job's id, as `createEmailJob` answered it. A malformed id answers 400 `INVALID_FORMAT`.
+                 * @example job_5b0e6a1f9c3d4e7a8b2c1d0e9f8a7b6c
+                 */
+                id: components["parameters"]["JobId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Stream a job's result lines
+         * @description One line per item that has its result, in submission order (`index` is the item's position in the list
+         *     sent, from 0), streamed from the store as it is read (never built in memory): available while the job runs
+         *     (the items finished so far, in order; `X-Job-Status` says the job's status when the answer began) and after
+         *     it ends, until `expiresAt`.
+         *
+         *     `application/x-ndjson` by default (one `EmailJobResultLine` per line), or CSV with `Accept: text/csv`
+         *     (RFC 4180, a header row): `index,email,attempts,status,reason,valid_format,mx_record,a_record,role_address,
+         *     disposable_email,free_email_provider,did_you_mean,catch_all,mx_host,smtp_code,enhanced_code` (booleans
+         *     `true`/`false`, absent values empty; a cell starting with `=`, `+`, `-`, `@`, tab or carriage return is
+         *     prefixed with `'` so that spreadsheets do not run it as a formula).
+         *
+         *     `status=` keeps only the lines of that deliverability status (`deliverable`, `undeliverable`, `risky`,
+         *     `unknown`, `not_checked`). When a job ends every item has exactly one line.
+         */
+        get: operations["getEmailJobResults"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/usage": {
         parameters: {
             query?: never;
@@ -743,6 +869,81 @@ export interface components {
                 status: 200;
                 result: components["schemas"]["EmailValidationResult"];
             } | components["schemas"]["BulkItemError"])[];
+        };
+        /** @description An http or https URL at a public address (the outbound guard refuses others when the webhook is sent). */
+        WebhookUrl: string;
+        /** @description The addresses of a job, 1 to `JOBS_MAX_ITEMS` (100,000 unless the server is configured otherwise), and its options. */
+        EmailJobRequest: {
+            /** @description The addresses, each 1-320 characters (`validateEmail`'s `address`); more than `JOBS_MAX_ITEMS` is a 400 `INVALID_FORMAT` naming the limit. */
+            items: string[];
+            /** @description true to verify each mailbox over SMTP as `validateEmail`'s `smtp=true` does; false or absent, DNS and list checks only. */
+            smtp?: boolean;
+            webhookUrl?: components["schemas"]["WebhookUrl"];
+        };
+        /**
+         * @description `queued` until a worker takes its first item, `running` until every item has its result (`completed`), or it was cancelled (`cancelled`) or could not go on (`failed`: an item made workers fail five times; its items without a result are `not_checked`/`job_failed`).
+         * @enum {string}
+         */
+        EmailJobStatus: "queued" | "running" | "completed" | "cancelled" | "failed";
+        /** @description A job's status and progress. */
+        EmailJob: {
+            /** @description The job's id. */
+            id: string;
+            status: components["schemas"]["EmailJobStatus"];
+            /** @description Whether the mailboxes are verified over SMTP. */
+            smtp: boolean;
+            /** @description Items submitted (duplicates included). */
+            total: number;
+            /** @description Distinct items (each verified once). */
+            distinct: number;
+            /** @description Items that have their result line (duplicates included). */
+            processed: number;
+            /** @description The result lines so far by deliverability status. */
+            counts: {
+                deliverable: number;
+                undeliverable: number;
+                risky: number;
+                unknown: number;
+                not_checked: number;
+            };
+            /** @description Distinct items waiting to be asked again (greylisted, timed out, unreachable). */
+            retriesPending: number;
+            /** Format: date-time */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When a worker took the first item; null before.
+             */
+            startedAt: string | null;
+            /**
+             * Format: date-time
+             * @description When the job ended; null before.
+             */
+            finishedAt: string | null;
+            /**
+             * Format: date-time
+             * @description When the job and its results are deleted (JOBS_RETENTION_HOURS after creation); 404 afterwards.
+             */
+            expiresAt: string;
+        };
+        /** @description The new job's status, and the webhook's signing secret when a `webhookUrl` was given (shown only here). */
+        EmailJobCreated: components["schemas"]["EmailJob"] & {
+            /** @description The Standard Webhooks secret (`whsec_` and 24 random bytes in base64); keep it, it is not shown again. */
+            webhookSecret?: string;
+        };
+        /** @description One item's result. `status` and `reason` repeat the result's deliverability; an item never verified (job cancelled: `not_checked`/`cancelled`; job failed: `not_checked`/`job_failed`; the DNS servers failed on every attempt: `unknown`/`dns_failed`) has a null `result`. */
+        EmailJobResultLine: {
+            /** @description The item's position in the list submitted, from 0. */
+            index: number;
+            /** @description The item as submitted (a card number in it masked to its last four digits). */
+            email: string;
+            /** @description How many times the item was checked (1, more when a mail server was asked again; 0 when never). */
+            attempts: number;
+            /** @enum {string} */
+            status: "deliverable" | "undeliverable" | "risky" | "unknown" | "not_checked";
+            /** @description The deliverability reason (see `Deliverability`), or `cancelled`, `job_failed`, `dns_failed`. */
+            reason: string;
+            result: components["schemas"]["EmailValidationResult"] | null;
         };
         IbanResult: {
             /** @description The normalised IBAN (upper-case, no spaces or dashes). When the input is not a valid IBAN and holds a card number (12-19 digits passing Luhn), that number is masked to its last four digits (`*` for the others) here and in every field taken from it, as card numbers are everywhere in this service. */
@@ -1386,6 +1587,11 @@ export interface components {
     };
     parameters: {
         /**
+         * @description The job's id, as `createEmailJob` answered it. A malformed id answers 400 `INVALID_FORMAT`.
+         * @example job_5b0e6a1f9c3d4e7a8b2c1d0e9f8a7b6c
+         */
+        JobId: string;
+        /**
          * @description The IBAN, in electronic or printed form: 1-64 ASCII letters, digits, spaces and dashes with at least one letter
          *     or digit (spaces and dashes are removed before checking). Anything else answers 400 `INVALID_FORMAT`.
          */
@@ -1900,6 +2106,163 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["BulkPayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createEmailJob: {
+        parameters: {
+            query?: {
+                /** @description For a `text/csv` body, `true` to verify each mailbox over SMTP (a JSON body says it in `smtp`). */
+                smtp?: "true" | "false";
+                /** @description For a `text/csv` body, where to POST the status object when the job ends. */
+                webhookUrl?: components["schemas"]["WebhookUrl"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EmailJobRequest"];
+                "text/csv": string;
+            };
+        };
+        responses: {
+            /** @description The job is queued; `Location` names its status URL. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description The job's status URL, `/api/v1/email/jobs/{id}`. */
+                    Location?: string;
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "X-Quota-Daily-Remaining": components["headers"]["X-Quota-Daily-Remaining"];
+                    "X-Quota-Monthly-Remaining": components["headers"]["X-Quota-Monthly-Remaining"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmailJobCreated"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getEmailJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The job's id, as `createEmailJob` answered it. A malformed id answers 400 `INVALID_FORMAT`.
+                 * @example job_5b0e6a1f9c3d4e7a8b2c1d0e9f8a7b6c
+                 */
+                id: components["parameters"]["JobId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job's status. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmailJob"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    cancelEmailJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The job's id, as `createEmailJob` answered it. A malformed id answers 400 `INVALID_FORMAT`.
+                 * @example job_5b0e6a1f9c3d4e7a8b2c1d0e9f8a7b6c
+                 */
+                id: components["parameters"]["JobId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job's status after the cancellation. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmailJob"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getEmailJobResults: {
+        parameters: {
+            query?: {
+                /** @description Only the lines of this deliverability status. */
+                status?: "deliverable" | "undeliverable" | "risky" | "unknown" | "not_checked";
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The job's id, as `createEmailJob` answered it. A malformed id answers 400 `INVALID_FORMAT`.
+                 * @example job_5b0e6a1f9c3d4e7a8b2c1d0e9f8a7b6c
+                 */
+                id: components["parameters"]["JobId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The result lines so far, in submission order. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description The job's status when the answer began (`queued`, `running`, `completed`, `cancelled`, `failed`). */
+                    "X-Job-Status"?: components["schemas"]["EmailJobStatus"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": components["schemas"]["EmailJobResultLine"];
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

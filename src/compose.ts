@@ -36,6 +36,8 @@ import { createTlsProber, type TlsProber } from './adapters/tls/prober.js';
 import { addressResolver } from './adapters/tls/target-guard.js';
 import { createMtaStsFetcher } from './adapters/mail/mta-sts-fetch.js';
 import { createMailboxVerifier, type MailboxVerifier } from './adapters/smtp/mailbox-verifier.js';
+import { createHostSlots } from './adapters/smtp/host-slots.js';
+import { createJobsCapability, type JobsCapabilityDeps } from './capabilities/jobs.js';
 import { createEmailClassifier } from './domain/email.js';
 import { createMailSecurity } from './adapters/mail/mail-security.js';
 import { createAccountOperations } from './operations/account.js';
@@ -88,6 +90,8 @@ export interface ComposeOptions {
   metricsRenderIntervalMs?: number;
   /** The embedded store's write timing (flush interval, back-off, degraded threshold): tests shorten them. */
   store?: Pick<PersistOptions, 'flushMs' | 'maxRetryMs' | 'degradedAfterMs' | 'closeTimeoutMs'>;
+  /** The jobs capability's store and timing (tests shorten leases and polls). */
+  jobs?: Pick<JobsCapabilityDeps, 'store' | 'timing'>;
   /** The OTEL_* variables tracing reads (default process.env): tests point them at their own receiver. */
   tracingEnv?: Readonly<Record<string, string | undefined>>;
 }
@@ -275,19 +279,25 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
 
   // SMTP mailbox verification (SMTP_CHECK=on): one verifier, so that its per-host session limit and its verdict cache
   // are shared by single requests and bulk items alike.
-  const verifier: MailboxVerifier | null = config.smtpCheck
-    ? createMailboxVerifier({
-        resolver,
-        allowPrivate: config.allowPrivateTargets,
-        port: config.smtpPort,
-        heloName: config.smtpHeloName!,
-        mailFrom: config.smtpMailFrom!,
-        timeoutMs: config.smtpTimeoutMs,
-        maxPerHost: config.smtpMaxPerHost,
-        proxy: config.smtpProxy,
-        logger,
-      })
-    : null;
+  const smtpOptions = {
+    resolver,
+    allowPrivate: config.allowPrivateTargets,
+    port: config.smtpPort,
+    heloName: config.smtpHeloName!,
+    mailFrom: config.smtpMailFrom!,
+    timeoutMs: config.smtpTimeoutMs,
+    maxPerHost: config.smtpMaxPerHost,
+    proxy: config.smtpProxy,
+    logger,
+  };
+  // One per-host session limit for requests and jobs together; the jobs' verifier keeps no `unknown` verdict, so
+  // that a retry (JOBS_RETRY_DELAYS) asks the server again.
+  const smtpSlots = createHostSlots(config.smtpMaxPerHost);
+  const verifier: MailboxVerifier | null = config.smtpCheck ? createMailboxVerifier(smtpOptions, smtpSlots) : null;
+  const jobs = createJobsCapability({
+    config, logger, metrics, limiter, resolver, email: () => email, ...opts.jobs,
+    verifier: config.smtpCheck ? createMailboxVerifier({ ...smtpOptions, unknownTtlMs: 1 }, smtpSlots) : null,
+  });
   if (verifier) {
     const v = verifier;
     metrics.addCache('smtp_verdicts', () => {
@@ -318,6 +328,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
       banking: { banks: () => banks },
       email: { resolver, email: () => email, allowSpecialUse: config.allowPrivateTargets, verifier },
     }),
+    ...jobs.handlers,
   } satisfies Handlers;
 
   // SIGHUP (src/main.ts): every file dataset again. The GeoIP databases are reopened from the same paths (a failure keeps
@@ -378,6 +389,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
     tracer: tracing?.tracer,
     draining: () => draining,
     bulkMaxItems: config.bulkMaxItems,
+    bodyLimits: jobs.bodyLimits,
     responseCheck: config.validateResponses ? createContractValidator(spec.document) : undefined,
     spec,
     docsPage: () => {
@@ -412,6 +424,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
       keys.stop();
       // The limiter's last flush needs the database still open: limiter, counters, then the key store.
       await estimator.close();
+      await jobs.close();
       await limiter.close(); // closes the counters it was built on
       if (limiter === unlimited || opts.limiter) await counters.close();
       await keyStore.close();

@@ -49,6 +49,11 @@ export interface Config {
   smtpTimeoutMs: number;
   smtpMaxPerHost: number;
   smtpProxy: SocksProxy | null;
+  jobsMaxItems: number;
+  jobsRetentionHours: number;
+  jobsRetryDelaysMs: number[];
+  jobsWebhookRetryDelaysMs: number[];
+  jobsWorker: boolean;
 }
 
 /** A SOCKS5 proxy the SMTP verification connects through (SMTP_PROXY). */
@@ -156,6 +161,19 @@ const mailFrom: Parse<string | null> = (raw, name) => {
   return v;
 };
 
+const UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** A comma-separated list of durations such as `5m,20m,60m` (units ms, s, m, h; at most 7 days each); '' is none. */
+const durations: Parse<number[]> = (raw, name) => {
+  if (raw.trim() === '') return [];
+  return raw.split(',').map((part) => {
+    const m = /^(\d+)(ms|s|m|h)$/.exec(part.trim());
+    const ms = m ? Number(m[1]) * UNIT_MS[m[2]] : NaN;
+    if (!(ms > 0 && ms <= 7 * 24 * UNIT_MS.h)) throw new ConfigError(name, `"${part.trim()}" is not a duration such as 30s, 5m or 1h (at most 7 days)`);
+    return ms;
+  });
+};
+
 const level: Parse<Config['logLevel']> = (raw, name) => {
   const v = raw.trim().toLowerCase();
   const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -212,6 +230,11 @@ function settings(cpus: number): Setting<keyof Config>[] {
     s('smtpTimeoutMs', 'SMTP_TIMEOUT_MS', 10000, int(1, 120000), 'budget for the whole dialogue with one MX host (connect to QUIT)'),
     s('smtpMaxPerHost', 'SMTP_MAX_PER_HOST', 2, int(1, 100), 'simultaneous SMTP sessions to one MX host, single requests and bulk items together'),
     s('smtpProxy', 'SMTP_PROXY', null, socksProxy, 'socks5://host:port: reach MX hosts through this SOCKS5 proxy; default: direct connections'),
+    s('jobsMaxItems', 'JOBS_MAX_ITEMS', 100000, int(1, 1000000), 'most addresses in one email verification job (POST /api/v1/email/jobs); the body limit follows'),
+    s('jobsRetentionHours', 'JOBS_RETENTION_HOURS', 72, int(1, 8760), 'hours a job and its results are kept after creation, then deleted (404)'),
+    s('jobsRetryDelaysMs', 'JOBS_RETRY_DELAYS', [300_000, 1_200_000, 3_600_000], durations, 'when a greylisted, timed-out or unreachable address is asked again, after each attempt (s, m, h)'),
+    s('jobsWebhookRetryDelaysMs', 'JOBS_WEBHOOK_RETRY_DELAYS', [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000], durations, 'when a failed job webhook is sent again, after each attempt'),
+    s('jobsWorker', 'JOBS_WORKER', true, onOff, 'off: this process serves the jobs API but works on no job (npm run job-worker does)'),
   ];
 }
 

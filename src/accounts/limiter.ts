@@ -143,6 +143,11 @@ export function createLimiter(opts: LimiterOptions): Limiter {
   };
   const lifetime = (w: UtcWindow, now: number): CountOptions => ({ customDuration: secondsUntil(w.endsAt, now, 1) + CALENDAR_GRACE_SECONDS });
   const used = async (key: string): Promise<number> => (await calendar.get(key))?.consumedPoints ?? 0;
+  /** The minute window as it stands, counting nothing (for the headers of a quota-only charge). */
+  const minuteNow = async (key: string) => {
+    const mi = await minute.get(key);
+    return mi && mi.msBeforeNext > 0 ? mi : { consumedPoints: 0, msBeforeNext: 0 };
+  };
 
   /** A store that failed without an insurance limiter (a cluster worker whose primary did not answer): 503. */
   const unavailable = (err: unknown): never => {
@@ -151,30 +156,30 @@ export function createLimiter(opts: LimiterOptions): Limiter {
   };
 
   /** Count, or refuse; a store's failure is a 503 (caught here rather than by a .catch: one promise less per request). */
-  async function count(key: KeyRecord, points: number): Promise<LimitOutcome> {
+  async function count(key: KeyRecord, points: number, quotasOnly = false): Promise<LimitOutcome> {
     try {
       const now = clock();
       const p = prepare(key, now);
       const { limits } = p;
       const monthLife = lifetime(p.month, now);
       const dayLife = lifetime(p.day, now);
-      // One round trip to a shared store: the three counts go out together.
+      // One round trip to a shared store: the three counts go out together (the minute's only read for the quotas).
       const [m, d, mi] = await Promise.all([
         calendar.consume(p.monthKey, points, monthLife),
         calendar.consume(p.dayKey, points, dayLife),
-        minute.consume(p.minuteKey, points),
+        quotasOnly ? minuteNow(p.minuteKey) : minute.consume(p.minuteKey, points),
       ]);
       const c = { minute: mi.consumedPoints, minuteResetMs: mi.msBeforeNext, day: d.consumedPoints, month: m.consumedPoints };
       // The exhausted window that resets last names the refusal.
       const refused: Window | null =
-        c.month > limits.perMonth ? 'month' : c.day > limits.perDay ? 'day' : c.minute > limits.perMinute ? 'minute' : null;
+        c.month > limits.perMonth ? 'month' : c.day > limits.perDay ? 'day' : !quotasOnly && c.minute > limits.perMinute ? 'minute' : null;
       if (refused === null) return { headers: headersOf(limits, c) };
       await Promise.all([
         calendar.reward(p.monthKey, points, monthLife),
         calendar.reward(p.dayKey, points, dayLife),
-        minute.reward(p.minuteKey, points),
+        quotasOnly ? null : minute.reward(p.minuteKey, points),
       ]);
-      const before = { minute: c.minute - points, minuteResetMs: c.minuteResetMs, day: c.day - points, month: c.month - points };
+      const before = { minute: c.minute - (quotasOnly ? 0 : points), minuteResetMs: c.minuteResetMs, day: c.day - points, month: c.month - points };
       throw refusal(p, before, refused, now, points);
     } catch (err) {
       return unavailable(err);
@@ -186,6 +191,16 @@ export function createLimiter(opts: LimiterOptions): Limiter {
       Number.isSafeInteger(points) && points >= 1
         ? count(key, points)
         : Promise.reject(new RangeError(`points must be a positive integer, not ${points}`)),
+    chargeQuota: (key, points) =>
+      Number.isSafeInteger(points) && points >= 1
+        ? count(key, points, true)
+        : Promise.reject(new RangeError(`points must be a positive integer, not ${points}`)),
+
+    async refundQuota(key, points) {
+      const now = clock();
+      const p = prepare(key, now);
+      await Promise.all([calendar.reward(p.monthKey, points, lifetime(p.month, now)), calendar.reward(p.dayKey, points, lifetime(p.day, now))]).catch(unavailable);
+    },
 
     async peek(key: KeyRecord) {
       const now = clock();

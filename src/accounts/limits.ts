@@ -16,6 +16,13 @@ export interface Limiter {
    * rate-limiter-flexible's consume(key, points)); its refusal says how many would fit now.
    */
   consume(key: KeyRecord, points?: number): Promise<LimitOutcome>;
+  /**
+   * Count `points` against the daily and monthly quotas only, all or nothing, as consume does (a job's items at
+   * submission, openapi.yaml createEmailJob: the request itself was counted by consume). Throws the same 429s.
+   */
+  chargeQuota(key: KeyRecord, points: number): Promise<LimitOutcome>;
+  /** Give back what chargeQuota counted when the work it paid for could not be taken (the job store was unavailable). */
+  refundQuota(key: KeyRecord, points: number): Promise<void>;
   /** The key's usage and limit headers, counting nothing (GET /api/v1/usage). */
   peek(key: KeyRecord): Promise<LimitOutcome & { usage: UsageSnapshot }>;
   /** Whether the counters' store is reachable; false while degraded to in-memory limits. */
@@ -41,6 +48,8 @@ interface UsageSnapshot {
 /** RATE_LIMITS=off: no limits at all (trusted deployments, and benchmarks of the bare path). */
 export const unlimited: Limiter = {
   consume: async () => ({ headers: {} }),
+  chargeQuota: async () => ({ headers: {} }),
+  refundQuota: async () => {},
   peek: async () => {
     throw notFound('rate limits and quotas are disabled on this server');
   },

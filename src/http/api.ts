@@ -6,7 +6,8 @@ import type { KeyDirectory } from '../accounts/key-directory.js';
 import type { KeyRecord } from '../adapters/keys/key-store.js';
 import { ApiError, methodNotAllowed } from '../errors.js';
 import { errorReply, validationError } from '../error-answers.js';
-import { readJsonBody } from './json-body.js';
+import { BODY_LIMIT_BYTES, readJsonBody } from './json-body.js';
+import { isCsvRequest, readCsvItems } from './csv-body.js';
 import type { Limiter } from '../accounts/limits.js';
 import { PrecompiledRouter } from './openapi-router.js';
 import { RequestValidator } from './request-validator.js';
@@ -26,6 +27,8 @@ export interface ApiDeps {
   limiter: Pick<Limiter, 'consume'>;
   /** BULK_MAX_ITEMS: most items in one bulk request (openapi.yaml `x-counted: items`); default 1000. */
   bulkMaxItems?: number;
+  /** Operations whose body may be larger than 16 KiB, by operationId (createEmailJob: JOBS_MAX_ITEMS). */
+  bodyLimits?: Readonly<Record<string, number>>;
   /** VALIDATE_RESPONSES=true: check every response against openapi.yaml (off the hot path otherwise). */
   responseCheck?: ResponseCheck;
   /** Keep openapi-backend's stock router: only for the benchmark row that shows what the precompiled one gains. */
@@ -63,9 +66,13 @@ class KoaRequest implements Request {
   get body(): unknown {
     return this.value;
   }
-  /** Read and parse the JSON body (readJsonBody's refusals), once: a second call answers as the first did. */
-  readBody(limit?: number): Promise<unknown> {
-    this.read ??= readJsonBody(this.ctx, limit).then((value) => (this.value = value));
+  /**
+   * Read and parse the JSON body (readJsonBody's refusals), once: a second call answers as the first did. An
+   * operation that takes text/csv too (`csvColumn`) reads a CSV body as `{ items }` (csv-body.ts).
+   */
+  readBody(limit?: number, csvColumn?: string): Promise<unknown> {
+    const csv = csvColumn !== undefined && isCsvRequest(this.ctx);
+    this.read ??= (csv ? readCsvItems(this.ctx, limit ?? BODY_LIMIT_BYTES, csvColumn) : readJsonBody(this.ctx, limit)).then((value) => (this.value = value));
     return this.read;
   }
 }
@@ -93,6 +100,18 @@ export function apiDocument(document: Record<string, any>): Record<string, any> 
     if (!Object.values<any>(item).some((op) => op?.operationId)) delete copy.paths[path];
   }
   return copy;
+}
+
+/** The operations that take a text/csv body too, and the column their `items` come from (openapi.yaml `x-csv-column`). */
+export function csvColumns(document: Record<string, any>): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const item of Object.values<any>(document.paths ?? {})) {
+    for (const op of Object.values<any>(item)) {
+      const csv = op?.requestBody?.content?.['text/csv'];
+      if (op?.operationId && csv) out.set(op.operationId, String(csv['x-csv-column'] ?? 'email').toLowerCase());
+    }
+  }
+  return out;
 }
 
 /** The Ajv options of every request validator (the stock one and RequestValidator alike). */
@@ -137,6 +156,7 @@ export async function createApi(deps: ApiDeps): Promise<{ handle: (ctx: KoaConte
   const uncounted = uncountedOperations(deps.document);
   const bulkMax = deps.bulkMaxItems ?? 1000;
   const bulk = bulkSpecs(deps.document, bulkMax);
+  const csv = csvColumns(deps.document);
   const state = (ctx: KoaContext) => ctx.state as ApiState;
 
   api.register({
@@ -184,7 +204,7 @@ export async function createApi(deps: ApiDeps): Promise<{ handle: (ctx: KoaConte
       const items = many ? await request.readBody(many.bodyLimit).then((body) => unitsOf(body, bulkMax), () => 1) : 1;
       if (!uncounted.has(operationId)) log.limitHeaders = (await deps.limiter.consume(key, items)).headers;
       if (!c.operation.requestBody) return;
-      const body = await request.readBody();
+      const body = await request.readBody(deps.bodyLimits?.[operationId], csv.get(operationId));
       if (many) {
         const over = overItemLimit(body, bulkMax);
         if (over) throw over;
@@ -200,6 +220,7 @@ export async function createApi(deps: ApiDeps): Promise<{ handle: (ctx: KoaConte
   if (responseCheck) {
     api.register('postResponseHandler', (c: Context): Reply => {
       const reply = c.response as Reply;
+      if (reply.stream) return reply; // not JSON: its lines are checked by the operation's tests
       const problem = responseCheck.check(c.operation.operationId!, reply.status, reply.body);
       if (problem) throw new Error(`response does not honour the contract: ${problem}`);
       return reply;

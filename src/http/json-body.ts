@@ -47,7 +47,7 @@ const parser = (limit: number) => koaBody({
 const parsers = new Map<number, ReturnType<typeof parser>>();
 
 /** The declared Content-Length as a number (Node has checked its digits); NaN when absent. Never cut to 32 bits. */
-function declaredLength(ctx: Context): number {
+export function declaredLength(ctx: Context): number {
   const value = ctx.req.headers['content-length'];
   return value === undefined || value === '' ? NaN : Number(value);
 }
@@ -67,14 +67,7 @@ export async function readJsonBody(ctx: Context, limit = BODY_LIMIT_BYTES): Prom
     throw badBody('request body must be JSON sent with Content-Type: application/json', 'content type must be application/json');
   }
   if (OTHER_CHARSET.test(type)) throw notUtf8('charset must be utf-8');
-  const coding = headers['content-encoding'];
-  if (coding !== undefined) {
-    // Coding names are case-insensitive (RFC 9110 §8.4.1) and x-gzip is gzip; co-body hands the header to its inflater,
-    // which matches the exact lower-case names only, so the header is set to the canonical name (a reach-in: docs/adr/0020).
-    const known = CODINGS.get(coding.trim().toLowerCase());
-    if (!known) throw badBody('request body has an unsupported Content-Encoding', 'Content-Encoding must be gzip, deflate, br or identity');
-    headers['content-encoding'] = known;
-  }
+  canonicalCoding(ctx);
   let parse = parsers.get(limit);
   if (parse === undefined) parsers.set(limit, (parse = parser(limit)));
   await parse(ctx, async () => {});
@@ -85,8 +78,20 @@ export async function readJsonBody(ctx: Context, limit = BODY_LIMIT_BYTES): Prom
   return request.body;
 }
 
+/** Refuse a Content-Encoding koa-body cannot decode; name the others as its inflater expects. */
+export function canonicalCoding(ctx: Context): void {
+  const headers = ctx.req.headers;
+  const coding = headers['content-encoding'];
+  if (coding === undefined) return;
+  // Coding names are case-insensitive (RFC 9110 §8.4.1) and x-gzip is gzip; co-body hands the header to its inflater,
+  // which matches the exact lower-case names only, so the header is set to the canonical name (a reach-in: docs/adr/0020).
+  const known = CODINGS.get(coding.trim().toLowerCase());
+  if (!known) throw badBody('request body has an unsupported Content-Encoding', 'Content-Encoding must be gzip, deflate, br or identity');
+  headers['content-encoding'] = known;
+}
+
 /** 400 INVALID_FORMAT for the body as a whole; `detail` says what is wrong and never quotes the body. */
-function badBody(message: string, detail: string): ApiError {
+export function badBody(message: string, detail: string): ApiError {
   return new ApiError(400, 'INVALID_FORMAT', message, { details: [{ field: 'body', message: detail }] });
 }
 
@@ -95,7 +100,7 @@ function notUtf8(detail: string): ApiError {
 }
 
 /** 413: the rest of the body is not read (RFC 9110 §15.5.14); the pipeline closes the connection after answering. */
-function tooLarge(limit: number): ApiError {
+export function tooLarge(limit: number): ApiError {
   return new ApiError(413, 'VALIDATION_ERROR', `request body is larger than ${limit} bytes`, {
     details: [{ field: 'body', message: `must be at most ${limit} bytes` }],
   });

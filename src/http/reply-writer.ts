@@ -3,6 +3,8 @@ import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { Reply } from '../operations/types.js';
 import { errorReply } from '../error-answers.js';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 
 /** The one maker of request ids (X-Request-Id, ErrorInfo's requestId, the access log): a random UUID (RFC 9562 v4). */
 export const newRequestId = (): string => randomUUID();
@@ -38,7 +40,7 @@ export function replyHeaders(
   requestId: string,
   limitHeaders: Readonly<Record<string, string>> | undefined,
   close: boolean,
-  payload: string,
+  payload: string | null,
 ): Record<string, string | number> {
   const headers: Record<string, string | number> = {};
   addHeaders(headers, limitHeaders);
@@ -46,6 +48,11 @@ export function replyHeaders(
   addHeaders(headers, API_HEADERS);
   if (reply.status !== 401) headers['x-request-id'] = requestId;
   if (close) headers.connection = 'close';
+  if (payload === null) {
+    // Streamed: chunked transfer coding (RFC 9112 §7.1), its length unknown until the end.
+    headers['content-type'] = reply.stream!.contentType;
+    return headers;
+  }
   headers['content-type'] = 'application/json; charset=utf-8';
   headers['content-length'] = Buffer.byteLength(payload);
   return headers;
@@ -64,6 +71,7 @@ export function writeReply(
   limitHeaders?: Readonly<Record<string, string>>,
   close = false,
 ): void {
+  if (reply.stream) return writeStream(res, method, reply, requestId, limitHeaders, close);
   const payload = JSON.stringify(reply.body);
   res.writeHead(reply.status, replyHeaders(reply, requestId, limitHeaders, close, payload));
   res.end(method === 'HEAD' ? undefined : payload);
@@ -76,4 +84,27 @@ export function writeReply(
 export function writeErrorReply(res: ServerResponse, method: string | undefined, error: unknown, path: string, close = false): void {
   const requestId = newRequestId();
   writeReply(res, method, errorReply(error, path, requestId), requestId, undefined, close);
+}
+
+/**
+ * A streamed reply (Reply.stream): the headers at once, then each chunk as it is produced, waiting for the client to
+ * take each (backpressure): a large answer is never held in memory. A failure once the headers are out can only cut
+ * the answer short: the connection is destroyed, so the client sees an incomplete body rather than a short one.
+ */
+function writeStream(
+  res: ServerResponse,
+  method: string | undefined,
+  reply: Reply,
+  requestId: string,
+  limitHeaders: Readonly<Record<string, string>> | undefined,
+  close: boolean,
+): void {
+  res.writeHead(reply.status, replyHeaders(reply, requestId, limitHeaders, close, null));
+  const chunks = reply.stream!.chunks;
+  if (method === 'HEAD') {
+    res.end();
+    void chunks[Symbol.asyncIterator]().return?.();
+    return;
+  }
+  pipeline(Readable.from(chunks, { objectMode: false }), res).catch(() => res.destroy());
 }

@@ -13,12 +13,27 @@ export interface Reply<S extends number = number, B = unknown> {
   status: S;
   body: B;
   headers?: Record<string, string>;
+  /** A body that is not JSON, sent as it is produced (reply-writer.ts): `body` is then null. */
+  stream?: StreamedBody;
 }
 
-/** The 200 body of an operation, as generated from openapi.yaml. */
-export type SuccessBody<Op extends OperationId> = operations[Op]['responses'] extends { 200: { content: { 'application/json': infer B } } }
+/** A streamed answer (openapi.yaml getEmailJobResults): its media type and its text, chunk by chunk. */
+export interface StreamedBody {
+  contentType: string;
+  chunks: AsyncIterable<string>;
+}
+
+type Responses<Op extends OperationId> = operations[Op]['responses'];
+
+/** The success body of an operation (its 200, else its 202 JSON), as generated from openapi.yaml; null when streamed. */
+export type SuccessBody<Op extends OperationId> = Responses<Op> extends { 200: { content: { 'application/json': infer B } } }
   ? B
-  : never;
+  : Responses<Op> extends { 202: { content: { 'application/json': infer B } } }
+    ? B
+    : null;
+
+/** The success status of an operation: 202 for one that only accepts work (createEmailJob), else 200. */
+type SuccessStatus<Op extends OperationId> = Responses<Op> extends { 202: unknown } ? 202 : 200;
 
 /** Path parameters of an operation, as generated from openapi.yaml. */
 type PathParams<Op extends OperationId> = operations[Op]['parameters'] extends { path: infer P }
@@ -57,7 +72,7 @@ export interface OperationContext<Op extends OperationId> {
 export type OperationHandler<Op extends OperationId> = (
   context: OperationContext<Op>,
   ...koa: unknown[]
-) => Reply<200, SuccessBody<Op>> | Promise<Reply<200, SuccessBody<Op>>>;
+) => Reply<SuccessStatus<Op>, SuccessBody<Op>> | Promise<Reply<SuccessStatus<Op>, SuccessBody<Op>>>;
 
 /** One handler per operationId of openapi.yaml: `satisfies Handlers` makes a missing one a compile error. */
 export type Handlers = { [Op in OperationId]: OperationHandler<Op> };

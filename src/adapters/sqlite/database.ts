@@ -6,17 +6,17 @@ import Database from 'better-sqlite3';
 import { ConfigError } from '../../errors.js';
 import { ensureDirectorySync, ensurePrivateFileSync } from '../files/startup-files.js';
 
-/** Open (and create when absent) the service database under dataDir. Start-up only: synchronous. */
-export function openDatabase(dataDir: string): Database.Database {
+/** Open (and create when absent) the service database under dataDir (or another file there: jobs.db). Start-up only: synchronous. */
+export function openDatabase(dataDir: string, name = 'service.db'): Database.Database {
   ensureDirectorySync('DATA_DIR', dataDir);
-  const file = join(dataDir, 'service.db');
+  const file = join(dataDir, name);
   let db: Database.Database;
   try {
     // precision: created 0600 before SQLite opens it (its -wal and -shm then get the same mode).
     ensurePrivateFileSync(file, [`${file}-wal`, `${file}-shm`]);
     db = new Database(file);
   } catch (err) {
-    throw new ConfigError('DATA_DIR', `${join(dataDir, 'service.db')} cannot be opened: ${(err as Error).message}`);
+    throw new ConfigError('DATA_DIR', `${file} cannot be opened: ${(err as Error).message}`);
   }
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');

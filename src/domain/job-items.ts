@@ -1,0 +1,62 @@
+// Email verification jobs (openapi.yaml tag Jobs): the pure parts: repeated items, when to ask again, result lines.
+import type { Deliverability } from './smtp-reply.js';
+
+/** For each item the index of its first occurrence (itself when first), and how many distinct items there are. */
+export function distinctItems(items: readonly string[]): { firstOf: Int32Array; distinct: number } {
+  const firstOf = new Int32Array(items.length);
+  const seen = new Map<string, number>();
+  items.forEach((item, i) => {
+    const first = seen.get(item);
+    if (first === undefined) seen.set(item, i);
+    firstOf[i] = first ?? i;
+  });
+  return { firstOf, distinct: seen.size };
+}
+
+/** The `unknown` reasons worth asking again: the server deferred or could not be reached, it did not refuse us. */
+const RETRYABLE = new Set(['greylisted', 'timeout', 'connection_failed', 'dns_failed']);
+
+/**
+ * When to check an item again after its `attempts`-th check answered `status`/`reason` (ms since the epoch), or null
+ * when its line is final: a definitive verdict, a refusal (`blocked`), or no retry delay left (JOBS_RETRY_DELAYS).
+ */
+export function retryAt(status: string, reason: string, attempts: number, delaysMs: readonly number[], now: number): number | null {
+  if (status !== 'unknown' || !RETRYABLE.has(reason)) return null;
+  const delay = delaysMs[attempts - 1];
+  return delay === undefined ? null : now + delay;
+}
+
+/** What one check of an item gave: the email result (validateEmail's body) or, when DNS failed, none. */
+export type Checked = { result: { deliverability: Deliverability } & Record<string, unknown> } | { result: null };
+
+/** The line's status and reason: the deliverability's, or `unknown`/`dns_failed` without a result. */
+export function lineVerdict(checked: Checked): { status: Deliverability['status']; reason: string } {
+  if (checked.result === null) return { status: 'unknown', reason: 'dns_failed' };
+  return { status: checked.result.deliverability.status, reason: checked.result.deliverability.reason };
+}
+
+/** The CSV columns of a result line (openapi.yaml getEmailJobResults). */
+export const CSV_COLUMNS = [
+  'index', 'email', 'attempts', 'status', 'reason', 'valid_format', 'mx_record', 'a_record', 'role_address', 'disposable_email',
+  'free_email_provider', 'did_you_mean', 'catch_all', 'mx_host', 'smtp_code', 'enhanced_code',
+] as const;
+
+interface Line {
+  index: number;
+  email: string;
+  attempts: number;
+  status: string;
+  reason: string;
+  result: any;
+}
+
+/** One result line as the CSV columns' cells (absent values null). */
+export function csvCells(l: Line): Array<string | number | boolean | null> {
+  const r = l.result;
+  const d = r?.deliverability;
+  return [
+    l.index, l.email, l.attempts, l.status, l.reason, r?.validFormat ?? null, r?.mxRecord ?? null, r?.aRecord ?? null, r?.roleAddress ?? null,
+    r?.disposableEmail ?? null, r?.freeEmailProvider ?? null, r?.didYouMean ?? null, d?.catchAll ?? null, d?.mxHost ?? null, d?.smtpCode ?? null,
+    d?.enhancedCode ?? null,
+  ];
+}

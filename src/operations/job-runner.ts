@@ -1,0 +1,121 @@
+// The job worker (docs/jobs.md): leases due items from the job store, checks them as validateEmail does (SMTP through
+// the jobs' verifier), records each line or its retry (JOBS_RETRY_DELAYS), and renews its leases while it works.
+import { randomUUID } from 'node:crypto';
+import type { ClaimedItem, ItemOutcome, JobStore } from '../adapters/jobs/job-store.js';
+import { lineVerdict, retryAt, type Checked } from '../domain/job-items.js';
+import { asApiError } from '../error-answers.js';
+import { UpstreamFailure } from '../errors.js';
+import { createEmailOperations, type EmailDeps } from './email.js';
+import type { OperationContext } from './types.js';
+
+export interface JobRunnerOptions {
+  store: JobStore;
+  email: EmailDeps;
+  retryDelaysMs: readonly number[];
+  logger: { warn: (obj: object, msg?: string) => void; debug: (obj: object, msg?: string) => void };
+  /** How long a claimed item stays this worker's without a renewal (default 30 s; renewed every third of it). */
+  leaseMs?: number;
+  /** How often an idle worker looks for due items (default 1 s); wake() looks at once. */
+  pollMs?: number;
+  /** Items claimed at once (default 16). */
+  batch?: number;
+  now?: () => number;
+}
+
+export interface JobRunner {
+  /** Look for due items now (a job was queued). */
+  wake(): void;
+  /** Finish the items in hand, then stop. */
+  stop(): Promise<void>;
+  /** Items this worker checked (metrics). */
+  checked(): number;
+}
+
+/** One claimed item checked once: validateEmail's result, or none when the DNS servers failed. */
+async function checkOne(validate: ReturnType<typeof createEmailOperations>['validateEmail'], address: string): Promise<Checked> {
+  try {
+    const reply = await validate({ request: { params: {}, query: { address }, requestBody: undefined, headers: {}, ip: '' } } as OperationContext<'validateEmail'>);
+    return { result: reply.body as Extract<Checked, { result: object }>['result'] };
+  } catch (err) {
+    if (err instanceof UpstreamFailure || asApiError(err)?.status === 502) return { result: null };
+    throw err;
+  }
+}
+
+/** The checks of a batch: each item's format, DNS and lists; then, for SMTP jobs, the mailboxes, one domain's together. */
+async function checkBatch(email: EmailDeps, items: readonly ClaimedItem[]): Promise<Checked[]> {
+  const { validateEmail, deliverabilities } = createEmailOperations(email);
+  const checked = await Promise.all(items.map((i) => checkOne(validateEmail, i.email)));
+  const smtp = items.flatMap((item, k) => (item.smtp && checked[k].result !== null ? [k] : []));
+  if (smtp.length > 0) {
+    const verdicts = await deliverabilities(smtp.map((k) => items[k].email), true);
+    smtp.forEach((k, n) => {
+      const c = checked[k];
+      if (c.result !== null) c.result = { ...c.result, deliverability: verdicts[n] };
+    });
+  }
+  return checked;
+}
+
+export function startJobRunner(o: JobRunnerOptions): JobRunner {
+  const worker = `${process.pid}-${randomUUID()}`;
+  const now = o.now ?? Date.now;
+  const leaseMs = o.leaseMs ?? 30_000;
+  const pollMs = o.pollMs ?? 1000;
+  let stopping = false;
+  let count = 0;
+  let wakeUp: (() => void) | null = null;
+  const idle = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        wakeUp = null;
+        resolve();
+      }
+      wakeUp = done;
+    });
+
+  async function work(items: ClaimedItem[]): Promise<void> {
+    const renewal = setInterval(() => void o.store.renew(worker, items, now() + leaseMs).catch(() => undefined), Math.max(10, leaseMs / 3));
+    try {
+      const checked = await checkBatch(o.email, items);
+      const at = now();
+      const outcomes = items.map((item, k): ItemOutcome => {
+        const attempts = item.attempts + 1;
+        const { status, reason } = lineVerdict(checked[k]);
+        const retry = retryAt(status, reason, attempts, o.retryDelaysMs, at);
+        return { jobId: item.jobId, index: item.index, attempts, status, reason, result: checked[k].result, retryAt: retry };
+      });
+      await o.store.settle(worker, outcomes, at);
+      count += items.length;
+    } finally {
+      clearInterval(renewal);
+    }
+  }
+
+  const loop = (async () => {
+    while (!stopping) {
+      try {
+        const items = await o.store.claim(worker, o.batch ?? 16, now(), leaseMs);
+        if (items.length === 0) await idle(pollMs);
+        else await work(items);
+      } catch (err) {
+        // The store unavailable, or a fault on a batch: its leases run out and the items are taken again (at most
+        // MAX_CLAIMS times, then the job fails). Addresses are never logged.
+        o.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'job worker: batch not settled, its items go back to the queue when their leases end');
+        await idle(pollMs);
+      }
+    }
+  })();
+
+  return {
+    wake: () => wakeUp?.(),
+    async stop() {
+      stopping = true;
+      wakeUp?.();
+      await loop;
+    },
+    checked: () => count,
+  };
+}

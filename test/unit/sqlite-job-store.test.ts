@@ -1,0 +1,170 @@
+// The embedded job queue (src/adapters/jobs/sqlite-job-store.ts) on a real SQLite file: repeated items stored once,
+// leases taken over after a crash, one line per item whatever happens, results in submission order while the job
+// runs, cancellation, expiry, and a lock held by another process answered at once (never waited for).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { JobStoreUnavailable, type ItemOutcome, type JobStore, type ResultLine } from '../../src/adapters/jobs/job-store.js';
+import { MAX_CLAIMS, createSqliteJobStore } from '../../src/adapters/jobs/sqlite-job-store.js';
+
+let dir: string;
+let store: JobStore;
+const T0 = 1_700_000_000_000;
+const LEASE = 1000;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'jobs-store-'));
+  store = createSqliteJobStore(dir);
+});
+afterEach(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const submit = (items: string[], id = 'job_a', keyId = 'key1') =>
+  store.create({ id, keyId, items, smtp: false, webhookUrl: null, webhookSecret: null, createdAt: T0, expiresAt: T0 + 3_600_000 });
+const lines = async (id = 'job_a', status?: ResultLine['status']) => {
+  const out: ResultLine[] = [];
+  for await (const l of store.results(id, status)) out.push(l);
+  return out;
+};
+const answered = (jobId: string, index: number, status: ItemOutcome['status'] = 'deliverable', attempts = 1): ItemOutcome => ({
+  jobId, index, attempts, status, reason: status === 'deliverable' ? 'accepted' : 'not_requested', result: { n: index }, retryAt: null,
+});
+
+describe('the embedded job store', () => {
+  it('stores repeated items once: one claim, and every copy gets the line of its first occurrence', async () => {
+    const job = await submit(['a@x.test', 'b@x.test', 'a@x.test', 'c@x.test', 'a@x.test']);
+    expect(job).toMatchObject({ status: 'queued', total: 5, distinct: 3, processed: 0 });
+    const claimed = await store.claim('w1', 10, T0, LEASE);
+    expect(claimed.map((c) => c.email)).toEqual(['a@x.test', 'b@x.test', 'c@x.test']);
+    await store.settle('w1', claimed.map((c) => answered(c.jobId, c.index)), T0 + 1);
+    expect((await lines()).map((l) => [l.index, l.email])).toEqual([[0, 'a@x.test'], [1, 'b@x.test'], [2, 'a@x.test'], [3, 'c@x.test'], [4, 'a@x.test']]);
+    expect(await store.get('job_a', 'key1', T0 + 2)).toMatchObject({ status: 'completed', processed: 5, counts: { deliverable: 5 }, finishedAt: T0 + 1 });
+  });
+
+  it('streams the lines finished so far in submission order while the job runs, and filters by status', async () => {
+    await submit(['a@x.test', 'b@x.test', 'c@x.test', 'd@x.test']);
+    const claimed = await store.claim('w1', 10, T0, LEASE);
+    await store.settle('w1', [answered('job_a', 3, 'not_checked'), answered('job_a', 1)], T0 + 1);
+    expect((await lines()).map((l) => l.index)).toEqual([1, 3]);
+    expect((await lines('job_a', 'not_checked')).map((l) => l.index)).toEqual([3]);
+    expect(await store.get('job_a', 'key1', T0)).toMatchObject({ status: 'running', processed: 2, startedAt: T0 });
+    expect(claimed).toHaveLength(4);
+  });
+
+  it('reads a long job a page at a time, every index once and in order', async () => {
+    const items = Array.from({ length: 1203 }, (_, i) => `u${i}@x.test`);
+    await submit(items);
+    const claimed = await store.claim('w1', 2000, T0, LEASE);
+    await store.settle('w1', claimed.map((c) => answered(c.jobId, c.index)), T0 + 1);
+    expect((await lines()).map((l) => l.index)).toEqual(items.map((_, i) => i));
+  });
+
+  it("hands a crashed worker's items to another once the lease ends; the first worker's late outcome is dropped", async () => {
+    await submit(['a@x.test', 'b@x.test']);
+    const first = await store.claim('dead', 10, T0, LEASE);
+    expect(first).toHaveLength(2);
+    expect(await store.claim('w2', 10, T0 + LEASE - 1, LEASE)).toEqual([]);
+    const taken = await store.claim('w2', 10, T0 + LEASE, LEASE);
+    expect(taken.map((c) => c.index)).toEqual([0, 1]);
+    await store.settle('w2', taken.map((c) => answered(c.jobId, c.index)), T0 + LEASE + 1);
+    await store.settle('dead', first.map((c) => answered(c.jobId, c.index, 'not_checked')), T0 + LEASE + 2);
+    const out = await lines();
+    expect(out.map((l) => [l.index, l.status])).toEqual([[0, 'deliverable'], [1, 'deliverable']]);
+    expect(await store.get('job_a', 'key1', T0 + LEASE + 3)).toMatchObject({ processed: 2, counts: { deliverable: 2, not_checked: 0 } });
+  });
+
+  it('a renewed lease is not taken over', async () => {
+    await submit(['a@x.test']);
+    const mine = await store.claim('w1', 10, T0, LEASE);
+    await store.renew('w1', mine, T0 + 5 * LEASE);
+    expect(await store.claim('w2', 10, T0 + 2 * LEASE, LEASE)).toEqual([]);
+  });
+
+  it(`fails the job when an item's lease ran out ${MAX_CLAIMS} times: its items without a line become not_checked/job_failed`, async () => {
+    await submit(['poison@x.test', 'b@x.test']);
+    let now = T0;
+    expect((await store.claim('w', 2, now, LEASE)).map((c) => c.index)).toEqual([0, 1]);
+    await store.settle('w', [answered('job_a', 1)], now);
+    for (let i = 1; i < MAX_CLAIMS; i++) expect((await store.claim(`w${i}`, 10, (now += LEASE), LEASE)).map((c) => c.index)).toEqual([0]);
+    expect(await store.claim('next', 10, (now += LEASE), LEASE)).toEqual([]);
+    expect(await store.get('job_a', 'key1', now)).toMatchObject({ status: 'failed', processed: 2, counts: { deliverable: 1, not_checked: 1 } });
+    expect((await lines()).map((l) => [l.index, l.status, l.reason, l.result])).toEqual([[0, 'not_checked', 'job_failed', null], [1, 'deliverable', 'accepted', { n: 1 }]]);
+  });
+
+  it('schedules a retry: the item is due again at retryAt, counted in retriesPending until taken', async () => {
+    await submit(['grey@x.test']);
+    const [item] = await store.claim('w1', 10, T0, LEASE);
+    await store.settle('w1', [{ ...answered('job_a', 0, 'unknown'), retryAt: T0 + 5000 }], T0 + 1);
+    expect(await store.get('job_a', 'key1', T0 + 2)).toMatchObject({ status: 'running', processed: 0, retriesPending: 1 });
+    expect(await store.claim('w1', 10, T0 + 4999, LEASE)).toEqual([]);
+    const [again] = await store.claim('w1', 10, T0 + 5000, LEASE);
+    expect(again).toMatchObject({ index: item.index, attempts: 1 });
+    expect((await store.get('job_a', 'key1', T0 + 5000))!.retriesPending).toBe(0);
+  });
+
+  it('cancels: every item without a line gets not_checked/cancelled, lines made before stay, a late outcome is dropped', async () => {
+    await submit(['a@x.test', 'b@x.test', 'b@x.test', 'c@x.test']);
+    const claimed = await store.claim('w1', 10, T0, LEASE);
+    await store.settle('w1', [answered('job_a', 0)], T0 + 1);
+    const cancelled = await store.cancel('job_a', 'key1', T0 + 2);
+    expect(cancelled).toMatchObject({ status: 'cancelled', processed: 4, counts: { deliverable: 1, not_checked: 3 }, finishedAt: T0 + 2 });
+    await store.settle('w1', claimed.map((c) => answered(c.jobId, c.index)), T0 + 3);
+    expect((await lines()).map((l) => [l.index, l.status, l.reason])).toEqual([
+      [0, 'deliverable', 'accepted'], [1, 'not_checked', 'cancelled'], [2, 'not_checked', 'cancelled'], [3, 'not_checked', 'cancelled'],
+    ]);
+    expect(await store.cancel('job_a', 'key1', T0 + 4)).toMatchObject({ status: 'cancelled', finishedAt: T0 + 2 });
+  });
+
+  it("shows a job to its own key only, and to nobody once expired; purging deletes it", async () => {
+    await submit(['a@x.test']);
+    expect(await store.get('job_a', 'other', T0)).toBeNull();
+    expect(await store.cancel('job_a', 'other', T0)).toBeNull();
+    expect(await store.get('job_a', 'key1', T0 + 3_600_000)).toBeNull();
+    expect(await store.purgeExpired(T0 + 3_600_000)).toBe(1);
+    expect(await lines()).toEqual([]);
+    expect(await store.claim('w1', 10, T0 + 3_600_000, LEASE)).toEqual([]);
+  });
+
+  it('survives a restart: a new store on the same directory has the job and its lines', async () => {
+    await submit(['a@x.test', 'b@x.test']);
+    const claimed = await store.claim('w1', 1, T0, LEASE);
+    await store.settle('w1', [answered('job_a', claimed[0].index)], T0 + 1);
+    await store.close();
+    store = createSqliteJobStore(dir);
+    expect(await store.get('job_a', 'key1', T0 + 2)).toMatchObject({ status: 'running', processed: 1 });
+    expect((await store.claim('w2', 10, T0 + 2, LEASE)).map((c) => c.index)).toEqual([1]);
+  });
+
+  it('answers at once while another process holds the write lock (JobStoreUnavailable), and reads on', async () => {
+    await submit(['a@x.test']);
+    const other = new Database(join(dir, 'jobs.db'));
+    other.exec('BEGIN IMMEDIATE');
+    try {
+      await expect(submit(['b@x.test'], 'job_b')).rejects.toBeInstanceOf(JobStoreUnavailable);
+      await expect(store.claim('w1', 10, T0, LEASE)).rejects.toBeInstanceOf(JobStoreUnavailable);
+      expect(await store.get('job_a', 'key1', T0)).toMatchObject({ status: 'queued' });
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+    }
+    expect(await submit(['b@x.test'], 'job_b')).toMatchObject({ status: 'queued' });
+  });
+
+  it('delivers each ended job webhook under a lease, and records retries and the end', async () => {
+    await store.create({ id: 'job_w', keyId: 'k', items: ['a@x.test'], smtp: false, webhookUrl: 'http://127.0.0.1:1/h', webhookSecret: 'whsec_AAAA', createdAt: T0, expiresAt: T0 + 3_600_000 });
+    expect(await store.dueWebhooks(T0, 10, LEASE)).toEqual([]);
+    const [c] = await store.claim('w1', 10, T0, LEASE);
+    await store.settle('w1', [answered(c.jobId, c.index)], T0 + 1);
+    const [due] = await store.dueWebhooks(T0 + 1, 10, LEASE);
+    expect(due).toMatchObject({ jobId: 'job_w', url: 'http://127.0.0.1:1/h', secret: 'whsec_AAAA', attempts: 0, job: { status: 'completed' } });
+    expect(await store.dueWebhooks(T0 + 2, 10, LEASE)).toEqual([]);
+    await store.webhookTried('job_w', { delivered: false, retryAt: T0 + 100 });
+    expect((await store.dueWebhooks(T0 + 100, 10, LEASE))[0].attempts).toBe(1);
+    await store.webhookTried('job_w', { delivered: true, retryAt: null });
+    expect(await store.dueWebhooks(T0 + 10 * LEASE, 10, LEASE)).toEqual([]);
+  });
+});
