@@ -508,13 +508,7 @@ export interface paths {
         parameters: {
             query?: never;
             header?: never;
-            path: {
-                /**
-                 * @description The job's id, as `createEmailJob` answered it. A malformed id answers 400 `INVALID_FORMAT`.
-                 * @example job_5b0e6a1f9c3d4e7a8b2c1d0e9f8a7b6c
-                 */
-                id: components["parameters"]["JobId"];
-            };
+            path?: never;
             cookie?: never;
         };
         /**
@@ -546,13 +540,7 @@ export interface paths {
         parameters: {
             query?: never;
             header?: never;
-            path: {
-                /**
-                 * @description The job's id, as `createEmailJob` answered it. A malformed id answers 400 `INVALID_FORMAT`.
-                 * @example job_5b0e6a1f9c3d4e7a8b2c1d0e9f8a7b6c
-                 */
-                id: components["parameters"]["JobId"];
-            };
+            path?: never;
             cookie?: never;
         };
         /**

@@ -30,7 +30,7 @@ export interface JobsCapabilityDeps {
 }
 
 /** Body limit of a job: 323 bytes an item (a 320-character address, its quotes and comma) plus 1 KiB. */
-export const jobBodyLimit = (maxItems: number): number => maxItems * 323 + 1024;
+const jobBodyLimit = (maxItems: number): number => maxItems * 323 + 1024;
 
 /** How often the expired jobs are deleted and the queue's gauges read. */
 const HOUSEKEEPING_MS = 5000;

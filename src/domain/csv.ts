@@ -14,7 +14,7 @@ export class CsvError extends Error {
  * The rows of a CSV text (RFC 4180 §2: fields in double quotes may hold commas, quotes doubled and line breaks; CRLF
  * or LF ends a record). A leading UTF-8 byte order mark is dropped; blank lines are skipped.
  */
-export function* csvRows(text: string): Generator<{ fields: string[]; line: number }> {
+function* csvRows(text: string): Generator<{ fields: string[]; line: number }> {
   let i = text.charCodeAt(0) === 0xfeff ? 1 : 0;
   let line = 1;
   while (i < text.length) {
@@ -76,7 +76,7 @@ export function csvColumn(text: string, column: string): string[] {
 const FORMULA_START = /^[=+\-@\t\r]/;
 
 /** One cell: a formula start defused with a leading quote; quoted when it holds a comma, quote or line break. */
-export function csvCell(value: string | number | boolean | null): string {
+function csvCell(value: string | number | boolean | null): string {
   if (value === null) return '';
   let text = String(value);
   if (typeof value === 'string' && FORMULA_START.test(text)) text = `'${text}`;

@@ -103,7 +103,7 @@ export function apiDocument(document: Record<string, any>): Record<string, any> 
 }
 
 /** The operations that take a text/csv body too, and the column their `items` come from (openapi.yaml `x-csv-column`). */
-export function csvColumns(document: Record<string, any>): Map<string, string> {
+function csvColumns(document: Record<string, any>): Map<string, string> {
   const out = new Map<string, string>();
   for (const item of Object.values<any>(document.paths ?? {})) {
     for (const op of Object.values<any>(item)) {

@@ -18,7 +18,7 @@ export interface Reply<S extends number = number, B = unknown> {
 }
 
 /** A streamed answer (openapi.yaml getEmailJobResults): its media type and its text, chunk by chunk. */
-export interface StreamedBody {
+interface StreamedBody {
   contentType: string;
   chunks: AsyncIterable<string>;
 }

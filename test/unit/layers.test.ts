@@ -38,6 +38,7 @@ const LAYERS: string[][] = [
   ['operations'],
   ['http', 'cli'],
   ['app.ts', 'server.ts', 'heap-tuning.ts'],
+  ['capabilities'],
   ['compose.ts'],
   ['serve.ts'],
   ['main.ts'],

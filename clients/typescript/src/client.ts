@@ -25,6 +25,12 @@ export type IbanBulkItem = Schemas['IbanBulkResponse']['results'][number];
 export type BicBulkItem = Schemas['BicBulkResponse']['results'][number];
 export type EmailBulkItem = Schemas['EmailBulkResponse']['results'][number];
 export type FieldError = Schemas['FieldError'];
+/** An email verification job's status and progress (GET /api/v1/email/jobs/{id}). */
+export type EmailJob = Schemas['EmailJob'];
+/** A new job: its status, and the webhook's signing secret when a webhookUrl was given (shown only here). */
+export type EmailJobCreated = Schemas['EmailJobCreated'];
+/** One line of a job's results: the item, its attempts, its deliverability status and reason, its result (or null). */
+export type EmailJobResultLine = Schemas['EmailJobResultLine'];
 /** A code of the API's error model, or one of the client's own for an answer that is not ErrorInfo. */
 export type ErrorCode = Schemas['ErrorCode'] | 'UNEXPECTED_RESPONSE';
 
@@ -217,6 +223,65 @@ export class ValidationClient {
   async validateEmails(addresses: readonly string[], options: { smtp?: boolean } = {}): Promise<EmailBulkItem[]> {
     const body = options.smtp ? { items: [...addresses], smtp: true } : { items: [...addresses] };
     return unwrap(await this.raw.POST('/api/v1/email/bulk', { body })).results;
+  }
+
+  /**
+   * POST /api/v1/email/jobs: queue up to JOBS_MAX_ITEMS addresses for verification (each counted against the daily and
+   * monthly quotas at submission), given as a list or as a CSV file's text (`{ csv }`: a header row, the `email`
+   * column, else the first); resolves with the queued job (202), `webhookSecret` included when `webhookUrl` is.
+   */
+  async createEmailJob(list: readonly string[] | { csv: string }, options: { smtp?: boolean; webhookUrl?: string } = {}): Promise<EmailJobCreated> {
+    const { smtp, webhookUrl } = options;
+    if ('csv' in list) {
+      const query = { ...(smtp === undefined ? {} : { smtp: smtp ? ('true' as const) : ('false' as const) }), ...(webhookUrl ? { webhookUrl } : {}) };
+      const csv = list.csv;
+      return unwrap(
+        await this.raw.POST('/api/v1/email/jobs', {
+          params: { query },
+          body: { items: [] },
+          headers: { 'content-type': 'text/csv' },
+          bodySerializer: () => csv,
+        }),
+      );
+    }
+    const body = { items: [...list], ...(smtp === undefined ? {} : { smtp }), ...(webhookUrl ? { webhookUrl } : {}) };
+    return unwrap(await this.raw.POST('/api/v1/email/jobs', { body }));
+  }
+
+  /** GET /api/v1/email/jobs/{id}: the job's status, progress and counts (404 for another key's or an expired job). */
+  async getEmailJob(id: string): Promise<EmailJob> {
+    return unwrap(await this.raw.GET('/api/v1/email/jobs/{id}', { params: { path: { id } } }));
+  }
+
+  /** DELETE /api/v1/email/jobs/{id}: cancel; items not verified yet end not_checked/cancelled (the quota is not refunded). */
+  async cancelEmailJob(id: string): Promise<EmailJob> {
+    return unwrap(await this.raw.DELETE('/api/v1/email/jobs/{id}', { params: { path: { id } } }));
+  }
+
+  /**
+   * GET /api/v1/email/jobs/{id}/results as NDJSON, one line at a time as the answer streams in (never all in memory):
+   * the lines finished so far, in submission order; `status` keeps one deliverability status only.
+   */
+  async *getEmailJobResults(id: string, options: { status?: EmailJobResultLine['status'] } = {}): AsyncGenerator<EmailJobResultLine> {
+    const result = await this.raw.GET('/api/v1/email/jobs/{id}/results', {
+      params: { path: { id }, query: options.status ? { status: options.status } : {} },
+      headers: { accept: 'application/x-ndjson' },
+      parseAs: 'stream',
+    });
+    // openapi-fetch reads an error's body itself (JSON when it parses): only a 2xx is streamed.
+    if (!result.response.ok || !result.data) throw toApiError(result.response, result.error);
+    const decoder = new TextDecoder();
+    let pending = '';
+    for await (const chunk of result.data as unknown as AsyncIterable<Uint8Array>) {
+      pending += decoder.decode(chunk, { stream: true });
+      let nl: number;
+      while ((nl = pending.indexOf('\n')) >= 0) {
+        const line = pending.slice(0, nl);
+        pending = pending.slice(nl + 1);
+        if (line.trim() !== '') yield JSON.parse(line) as EmailJobResultLine;
+      }
+    }
+    if (pending.trim() !== '') yield JSON.parse(pending) as EmailJobResultLine;
   }
 
   /** GET /api/v1/usage: the calling key's limits, usage and reset times per window; not counted itself. */

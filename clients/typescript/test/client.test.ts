@@ -194,6 +194,29 @@ describe('ValidationClient: one typed method per operation', () => {
     expect(await c.validateBics(['DEUTDEFF', 'DEUTDEFF', 'DEUTDEFF'])).toHaveLength(3);
   });
 
+  it('createEmailJob (a list or a CSV), getEmailJob, getEmailJobResults (NDJSON lines as they stream) and cancelEmailJob', async () => {
+    const job = await client.createEmailJob(['jane@smtp.test', 'nobody@smtp.test', 'jane@smtp.test'], { smtp: true, webhookUrl: 'http://127.0.0.1:9/h' });
+    expect(job).toMatchObject({ status: 'queued', total: 3, distinct: 2 });
+    expect(job.webhookSecret).toMatch(/^whsec_/);
+    const deadline = Date.now() + 30_000;
+    let now = await client.getEmailJob(job.id);
+    while (now.finishedAt === null && Date.now() < deadline) now = await client.getEmailJob(job.id);
+    expect(now).toMatchObject({ status: 'completed', processed: 3, counts: { deliverable: 2, undeliverable: 1 } });
+    const lines = [];
+    for await (const line of client.getEmailJobResults(job.id)) lines.push([line.index, line.status]);
+    expect(lines).toEqual([[0, 'deliverable'], [1, 'undeliverable'], [2, 'deliverable']]);
+    const only = [];
+    for await (const line of client.getEmailJobResults(job.id, { status: 'undeliverable' })) only.push(line.email);
+    expect(only).toEqual(['nobody@smtp.test']);
+    const fromCsv = await client.createEmailJob({ csv: 'Name,Email\nJane,jane@smtp.test\n' });
+    expect(fromCsv).toMatchObject({ total: 1, smtp: false });
+    expect(await client.cancelEmailJob(fromCsv.id)).toMatchObject({ id: fromCsv.id });
+    const missing = await rejection(client.getEmailJob('job_00000000000000000000000000000000'));
+    expect(missing.code).toBe('RESOURCE_NOT_FOUND');
+    const gone = client.getEmailJobResults('job_00000000000000000000000000000000');
+    expect((await rejection(gone.next())).status).toBe(404);
+  });
+
   it('getUsage returns the key\'s windows without counting itself', async () => {
     const { key } = await limitedKey({ perMinute: 5 });
     const c = new ValidationClient({ baseUrl: h.url, apiKey: key });

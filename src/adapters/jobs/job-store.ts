@@ -1,9 +1,8 @@
 // The one queue interface of email verification jobs (openapi.yaml tag Jobs, docs/jobs.md): the embedded SQLite store
 // (sqlite-job-store.ts) and BullMQ on Redis implement it alike. Items are leased, so a crashed worker's are taken over.
 
-export type JobStatus = 'queued' | 'running' | 'completed' | 'cancelled' | 'failed';
+type JobStatus = 'queued' | 'running' | 'completed' | 'cancelled' | 'failed';
 export type LineStatus = 'deliverable' | 'undeliverable' | 'risky' | 'unknown' | 'not_checked';
-export const LINE_STATUSES: readonly LineStatus[] = ['deliverable', 'undeliverable', 'risky', 'unknown', 'not_checked'];
 
 /** A job's status and progress as the API shows it, plus what only the service sees (owner, webhook). */
 export interface JobView {

@@ -11,7 +11,7 @@ import { guardedAddress, type TargetGuardOptions } from '../tls/target-guard.js'
 export const newWebhookSecret = (): string => `whsec_${randomBytes(24).toString('base64')}`;
 
 /** The `webhook-signature` value of a message: `v1,` and the base64 HMAC-SHA256 keyed by the secret's decoded bytes. */
-export function webhookSignature(secret: string, id: string, timestamp: number, body: string): string {
+function webhookSignature(secret: string, id: string, timestamp: number, body: string): string {
   const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
   return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
 }
