@@ -54,6 +54,7 @@ export interface Config {
   jobsRetryDelaysMs: number[];
   jobsWebhookRetryDelaysMs: number[];
   jobsWorker: boolean;
+  jobsLeaseMs: number;
 }
 
 /** A SOCKS5 proxy the SMTP verification connects through (SMTP_PROXY). */
@@ -234,6 +235,7 @@ function settings(cpus: number): Setting<keyof Config>[] {
     s('jobsRetentionHours', 'JOBS_RETENTION_HOURS', 72, int(1, 8760), 'hours a job and its results are kept after creation, then deleted (404)'),
     s('jobsRetryDelaysMs', 'JOBS_RETRY_DELAYS', [300_000, 1_200_000, 3_600_000], durations, 'when a greylisted, timed-out or unreachable address is asked again, after each attempt (s, m, h)'),
     s('jobsWebhookRetryDelaysMs', 'JOBS_WEBHOOK_RETRY_DELAYS', [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000], durations, 'when a failed job webhook is sent again, after each attempt'),
+    s('jobsLeaseMs', 'JOBS_LEASE_MS', 30000, int(100, 600000), 'how long items a worker took stay its own without renewal (renewed every third of it); a crashed worker\'s items are taken over after it'),
     s('jobsWorker', 'JOBS_WORKER', true, onOff, 'off: this process serves the jobs API but works on no job (npm run job-worker does)'),
   ];
 }

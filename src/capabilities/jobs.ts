@@ -46,6 +46,7 @@ export function createJobsCapability(d: JobsCapabilityDeps) {
       email: { resolver: d.resolver, email: d.email, allowSpecialUse: config.allowPrivateTargets, verifier: d.verifier },
       retryDelaysMs: config.jobsRetryDelaysMs,
       logger,
+      leaseMs: config.jobsLeaseMs,
       ...d.timing,
     });
     const send = createWebhookSender({ resolve: addressResolver(d.resolver), allowPrivate: config.allowPrivateTargets, timeoutMs: 10_000 });

@@ -75,9 +75,9 @@ interface Spawned {
   hasExited(): boolean;
 }
 
-function spawnService(opts: ProcessOptions): Spawned {
+function spawnService(opts: ProcessOptions, entry = 'src/main.ts'): Spawned {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'vls-process-'));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: ROOT, env: childEnv(dataDir, opts.env ?? {}), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', entry], { cwd: ROOT, env: childEnv(dataDir, opts.env ?? {}), stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   let both = '';
@@ -131,6 +131,29 @@ export async function startServerProcess(opts: ProcessOptions & { ready?: RegExp
     url,
     port: Number(new URL(url).port),
     rss: () => rssOf(p.child.pid!),
+    stop: async (signal = 'SIGTERM') => {
+      if (!p.hasExited()) p.child.kill(signal);
+      return p.exited;
+    },
+  };
+}
+
+/** `npm run job-worker` without npm (src/job-worker.ts), resolved once it logs that it works; killed on its deadline. */
+export async function startJobWorkerProcess(opts: ProcessOptions = {}): Promise<Spawned & { stop(signal?: NodeJS.Signals): Promise<number | null> }> {
+  const p = spawnService({ ...opts, env: { LOG_LEVEL: 'info', ...opts.env } }, 'src/job-worker.ts');
+  try {
+    await waitFor(() => p.stdout().includes('job worker started'), {
+      timeoutMs: PROCESS_DEADLINE_MS,
+      intervalMs: 20,
+      what: 'the job worker',
+      giveUp: () => p.hasExited() && `the job worker exited (${p.child.exitCode ?? p.child.signalCode})`,
+    });
+  } catch (err) {
+    if (!p.hasExited()) p.child.kill('SIGKILL');
+    throw new Error(`${(err as Error).message}:\n${p.output()}`);
+  }
+  return {
+    ...p,
     stop: async (signal = 'SIGTERM') => {
       if (!p.hasExited()) p.child.kill(signal);
       return p.exited;

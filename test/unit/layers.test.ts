@@ -40,7 +40,7 @@ const LAYERS: string[][] = [
   ['app.ts', 'server.ts', 'heap-tuning.ts'],
   ['capabilities'],
   ['compose.ts'],
-  ['serve.ts'],
+  ['serve.ts', 'job-worker.ts'],
   ['main.ts'],
 ];
 const unitOf = (path: string) => path.split('/')[0];

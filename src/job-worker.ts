@@ -1,0 +1,64 @@
+// `npm run job-worker` (node dist/src/job-worker.js): a process that only works on email verification jobs (docs/jobs.md):
+// no HTTP port, the same configuration as the server (DATA_DIR or REDIS_URL, DNS_SERVERS, SMTP_*, JOBS_*), as many
+// of them as the lists need. SIGTERM/SIGINT: the items in hand are finished, then it exits 0.
+import { availableParallelism } from 'node:os';
+import { exitBelowNodeFloor } from './node-floor.js';
+
+exitBelowNodeFloor();
+const [{ loadConfig }, { ConfigError }, { createLogger }, { createMetrics }, { unlimited }, { createDnsResolver, systemDnsServers, resolveServerNames }, { loadEmailLists }, { createEmailClassifier }, { createMailboxVerifier }, { createJobsCapability }] =
+  await Promise.all([
+    import('./config.js'),
+    import('./errors.js'),
+    import('./http/logging.js'),
+    import('./http/metrics.js'),
+    import('./accounts/limits.js'),
+    import('./adapters/dns/resolver.js'),
+    import('./adapters/mail/email-lists.js'),
+    import('./domain/email.js'),
+    import('./adapters/smtp/mailbox-verifier.js'),
+    import('./capabilities/jobs.js'),
+  ]);
+
+let config;
+try {
+  // JOBS_WORKER=off is for the servers beside these processes: this one is a worker whatever it says.
+  config = { ...loadConfig(process.env, availableParallelism()), jobsWorker: true };
+} catch (err) {
+  if (!(err instanceof ConfigError)) throw err;
+  process.stderr.write(`configuration error: ${err.message}\n`);
+  process.exit(1);
+}
+const logger = createLogger(config.logLevel);
+const resolver = createDnsResolver({
+  servers: config.dnsServers ? await resolveServerNames(config.dnsServers) : systemDnsServers(),
+  timeoutMs: config.dnsTimeoutMs,
+  logger,
+});
+const lists = createEmailClassifier(await loadEmailLists());
+const verifier = config.smtpCheck
+  ? createMailboxVerifier({
+      resolver,
+      allowPrivate: config.allowPrivateTargets,
+      port: config.smtpPort,
+      heloName: config.smtpHeloName!,
+      mailFrom: config.smtpMailFrom!,
+      timeoutMs: config.smtpTimeoutMs,
+      maxPerHost: config.smtpMaxPerHost,
+      proxy: config.smtpProxy,
+      logger,
+      unknownTtlMs: 1,
+    })
+  : null;
+const jobs = createJobsCapability({ config, logger, metrics: createMetrics({ defaults: false }), limiter: unlimited, resolver, email: () => lists, verifier });
+logger.info({ pid: process.pid, store: config.redisUrl ? 'redis' : 'sqlite' }, 'job worker started');
+
+let stopping = false;
+const stop = async (signal: string) => {
+  if (stopping) return;
+  stopping = true;
+  logger.info({ signal }, 'job worker stopping');
+  await jobs.close();
+  process.exit(0);
+};
+process.on('SIGTERM', () => void stop('SIGTERM'));
+process.on('SIGINT', () => void stop('SIGINT'));

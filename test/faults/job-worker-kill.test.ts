@@ -1,0 +1,84 @@
+// Nothing lost (issue #56, docs/jobs.md): `npm run job-worker` processes on the embedded queue beside a server that
+// works on no job (JOBS_WORKER=off). A worker killed with SIGKILL in the middle of a job: another takes its items over
+// once their leases end, and every item of the job has exactly one result line; the server restarted on the same
+// DATA_DIR still has the job.
+// @module-tag slow (child processes)
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDnsServer, type TestDnsServer, type Zone } from '../support/dns-server.js';
+import { startHarness, type Harness } from '../support/harness.js';
+import { startJobWorkerProcess } from '../support/server-process.js';
+import { startSmtpFixture, type SmtpFixture } from '../support/smtp-fixture.js';
+import { waitFor } from '../support/wait.js';
+
+const MX = '127.0.0.21';
+const zone: Zone = { 'slow.test': [{ type: 'MX', data: { preference: 10, exchange: 'mx.slow.test' } }], 'mx.slow.test': [{ type: 'A', data: MX }] };
+const ITEMS = Array.from({ length: 12 }, (_, i) => `u${i}@slow.test`);
+
+let dns: TestDnsServer;
+let smtp: SmtpFixture;
+let dataDir: string;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  dns = await startDnsServer(zone);
+  // Each RCPT answered late: the job takes seconds, long enough to kill a worker in the middle of it.
+  smtp = await startSmtpFixture({ [MX]: { rcpt: (local) => (/^u\d+$/.test(local) ? null : { code: 550, text: '5.1.1 unknown' }), rcptDelayMs: 300 } });
+  dataDir = mkdtempSync(join(tmpdir(), 'jobs-kill-'));
+  env = {
+    DATA_DIR: dataDir,
+    DNS_SERVERS: `127.0.0.1:${dns.port}`,
+    ALLOW_PRIVATE_TARGETS: 'true',
+    SMTP_CHECK: 'on',
+    SMTP_HELO_NAME: 'verifier.example.net',
+    SMTP_MAIL_FROM: 'check@verifier.example.net',
+    SMTP_PORT: String(smtp.port),
+    JOBS_LEASE_MS: '1500',
+  };
+});
+afterAll(async () => {
+  await smtp?.close();
+  await dns?.close();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+const serve = (): Promise<Harness> => startHarness({ ...env, JOBS_WORKER: 'off' });
+
+describe('job workers on the embedded queue', () => {
+  it('a worker killed mid-job: another takes over, and every item has exactly one line', async () => {
+    let h = await serve();
+    const res = await h.call('/api/v1/email/jobs', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ items: ITEMS, smtp: true }) });
+    expect(res.status).toBe(202);
+    const id = res.body.id;
+    const key = h.key;
+    // The server works on no job: the job waits for a worker (and survives the server's restart meanwhile).
+    expect((await h.call(`/api/v1/email/jobs/${id}`)).body.status).toBe('queued');
+    await h.close();
+    h = await startHarness({ ...env, JOBS_WORKER: 'off', DATA_DIR: dataDir });
+    const status = () => h.call(`/api/v1/email/jobs/${id}`, { key });
+    // The new harness made a key of its own: the job is read with the key that created it (same store).
+    expect((await status()).body).toMatchObject({ status: 'queued', total: 12 });
+
+    const first = await startJobWorkerProcess({ dataDir, env });
+    await waitFor(() => smtp.sessions(MX).some((s) => s.rcpts.length >= 2), { what: 'the first worker in the middle of the job' });
+    first.child.kill('SIGKILL');
+    await first.exited;
+    const done = (await status()).body.processed;
+    expect(done).toBeLessThan(12);
+
+    const second = await startJobWorkerProcess({ dataDir, env });
+    try {
+      const job = await waitFor(async () => ((await status()).body.status === 'completed' ? (await status()).body : null), { what: 'the job to complete', timeoutMs: 90_000 });
+      expect(job).toMatchObject({ processed: 12, counts: { deliverable: 12 } });
+      const text = await (await h.fetch(`/api/v1/email/jobs/${id}/results`, { headers: { 'x-api-key': key } })).text();
+      const lines = text.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+      expect(lines.map((l) => l.index)).toEqual(ITEMS.map((_, i) => i));
+      expect(lines.every((l) => l.status === 'deliverable' && l.attempts === 1)).toBe(true);
+    } finally {
+      expect(await second.stop()).toBe(0);
+      await h.close();
+    }
+  });
+});
