@@ -294,7 +294,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
   // that a retry (JOBS_RETRY_DELAYS) asks the server again.
   const smtpSlots = createHostSlots(config.smtpMaxPerHost);
   const verifier: MailboxVerifier | null = config.smtpCheck ? createMailboxVerifier(smtpOptions, smtpSlots) : null;
-  const jobs = createJobsCapability({
+  const jobs = await createJobsCapability({
     config, logger, metrics, limiter, resolver, email: () => email, ...opts.jobs,
     verifier: config.smtpCheck ? createMailboxVerifier({ ...smtpOptions, unknownTtlMs: 1 }, smtpSlots) : null,
   });

@@ -49,7 +49,7 @@ const verifier = config.smtpCheck
       unknownTtlMs: 1,
     })
   : null;
-const jobs = createJobsCapability({ config, logger, metrics: createMetrics({ defaults: false }), limiter: unlimited, resolver, email: () => lists, verifier });
+const jobs = await createJobsCapability({ config, logger, metrics: createMetrics({ defaults: false }), limiter: unlimited, resolver, email: () => lists, verifier });
 logger.info({ pid: process.pid, store: config.redisUrl ? 'redis' : 'sqlite' }, 'job worker started');
 
 let stopping = false;

@@ -35,9 +35,23 @@ const jobBodyLimit = (maxItems: number): number => maxItems * 323 + 1024;
 /** How often the expired jobs are deleted and the queue's gauges read. */
 const HOUSEKEEPING_MS = 5000;
 
-export function createJobsCapability(d: JobsCapabilityDeps) {
+/** BullMQ on Redis where REDIS_URL is set (imported only then), else the embedded queue under DATA_DIR. */
+async function openStore(config: Readonly<Config>, logger: Logger): Promise<JobStore> {
+  if (!config.redisUrl) return createSqliteJobStore(config.dataDir);
+  const [{ createRedisJobStore }, { createRedisClient, redisConnectionOptions }] = await Promise.all([import('../adapters/jobs/redis-job-store.js'), import('../adapters/redis/redis-client.js')]);
+  const client = createRedisClient(config.redisUrl, { commandTimeoutMs: 5000, onError: (err) => logger.debug({ err: err.message }, 'redis connection error (jobs)') });
+  const store = createRedisJobStore({
+    client,
+    queueConnection: redisConnectionOptions(config.redisUrl, false),
+    workerConnection: redisConnectionOptions(config.redisUrl, true),
+    leaseMs: config.jobsLeaseMs,
+  });
+  return { ...store, close: async () => (await store.close(), client.disconnect()) };
+}
+
+export async function createJobsCapability(d: JobsCapabilityDeps) {
   const { config, logger } = d;
-  const store = d.store ?? createSqliteJobStore(config.dataDir);
+  const store = d.store ?? (await openStore(config, logger));
   let runner: JobRunner | null = null;
   let hooks: ReturnType<typeof startWebhookLoop> | null = null;
   if (config.jobsWorker) {

@@ -75,3 +75,21 @@ export function redisAttributes(client: Redis, command: string): Record<string, 
     'server.port': client.options.port ?? 6379,
   };
 }
+
+/**
+ * The ioredis options of REDIS_URL for connections a library opens itself (BullMQ): `blocking` for a worker's
+ * connection (BullMQ's blocking commands need maxRetriesPerRequest null), else failing fast like createRedisClient.
+ */
+export function redisConnectionOptions(url: string, blocking: boolean): Record<string, unknown> {
+  const u = new URL(url);
+  return {
+    host: u.hostname.replace(/^\[|\]$/g, ''),
+    port: Number(u.port || 6379),
+    ...(u.username ? { username: decodeURIComponent(u.username) } : {}),
+    ...(u.password ? { password: decodeURIComponent(u.password) } : {}),
+    ...(u.pathname.length > 1 ? { db: Number(u.pathname.slice(1)) } : {}),
+    ...(u.protocol === 'rediss:' ? { tls: {} } : {}),
+    retryStrategy: (times: number) => Math.min(50 * 2 ** Math.min(times - 1, 10), 1000),
+    ...(blocking ? { maxRetriesPerRequest: null } : { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 1000 }),
+  };
+}
