@@ -13,7 +13,13 @@ export interface Config {
   port: number;
   host: string;
   dataDir: string;
+  /**
+   * REDIS_URL, or the Sentinel target of REDIS_SENTINELS and REDIS_SENTINEL_NAME written as
+   * `redis-sentinel://host:port,host:port/name` (read by src/adapters/redis/redis-client.ts): either way, Redis mode.
+   */
   redisUrl: string | null;
+  redisSentinels: HostPort[] | null;
+  redisSentinelName: string | null;
   rateLimitPerMinute: number;
   quotaPerDay: number;
   quotaPerMonth: number;
@@ -131,6 +137,16 @@ export const parseHostPorts: Parse<HostPort[] | null> = (raw, name) => {
   });
 };
 
+/** Sentinels as `host` or `host:port` (default 26379), comma-separated; '' is none. */
+const sentinels: Parse<HostPort[] | null> = (raw, name) => {
+  if (raw.trim() === '') return null;
+  return raw.split(',').map((part) => {
+    const server = parseHostPortOrName(part, 26379);
+    if (!server) throw new ConfigError(name, `"${part.trim()}" is not host or host:port`);
+    return server;
+  });
+};
+
 /** `socks5://host:port` (a host name or IP address; `[v6]` for IPv6); '' is none. */
 const socksProxy: Parse<SocksProxy | null> = (raw, name) => {
   const v = raw.trim();
@@ -195,6 +211,8 @@ function settings(cpus: number): Setting<keyof Config>[] {
     s('host', 'HOST', '0.0.0.0', text, 'listen address'),
     s('dataDir', 'DATA_DIR', './var', text, 'where the embedded SQLite store keeps keys and usage counters'),
     s('redisUrl', 'REDIS_URL', null, redisUrl, 'when set, keys and all counters live in Redis, shared by every instance'),
+    s('redisSentinels', 'REDIS_SENTINELS', null, sentinels, 'host:port,... of Redis Sentinels: instead of REDIS_URL, the primary they name (REDIS_SENTINEL_NAME) holds keys, counters and jobs, and a failover is followed'),
+    s('redisSentinelName', 'REDIS_SENTINEL_NAME', null, optionalText, 'the primary\'s name the Sentinels monitor (with REDIS_SENTINELS)'),
     s('rateLimitPerMinute', 'RATE_LIMIT_PER_MINUTE', 60, int(1, MAX_LIMITS.perMinute), 'per-key per-minute limit default'),
     s('quotaPerDay', 'QUOTA_PER_DAY', 5000, int(1, MAX_LIMITS.perDay), 'per-key daily quota default (UTC day)'),
     s('quotaPerMonth', 'QUOTA_PER_MONTH', 100000, int(1, MAX_LIMITS.perMonth), 'per-key monthly quota default (UTC month)'),
@@ -255,6 +273,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cpus = 1): Read
   const config = out as Config;
   if (config.metricsPort !== null && config.metricsPort !== 0 && config.metricsPort === config.port) {
     throw new ConfigError('METRICS_PORT', `must differ from PORT (${config.port}): /metrics is served on its own port`);
+  }
+  if (config.redisSentinels !== null || config.redisSentinelName !== null) {
+    if (config.redisUrl !== null) throw new ConfigError('REDIS_SENTINELS', 'and REDIS_URL are alternatives: set one of them');
+    if (config.redisSentinels === null) throw new ConfigError('REDIS_SENTINELS', 'is required with REDIS_SENTINEL_NAME');
+    if (config.redisSentinelName === null) throw new ConfigError('REDIS_SENTINEL_NAME', 'is required with REDIS_SENTINELS');
+    const hosts = config.redisSentinels.map((h) => (h.host.includes(':') ? `[${h.host}]:${h.port}` : `${h.host}:${h.port}`));
+    config.redisUrl = `redis-sentinel://${hosts.join(',')}/${encodeURIComponent(config.redisSentinelName)}`;
   }
   // A verification without a sender or a name to announce would be refused by every server: say so at boot.
   if (config.smtpCheck) {

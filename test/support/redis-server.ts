@@ -130,3 +130,91 @@ export async function startRedisServer(): Promise<TestRedis> {
     stop: () => signal('SIGTERM'),
   };
 }
+
+export interface TestSentinelGroup {
+  /** The name the Sentinels monitor. */
+  name: string;
+  /** REDIS_SENTINELS: the three Sentinels' host:port list. */
+  sentinels: string;
+  primaryPort: number;
+  replicaPort: number;
+  /** SIGKILL the primary (a crash): the Sentinels then promote the replica. */
+  killPrimary(): Promise<void>;
+  /** The port of the primary the Sentinels name now. */
+  currentPrimaryPort(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/** A RESP command on a fresh connection: its reply, raw. */
+function command(port: number, ...args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const sock = net.connect({ host: '127.0.0.1', port });
+    let data = '';
+    sock.setTimeout(2000, () => (sock.destroy(), reject(new Error('no reply'))));
+    sock.once('error', reject);
+    sock.once('connect', () => sock.write(`*${args.length}\r\n${args.map((a) => `$${Buffer.byteLength(a)}\r\n${a}\r\n`).join('')}`));
+    sock.on('data', (chunk) => {
+      data += chunk.toString('latin1');
+      // Enough for the replies read here (a status, an integer, or an array of two bulk strings).
+      if (/\r\n$/.test(data) && (!data.startsWith('*') || data.split('\r\n').length > 4)) {
+        sock.destroy();
+        resolve(data);
+      }
+    });
+  });
+}
+
+/**
+ * A primary, a replica and three Sentinels (`redis-server FILE --sentinel`, quorum 2, down after 1 s), all real
+ * processes on loopback; resolves once every Sentinel knows the replica and the other two Sentinels.
+ */
+export async function startRedisSentinelGroup(dir: string): Promise<TestSentinelGroup> {
+  const { writeFileSync } = await import('node:fs');
+  const { join } = await import('node:path');
+  const name = 'vls-primary';
+  const children: ChildProcess[] = [];
+  const run = async (args: string[], port: number) => {
+    const c = spawn(BINARY, args, { stdio: 'ignore' });
+    children.push(c);
+    await waitForPing(port, c);
+    return c;
+  };
+  const base = ['--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning'];
+  const primaryPort = await freePort();
+  const replicaPort = await freePort();
+  const primary = await run(['--port', String(primaryPort), ...base], primaryPort);
+  await run(['--port', String(replicaPort), ...base, '--replicaof', '127.0.0.1', String(primaryPort)], replicaPort);
+  const sentinelPorts: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const port = await freePort();
+    const file = join(dir, `sentinel-${i}.conf`);
+    writeFileSync(file, [`port ${port}`, 'bind 127.0.0.1', `sentinel monitor ${name} 127.0.0.1 ${primaryPort} 2`, `sentinel down-after-milliseconds ${name} 1000`, `sentinel failover-timeout ${name} 5000`, ''].join('\n'));
+    await run([file, '--sentinel'], port);
+    sentinelPorts.push(port);
+  }
+  for (const port of sentinelPorts) {
+    await waitFor(async () => {
+      const replicas = await command(port, 'SENTINEL', 'REPLICAS', name);
+      const others = await command(port, 'SENTINEL', 'SENTINELS', name);
+      return replicas.startsWith('*1') && others.startsWith('*2');
+    }, { what: 'the Sentinels to know the replica and each other', intervalMs: 100 });
+  }
+  return {
+    name,
+    sentinels: sentinelPorts.map((p) => `127.0.0.1:${p}`).join(','),
+    primaryPort,
+    replicaPort,
+    async killPrimary() {
+      primary.kill('SIGKILL');
+      await exited(primary);
+    },
+    async currentPrimaryPort() {
+      const reply = await command(sentinelPorts[0], 'SENTINEL', 'GET-MASTER-ADDR-BY-NAME', name);
+      return Number(reply.split('\r\n')[4]);
+    },
+    async stop() {
+      for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+      await Promise.all(children.map(exited));
+    },
+  };
+}

@@ -18,7 +18,8 @@ export interface RedisClientOptions {
  */
 export function createRedisClient(url: string, opts: RedisClientOptions = {}): Redis {
   const maxDelay = opts.reconnectMaxDelayMs ?? 1000;
-  const client = new Redis(url, {
+  const client = new Redis({
+    ...targetOptions(url),
     enableOfflineQueue: false,
     // Commands issued in the same tick go out as one pipeline: one write per batch of requests, not per request.
     enableAutoPipelining: true,
@@ -77,10 +78,19 @@ export function redisAttributes(client: Redis, command: string): Record<string, 
 }
 
 /**
- * The ioredis options of REDIS_URL for connections a library opens itself (BullMQ): `blocking` for a worker's
- * connection (BullMQ's blocking commands need maxRetriesPerRequest null), else failing fast like createRedisClient.
+ * Where Redis is: a redis:// or rediss:// URL (host, port, user, password, db, TLS), or the Sentinel target config.ts
+ * writes (`redis-sentinel://host:port,.../name`): ioredis asks the Sentinels for the primary, and again after a
+ * failover (failoverDetector: it follows +switch-master at once rather than at the next connection error).
  */
-export function redisConnectionOptions(url: string, blocking: boolean): Record<string, unknown> {
+function targetOptions(url: string): Record<string, unknown> {
+  const sentinel = /^redis-sentinel:\/\/([^/]+)\/(.+)$/.exec(url);
+  if (sentinel) {
+    const sentinels = sentinel[1].split(',').map((hp) => {
+      const m = /^\[?(.*?)\]?:(\d+)$/.exec(hp)!;
+      return { host: m[1], port: Number(m[2]) };
+    });
+    return { sentinels, name: decodeURIComponent(sentinel[2]), failoverDetector: true, sentinelRetryStrategy: (times: number) => Math.min(100 * times, 1000) };
+  }
   const u = new URL(url);
   return {
     host: u.hostname.replace(/^\[|\]$/g, ''),
@@ -89,6 +99,16 @@ export function redisConnectionOptions(url: string, blocking: boolean): Record<s
     ...(u.password ? { password: decodeURIComponent(u.password) } : {}),
     ...(u.pathname.length > 1 ? { db: Number(u.pathname.slice(1)) } : {}),
     ...(u.protocol === 'rediss:' ? { tls: {} } : {}),
+  };
+}
+
+/**
+ * The ioredis options of REDIS_URL for connections a library opens itself (BullMQ): `blocking` for a worker's
+ * connection (BullMQ's blocking commands need maxRetriesPerRequest null), else failing fast like createRedisClient.
+ */
+export function redisConnectionOptions(url: string, blocking: boolean): Record<string, unknown> {
+  return {
+    ...targetOptions(url),
     retryStrategy: (times: number) => Math.min(50 * 2 ** Math.min(times - 1, 10), 1000),
     ...(blocking ? { maxRetriesPerRequest: null } : { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 1000 }),
   };
