@@ -1,6 +1,7 @@
 // `npm run job-worker` (node dist/src/job-worker.js): a process that only works on email verification jobs (docs/jobs.md):
-// no HTTP port, the same configuration as the server (DATA_DIR or REDIS_URL, DNS_SERVERS, SMTP_*, JOBS_*), as many
-// of them as the lists need. SIGTERM/SIGINT: the items in hand are finished, then it exits 0.
+// no API port (PORT is not read; /metrics on METRICS_PORT when set), the same configuration as the server (DATA_DIR,
+// REDIS_URL or REDIS_SENTINELS, DNS_SERVERS, SMTP_*, JOBS_*), as many of them as the lists need. SIGTERM/SIGINT: the
+// items in hand are finished, then it exits 0.
 import { availableParallelism } from 'node:os';
 import { exitBelowNodeFloor } from './node-floor.js';
 
@@ -18,6 +19,7 @@ const [{ loadConfig }, { ConfigError }, { createLogger }, { createMetrics }, { u
     import('./adapters/smtp/mailbox-verifier.js'),
     import('./capabilities/jobs.js'),
   ]);
+const [{ createMetricsApp }, { createHttpServer, listen }] = await Promise.all([import('./http/system-routes.js'), import('./server.js')]);
 
 let config;
 try {
@@ -49,14 +51,19 @@ const verifier = config.smtpCheck
       unknownTtlMs: 1,
     })
   : null;
-const jobs = await createJobsCapability({ config, logger, metrics: createMetrics({ defaults: false }), limiter: unlimited, resolver, email: () => lists, verifier });
-logger.info({ pid: process.pid, store: config.redisUrl ? 'redis' : 'sqlite' }, 'job worker started');
+const metrics = createMetrics();
+const jobs = await createJobsCapability({ config, logger, metrics, limiter: unlimited, resolver, email: () => lists, verifier });
+// Scraped like the servers (the "jobs stopped moving" alert sums every process's checked items).
+const metricsServer = config.metricsPort === null ? null : createHttpServer(createMetricsApp(metrics));
+if (metricsServer) await listen(metricsServer, config.metricsPort!, config.host);
+logger.info({ pid: process.pid, store: config.redisUrl ? 'redis' : 'sqlite', metricsPort: config.metricsPort }, 'job worker started');
 
 let stopping = false;
 const stop = async (signal: string) => {
   if (stopping) return;
   stopping = true;
   logger.info({ signal }, 'job worker stopping');
+  metricsServer?.close();
   await jobs.close();
   process.exit(0);
 };

@@ -51,15 +51,20 @@ describe('deploy/kubernetes', () => {
   });
 
   it('the validator refuses a manifest that breaks the schema (a port by the wrong type, a probe without a handler port)', () => {
-    const broken = structuredClone(only('Deployment'));
+    const broken = structuredClone(named('Deployment', 'validation-api'));
     broken.spec.template.spec.containers[0].ports[0].containerPort = 'eighty';
     expect(() => validate(broken)).toThrow(/containerPort must be integer/);
-    const noSelector = structuredClone(only('Deployment'));
+    const noSelector = structuredClone(named('Deployment', 'validation-api'));
     delete noSelector.spec.selector;
     expect(() => validate(noSelector)).toThrow(/selector/);
   });
 
-  const deployment = only('Deployment');
+  const named = (kind: string, name: string) => {
+    const found = manifests.filter((m) => m.obj.kind === kind && m.obj.metadata.name === name);
+    expect(found, `${kind} ${name}`).toHaveLength(1);
+    return found[0]!.obj;
+  };
+  const deployment = named('Deployment', 'validation-api');
   const pod = deployment.spec.template.spec;
   const container = pod.containers[0];
 
@@ -111,5 +116,36 @@ describe('deploy/kubernetes', () => {
     // A PDB that lets one pod go needs two to keep one serving.
     expect(hpa.spec.minReplicas).toBeGreaterThanOrEqual(2);
     expect(pod.serviceAccountName).toBe(only('ServiceAccount').metadata.name);
+  });
+
+  describe('the job workers (job-worker-deployment.yaml)', () => {
+    const workers = named('Deployment', 'validation-api-job-worker');
+    const wpod = workers.spec.template.spec;
+    const worker = wpod.containers[0];
+    const wenv = Object.fromEntries(worker.env.map((e: any) => [e.name, e]));
+
+    it('run the job worker of the same image, on the same Redis, scraped on METRICS_PORT', () => {
+      expect(worker.image).toBe(container.image);
+      expect(worker.command).toEqual(['node', 'dist/src/job-worker.js']);
+      expect(wenv.REDIS_URL.valueFrom.secretKeyRef).toEqual(Object.fromEntries(container.env.map((e: any) => [e.name, e])).REDIS_URL.valueFrom.secretKeyRef);
+      expect(wenv.METRICS_PORT.value).toBe(String(worker.ports.find((p: any) => p.name === 'metrics').containerPort));
+      expect(workers.spec.template.metadata.annotations['prometheus.io/port']).toBe(wenv.METRICS_PORT.value);
+      expect(worker.livenessProbe.httpGet).toEqual({ path: '/metrics', port: 'metrics' });
+    });
+
+    it('leave the jobs to the workers: the API pods run JOBS_WORKER=off, and no Service reaches a worker', () => {
+      expect(container.env.find((e: any) => e.name === 'JOBS_WORKER')?.value).toBe('off');
+      const labels = workers.spec.template.metadata.labels;
+      const service = only('Service');
+      expect(Object.entries(service.spec.selector).every(([k, v]) => labels[k] === v)).toBe(false);
+      for (const [k, v] of Object.entries(workers.spec.selector.matchLabels)) expect(labels[k]).toBe(v);
+    });
+
+    it('run like the API pods: non-root, read-only root, no privilege, a grace period for the items in hand', () => {
+      expect(wpod.securityContext).toEqual(pod.securityContext);
+      expect(worker.securityContext).toEqual(container.securityContext);
+      expect(wpod.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(60);
+      expect(worker.volumeMounts.map((v: any) => v.mountPath).sort()).toEqual(['/data', '/tmp']);
+    });
   });
 });
