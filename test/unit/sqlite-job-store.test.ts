@@ -168,3 +168,34 @@ describe('the embedded job store', () => {
     expect(await store.dueWebhooks(T0 + 10 * LEASE, 10, LEASE)).toEqual([]);
   });
 });
+
+describe('a job as it arrives', () => {
+  it('is written a chunk at a time and seen by no one (status, claims) until all of it is in', async () => {
+    const items = Array.from({ length: 4500 }, (_, i) => `u${i}@x.test`);
+    const creating = submit(items);
+    // The first chunk is in, the event loop turns: the job is not visible yet.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(await store.get('job_a', 'key1', T0)).toBeNull();
+    expect(await store.claim('w1', 10, T0, LEASE)).toEqual([]);
+    expect(await creating).toMatchObject({ status: 'queued', total: 4500 });
+    expect(await store.claim('w1', 10, T0, LEASE)).toHaveLength(10);
+  });
+
+  it('a job that cannot be written whole is never queued and is purged; the error reaches the caller', async () => {
+    const other = new Database(join(dir, 'jobs.db'));
+    const items = Array.from({ length: 4500 }, (_, i) => `u${i}@x.test`);
+    const creating = submit(items);
+    await new Promise((resolve) => setImmediate(resolve));
+    other.exec('BEGIN IMMEDIATE');
+    try {
+      await expect(creating).rejects.toBeInstanceOf(JobStoreUnavailable);
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+    }
+    // Never queued: no worker takes its items; marked dropped when the lock allowed it, else purged an hour later.
+    expect(await store.claim('w1', 10, T0, LEASE)).toEqual([]);
+    expect(await store.get('job_a', 'key1', T0)).toBeNull();
+    expect(await store.purgeExpired(T0 + 3_600_000)).toBe(1);
+  });
+});

@@ -20,10 +20,12 @@ import { migrateJobs, type JobRow } from './sqlite-job-schema.js';
 /** A lease taken over this often at most fails the job: its item makes every worker crash (docs/jobs.md). */
 export const MAX_CLAIMS = 5;
 /** Result lines read per query while streaming; rows deleted per statement when purging. */
-const PAGE = 500;
+const PAGE = 200;
 const PURGE_BATCH = 1000;
 /** Tries of a write that finds the lock taken, the event loop turning between them. */
 const BUSY_TRIES = 5;
+/** Items written per transaction when a job arrives. */
+const INSERT_CHUNK = 1000;
 
 const view = (r: JobRow): JobView => ({
   id: r.id,
@@ -76,17 +78,36 @@ export function createSqliteJobStore(dataDir: string): JobStore {
     s.addClosed.run({ n, id });
     finish(id, status, now);
   });
-  const insert = db.transaction((job: NewJob) => {
-    const { firstOf, distinct } = distinctItems(job.items);
-    s.insertJob.run({
-      id: job.id, key_id: job.keyId, smtp: job.smtp ? 1 : 0, total: job.items.length, distinct, created_at: job.createdAt,
-      expires_at: job.expiresAt, webhook_url: job.webhookUrl, webhook_secret: job.webhookSecret,
-    });
-    job.items.forEach((email, idx) => {
+  const insertItems = db.transaction((job: NewJob, firstOf: Int32Array, from: number, to: number) => {
+    for (let idx = from; idx < to; idx++) {
       const first = firstOf[idx];
-      s.insertItem.run(job.id, idx, email, first === idx ? null : first, first === idx ? 1 : 0, job.createdAt);
-    });
+      s.insertItem.run(job.id, idx, job.items[idx], first === idx ? null : first, first === idx ? 1 : 0, job.createdAt);
+    }
   });
+  /**
+   * A job arrives `incoming` (seen by no one), its items a chunk per transaction with the event loop turning between
+   * (100,000 rows in one transaction held it for over a second: docs/adr/0030), then becomes `queued` in one step.
+   */
+  async function insert(job: NewJob): Promise<void> {
+    const { firstOf, distinct } = distinctItems(job.items);
+    await write(() =>
+      s.insertJob.run({
+        id: job.id, key_id: job.keyId, smtp: job.smtp ? 1 : 0, total: job.items.length, distinct, created_at: job.createdAt,
+        expires_at: job.expiresAt, webhook_url: job.webhookUrl, webhook_secret: job.webhookSecret,
+      }),
+    );
+    try {
+      for (let from = 0; from < job.items.length; from += INSERT_CHUNK) {
+        await write(() => insertItems.immediate(job, firstOf, from, Math.min(job.items.length, from + INSERT_CHUNK)));
+        await turn();
+      }
+      await write(() => s.arrived.run(job.id));
+    } catch (err) {
+      // What was written goes with the next purge (expired at once); the caller answers 503.
+      await write(() => s.abandon.run(job.id)).catch(() => undefined);
+      throw err;
+    }
+  }
   const claimTx = db.transaction((worker: string, max: number, now: number, leaseMs: number) => {
     const out: ClaimedItem[] = [];
     for (const r of s.due.all(now, max) as Array<{ job_id: string; idx: number; email: string; attempts: number; claims: number; lease_owner: string | null; smtp: number }>) {
@@ -122,12 +143,12 @@ export function createSqliteJobStore(dataDir: string): JobStore {
 
   const owned = (id: string, keyId: string, now: number): JobRow | null => {
     const r = s.job.get(id) as JobRow | undefined;
-    return r && r.key_id === keyId && r.expires_at > now && r.status !== 'deleting' ? r : null;
+    return r && r.key_id === keyId && r.expires_at > now && r.status !== 'deleting' && r.status !== 'incoming' ? r : null;
   };
 
   return {
     async create(job) {
-      await write(() => insert.immediate(job));
+      await insert(job);
       return view(s.job.get(job.id) as JobRow);
     },
     async get(id, keyId, now) {
@@ -189,7 +210,7 @@ async function* readLines(s: Statements, id: string, status: LineStatus | undefi
 
 /** Delete expired jobs: first hidden (status `deleting`), then their items at most PURGE_BATCH rows per statement. */
 async function purge(s: Statements, now: number): Promise<number> {
-  const ids = (s.expired.all(now) as Array<{ id: string }>).map((r) => r.id);
+  const ids = (s.expired.all({ now }) as Array<{ id: string }>).map((r) => r.id);
   for (const id of ids) {
     await write(() => s.hide.run(id));
     while ((await write(() => s.deleteItems.run(id, id, PURGE_BATCH).changes)) > 0) await turn();
@@ -207,12 +228,14 @@ function statements(db: Database.Database) {
   ]));
   return {
     insertJob: db.prepare(`INSERT INTO jobs (id, key_id, status, smtp, total, distinct_items, remaining, created_at, expires_at, webhook_url, webhook_secret)
-      VALUES (@id, @key_id, 'queued', @smtp, @total, @distinct, @distinct, @created_at, @expires_at, @webhook_url, @webhook_secret)`),
+      VALUES (@id, @key_id, 'incoming', @smtp, @total, @distinct, @distinct, @created_at, @expires_at, @webhook_url, @webhook_secret)`),
     insertItem: db.prepare('INSERT INTO job_items (job_id, idx, email, first_idx, open, due_at) VALUES (?, ?, ?, ?, ?, ?)'),
     job: db.prepare('SELECT * FROM jobs WHERE id = ?'),
     item: db.prepare('SELECT open, lease_owner FROM job_items WHERE job_id = ? AND idx = ?'),
+    arrived: db.prepare("UPDATE jobs SET status = 'queued' WHERE id = ? AND status = 'incoming'"),
+    abandon: db.prepare("UPDATE jobs SET status = 'deleting', expires_at = 0 WHERE id = ?"),
     due: db.prepare(`SELECT i.job_id, i.idx, i.email, i.attempts, i.claims, i.lease_owner, j.smtp FROM job_items i JOIN jobs j ON j.id = i.job_id
-      WHERE i.open = 1 AND i.due_at <= ? ORDER BY i.due_at LIMIT ?`),
+      WHERE i.open = 1 AND i.due_at <= ? AND j.status IN ('queued', 'running') ORDER BY i.due_at LIMIT ?`),
     lease: db.prepare('UPDATE job_items SET due_at = ?, lease_owner = ?, claims = claims + 1 WHERE job_id = ? AND idx = ?'),
     renew: db.prepare('UPDATE job_items SET due_at = ? WHERE job_id = ? AND idx = ? AND open = 1 AND lease_owner = ?'),
     retryTaken: db.prepare('UPDATE jobs SET retries_pending = max(0, retries_pending - 1) WHERE id = ?'),
@@ -220,7 +243,7 @@ function statements(db: Database.Database) {
     retryLater: db.prepare('UPDATE job_items SET due_at = ?, attempts = ?, lease_owner = NULL, claims = 0 WHERE job_id = ? AND idx = ?'),
     start: db.prepare("UPDATE jobs SET status = 'running', started_at = coalesce(started_at, ?) WHERE id = ? AND status = 'queued'"),
     done: db.prepare('UPDATE job_items SET open = 0, done = 1, status = ?, reason = ?, result = ?, attempts = ?, lease_owner = NULL WHERE job_id = ? AND idx = ?'),
-    doneCopies: db.prepare('UPDATE job_items SET done = 1, status = ?, reason = ?, result = ?, attempts = ? WHERE job_id = ? AND first_idx = ?'),
+    doneCopies: db.prepare('UPDATE job_items INDEXED BY job_items_copies SET done = 1, status = ?, reason = ?, result = ?, attempts = ? WHERE job_id = ? AND first_idx = ? AND first_idx IS NOT NULL'),
     counted: (status: LineStatus) => counted.get(status)!,
     remaining: db.prepare('SELECT remaining, status FROM jobs WHERE id = ?'),
     closeOpen: db.prepare("UPDATE job_items SET open = 0, done = 1, status = 'not_checked', reason = ?, result = NULL, lease_owner = NULL WHERE job_id = ? AND done = 0"),
@@ -232,7 +255,8 @@ function statements(db: Database.Database) {
     dueHooks: db.prepare("SELECT * FROM jobs WHERE webhook_state = 'pending' AND webhook_due_at <= ? ORDER BY webhook_due_at LIMIT ?"),
     hookLease: db.prepare('UPDATE jobs SET webhook_due_at = ? WHERE id = ?'),
     hookTried: db.prepare('UPDATE jobs SET webhook_state = ?, webhook_due_at = ?, webhook_attempts = webhook_attempts + 1 WHERE id = ?'),
-    expired: db.prepare('SELECT id FROM jobs WHERE expires_at <= ? LIMIT 100'),
+    // Expired jobs, and jobs a crash left `incoming` for an hour.
+    expired: db.prepare("SELECT id FROM jobs WHERE expires_at <= @now OR (status = 'incoming' AND created_at <= @now - 3600000) LIMIT 100"),
     hide: db.prepare("UPDATE jobs SET status = 'deleting' WHERE id = ?"),
     deleteItems: db.prepare('DELETE FROM job_items WHERE job_id = ? AND idx IN (SELECT idx FROM job_items WHERE job_id = ? LIMIT ?)'),
     deleteJob: db.prepare('DELETE FROM jobs WHERE id = ?'),
