@@ -494,8 +494,10 @@ export interface paths {
          *     `webhookSecret`). A delivery that fails or answers other than 2xx is retried after 5 s, 5 min, 30 min, 2 h,
          *     5 h and 10 h, then dropped.
          *
-         *     When the job store cannot be reached (Redis down) the answer is 503 `UPSTREAM_UNAVAILABLE` and nothing is
-         *     queued or charged.
+         *     When the job store cannot be reached (Redis down, or another process holding the embedded store's lock) the
+         *     answer is 503 `UPSTREAM_UNAVAILABLE` with `Retry-After`, and nothing is queued or charged; the status, results
+         *     and cancel operations answer the same while Redis is down. Repeated items are charged like the others.
+         *     An item holding a card number is stored and verified with it masked.
          */
         post: operations["createEmailJob"];
         delete?: never;
@@ -525,8 +527,9 @@ export interface paths {
         /**
          * Cancel a job
          * @description Stops the job: items not verified yet are never verified and appear in the results with status
-         *     `not_checked`, reason `cancelled` and a null `result`; items verified before keep their lines (an item in
-         *     progress at that moment may still finish). The job is `cancelled` at once and its webhook (if any) is sent.
+         *     `not_checked`, reason `cancelled` and a null `result`; items verified before keep their lines (an item a worker
+         *     has in hand at that moment gets the cancelled line too). The job is `cancelled` at once and its webhook (if any)
+         *     is sent.
          *     The quota charged at submission is not refunded. Cancelling a job that has ended answers its status
          *     unchanged.
          */

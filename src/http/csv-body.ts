@@ -1,4 +1,4 @@
-// text/csv request bodies (RFC 4180, RFC 7111's media type) through koa-body: UTF-8 only, optionally compressed; the
+// text/csv request bodies (RFC 4180) through koa-body: UTF-8 only, optionally compressed; the
 // list's addresses become the JSON body's `items`, so the validator and the handler see one shape for both media types.
 import type { Context } from 'koa';
 import { koaBody } from 'koa-body';
