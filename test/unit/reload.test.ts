@@ -45,7 +45,9 @@ describe('reloading the file datasets', () => {
     const outcome = await h.composition.reloader.reloadAll();
 
     expect(outcome.failed).toEqual([]);
-    expect(outcome.reloaded).toEqual(expect.arrayContaining(['geolite2', 'bin-ranges', 'bank-codes-national', 'email-lists', 'ip-hosting', 'ip-tor-exits', 'datasets']));
+    // The names /readyz shows, but for the tables built into npm packages (read with the code, not reloadable).
+    const shown = ((await h.call('/readyz')).body.datasets as { name: string }[]).map((d) => d.name);
+    expect(outcome.reloaded).toEqual(shown.filter((n) => n !== 'bank-codes-de' && n !== 'bank-codes-iban-to-bic'));
     expect((await h.call('/api/v1/ip/81.2.69.142')).body.security).toEqual({ isHosting: true, hostingProvider: 'Example Cloud', isTor: true });
     expect(await dataset('ip-hosting')).toMatchObject({ date: '2026-02-01' });
     expect(await dataset('ip-tor-exits')).toMatchObject({ date: '2026-02-02' });
@@ -98,7 +100,7 @@ describe('createReloader', () => {
       [
         {
           name: 'x',
-          file: () => 'x',
+          files: () => ['x'],
           async reload() {
             running++;
             most = Math.max(most, running);
