@@ -35,6 +35,8 @@ interface CapabilityContext<K extends keyof Config> extends Shared {
   provide<N extends keyof Provided>(name: N, value: Provided[N]): void;
   /** What a capability earlier in the list provided (a capability out of order fails the start naming both). */
   need<N extends keyof Provided>(name: N): Provided[N];
+  /** A dataset a capability earlier in the list declared, by name (a refresh that downloads swaps it in). */
+  dataset(name: string): Dataset<unknown>;
 }
 
 /** A started capability. */

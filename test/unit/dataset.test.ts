@@ -90,6 +90,16 @@ describe('Dataset', () => {
     expect(set.dataset.status(AT)).toMatchObject({ name: 'hosting', date: '2026-01-20', maxAgeDays: 30 });
   });
 
+  it('counts reloads and failed reloads, not the first load', async () => {
+    const { dataset, write, file } = await setUp('cidr,provider\n192.0.2.0/24,Example Cloud\n');
+    await dataset.load();
+    expect(dataset.counts()).toEqual({ reloads: 0, failures: 0 });
+    await dataset.reload();
+    write('not a list\n');
+    await expect(dataset.reload()).rejects.toThrow(file);
+    expect(dataset.counts()).toEqual({ reloads: 1, failures: 1 });
+  });
+
   it('a reload reads its record again: a new validity or maximum age applies', async () => {
     const { dataset, writeRecord } = await setUp('cidr,provider\n192.0.2.0/24,Example Cloud\n');
     await dataset.load();

@@ -29,6 +29,8 @@ export class Dataset<T> {
   #loaded = false;
   #date: string | null = null;
   #record: DatasetRecord;
+  #reloads = 0;
+  #failures = 0;
   readonly #listeners: ((value: T) => void)[] = [];
   private readonly source: DatasetSource<T>;
   private readonly catalogue: DatasetCatalogue;
@@ -63,7 +65,7 @@ export class Dataset<T> {
   /** The first load (start-up): a file that cannot be read is a ConfigError naming the setting, when there is one. */
   async load(): Promise<T> {
     try {
-      return await this.reload();
+      return await this.#readAndSwap();
     } catch (err) {
       if (!this.source.variable || err instanceof ConfigError) throw err;
       const problem = (err as NodeJS.ErrnoException).code ? `${this.files().join(', ')}: ${fileProblem(err)}` : undefined;
@@ -73,9 +75,26 @@ export class Dataset<T> {
 
   /**
    * Read the files (and the dataset's record in data/datasets.json) again and swap the new copy in with one
-   * assignment. Rejects on failure, the value in use unchanged.
+   * assignment. Rejects on failure, the value in use unchanged. Counted (dataset_reloads_total, ..._failures_total),
+   * whoever asks: SIGHUP's pass or a refresh that wrote a new file.
    */
   async reload(): Promise<T> {
+    try {
+      const value = await this.#readAndSwap();
+      this.#reloads++;
+      return value;
+    } catch (err) {
+      this.#failures++;
+      throw err;
+    }
+  }
+
+  /** Reloads that succeeded and that failed since start (the first load is not one). */
+  counts(): { reloads: number; failures: number } {
+    return { reloads: this.#reloads, failures: this.#failures };
+  }
+
+  async #readAndSwap(): Promise<T> {
     const read = this.source.read;
     if (!read) throw new Error(`dataset ${this.name} is built into the code: a restart reads a new version`);
     const [record, { value, date }] = await Promise.all([this.catalogue.reread(this.name), read()]);

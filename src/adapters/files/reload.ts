@@ -27,14 +27,10 @@ export interface Reloader {
    * bounds that to the largest). A call while a reload runs is not lost: one more pass runs after it.
    */
   reloadAll(): Promise<ReloadOutcome>;
-  /** Completed reloads and failed ones, by dataset (counters for /metrics). */
-  counts(): { reloads: Record<string, number>; failures: Record<string, number> };
 }
 
 /** One line per failure, naming the file; one line for the whole pass. */
 export function createReloader(items: readonly Reloadable[], logger: ReloadLogger): Reloader {
-  const reloads: Record<string, number> = Object.fromEntries(items.map((i) => [i.name, 0]));
-  const failures: Record<string, number> = Object.fromEntries(items.map((i) => [i.name, 0]));
   let running: Promise<ReloadOutcome> | null = null;
   let again: Promise<ReloadOutcome> | null = null;
 
@@ -43,10 +39,8 @@ export function createReloader(items: readonly Reloadable[], logger: ReloadLogge
     for (const item of items) {
       try {
         await item.reload();
-        reloads[item.name]++;
         outcome.reloaded.push(item.name);
       } catch (err) {
-        failures[item.name]++;
         const error = err instanceof Error ? err.message : String(err);
         const file = item.files().join(', ');
         outcome.failed.push({ name: item.name, file, error });
@@ -71,6 +65,5 @@ export function createReloader(items: readonly Reloadable[], logger: ReloadLogge
       });
       return again;
     },
-    counts: () => ({ reloads: { ...reloads }, failures: { ...failures } }),
   };
 }

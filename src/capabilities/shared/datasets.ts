@@ -24,8 +24,10 @@ export function wireDatasets(datasets: readonly Dataset<unknown>[], catalogue: D
   const byName = (read: (s: DatasetStatus) => number) => () => Object.fromEntries(statuses().map((s) => [s.name, read(s)]));
   metrics.addGauge('dataset_state', 'Shipped datasets: 0 fresh, 1 aged (past its maximum age), 2 expired (past its validity)', 'dataset', byName((s) => STATE_VALUE[s.state]));
   metrics.addGauge('dataset_age_days', 'Age in days of each shipped dataset', 'dataset', byName((s) => s.ageDays));
-  const reloader = createReloader(ordered.filter((d) => d.reloadable), logger);
-  metrics.addCounters('dataset_reloads_total', 'Reloads of a file dataset that succeeded (SIGHUP)', 'dataset', () => reloader.counts().reloads);
-  metrics.addCounters('dataset_reload_failures_total', 'Reloads of a file dataset that failed and kept the data loaded before', 'dataset', () => reloader.counts().failures);
+  const reloadable = ordered.filter((d) => d.reloadable);
+  const counted = (read: (c: { reloads: number; failures: number }) => number) => () => Object.fromEntries(reloadable.map((d) => [d.name, read(d.counts())]));
+  metrics.addCounters('dataset_reloads_total', 'Reloads of a file dataset that succeeded (SIGHUP or a refresh)', 'dataset', counted((c) => c.reloads));
+  metrics.addCounters('dataset_reload_failures_total', 'Reloads of a file dataset that failed and kept the data loaded before', 'dataset', counted((c) => c.failures));
+  const reloader = createReloader(reloadable, logger);
   return { statuses, reloader };
 }

@@ -30,7 +30,12 @@ export async function startCapabilities(list: readonly Capability[], config: Rea
       return provided[name] as Provided[N];
     };
     const provide = <N extends keyof Provided>(name: N, value: Provided[N]) => void (provided[name] = value);
-    started.push(await capability.start({ ...shared, config: pick(config, capability.config), need, provide }, begun[i]));
+    const dataset = (name: string): Dataset<unknown> => {
+      const found = started.flatMap((s) => s.datasets ?? []).find((d) => d.name === name);
+      if (!found) throw new Error(`capability ${capability.name} needs dataset ${name}, which no capability before it in the list declares`);
+      return found;
+    };
+    started.push(await capability.start({ ...shared, config: pick(config, capability.config), need, provide, dataset }, begun[i]));
   }
   const hooks = started.flatMap((s) => (s.listening ? [s.listening] : []));
   return {
