@@ -6,7 +6,7 @@ import { availableParallelism } from 'node:os';
 import { exitBelowNodeFloor } from './node-floor.js';
 
 exitBelowNodeFloor();
-const [{ loadConfig }, { ConfigError }, { createLogger }, { createMetrics }, { unlimited }, { createDnsResolver, systemDnsServers, resolveServerNames }, { loadEmailLists }, { createEmailClassifier }, { createMailboxVerifier }, { createJobsCapability }] =
+const [{ loadConfig }, { ConfigError }, { createLogger }, { createMetrics }, { unlimited }, { createDnsResolver, systemDnsServers, resolveServerNames }, { loadEmailLists }, { createEmailClassifier }, { startJobs }] =
   await Promise.all([
     import('./config.js'),
     import('./errors.js'),
@@ -16,7 +16,6 @@ const [{ loadConfig }, { ConfigError }, { createLogger }, { createMetrics }, { u
     import('./adapters/dns/resolver.js'),
     import('./adapters/mail/email-lists.js'),
     import('./domain/email.js'),
-    import('./adapters/smtp/mailbox-verifier.js'),
     import('./capabilities/jobs.js'),
   ]);
 const [{ createMetricsApp }, { createHttpServer, listen }] = await Promise.all([import('./http/system-routes.js'), import('./server.js')]);
@@ -37,22 +36,8 @@ const resolver = createDnsResolver({
   logger,
 });
 const lists = createEmailClassifier(await loadEmailLists());
-const verifier = config.smtpCheck
-  ? createMailboxVerifier({
-      resolver,
-      allowPrivate: config.allowPrivateTargets,
-      port: config.smtpPort,
-      heloName: config.smtpHeloName!,
-      mailFrom: config.smtpMailFrom!,
-      timeoutMs: config.smtpTimeoutMs,
-      maxPerHost: config.smtpMaxPerHost,
-      proxy: config.smtpProxy,
-      logger,
-      unknownTtlMs: 1,
-    })
-  : null;
 const metrics = createMetrics();
-const jobs = await createJobsCapability({ config, logger, metrics, limiter: unlimited, resolver, email: () => lists, verifier });
+const jobs = await startJobs({ config, logger, metrics, limiter: unlimited, resolver, email: () => lists });
 // Scraped like the servers (the "jobs stopped moving" alert sums every process's checked items).
 const metricsServer = config.metricsPort === null ? null : createHttpServer(createMetricsApp(metrics));
 if (metricsServer) await listen(metricsServer, config.metricsPort!, config.host);

@@ -1,102 +1,120 @@
-// The jobs capability (issue #56, docs/jobs.md): its config (JOBS_*), the job store (SQLite under DATA_DIR, or BullMQ
-// on Redis), its handlers, the worker and webhook loops (unless JOBS_WORKER=off), its metrics and its close.
+// Email verification jobs (issue #56, openapi.yaml tag Jobs, docs/jobs.md): the JOBS_* settings, the job store (SQLite
+// under DATA_DIR, or BullMQ where Redis is configured), the handlers, the worker and webhook loops (unless
+// JOBS_WORKER=off), the queue's metrics and the close. `npm run job-worker` starts the same loops without the API.
 import type { Limiter } from '../accounts/limits.js';
+import type { DnsResolver } from '../adapters/dns/resolver.js';
 import type { JobStore } from '../adapters/jobs/job-store.js';
 import { createSqliteJobStore } from '../adapters/jobs/sqlite-job-store.js';
 import { createWebhookSender } from '../adapters/jobs/webhook.js';
+import { createMailboxVerifier, type MailboxVerifier } from '../adapters/smtp/mailbox-verifier.js';
 import { addressResolver } from '../adapters/tls/target-guard.js';
-import type { DnsResolver } from '../adapters/dns/resolver.js';
-import type { MailboxVerifier } from '../adapters/smtp/mailbox-verifier.js';
 import type { Config } from '../config.js';
-import type { EmailClassifier } from '../domain/email.js';
 import type { Logger } from '../http/logging.js';
 import type { Metrics } from '../http/metrics.js';
+import type { EmailDeps } from '../operations/email.js';
 import { startJobRunner, type JobRunner } from '../operations/job-runner.js';
 import { startWebhookLoop } from '../operations/job-webhooks.js';
 import { createJobsOperations } from '../operations/jobs.js';
+import { defineCapability } from './capability.js';
 
-export interface JobsCapabilityDeps {
-  config: Readonly<Config>;
+const SETTINGS = [
+  'dataDir', 'redisUrl', 'jobsMaxItems', 'jobsRetentionHours', 'jobsRetryDelaysMs', 'jobsWebhookRetryDelaysMs', 'jobsWorker', 'jobsLeaseMs',
+  'allowPrivateTargets', 'smtpCheck', 'smtpPort', 'smtpHeloName', 'smtpMailFrom', 'smtpTimeoutMs', 'smtpMaxPerHost', 'smtpProxy',
+] as const;
+export type JobsConfig = Pick<Config, (typeof SETTINGS)[number]>;
+
+export interface JobsParts {
+  config: JobsConfig;
   logger: Logger;
   metrics: Metrics;
   limiter: Pick<Limiter, 'chargeQuota' | 'refundQuota'>;
   resolver: DnsResolver;
-  email: () => EmailClassifier;
-  /** The jobs' own verifier (SMTP_CHECK=on): its `unknown` verdicts are not cached, so a retry asks the server again. */
-  verifier: MailboxVerifier | null;
-  /** Tests: a store of their own, shorter leases and polls. */
-  store?: JobStore;
-  timing?: { leaseMs?: number; pollMs?: number };
+  /** The email check's lists (the email capability's, or the job worker's own). */
+  email: EmailDeps['email'];
 }
 
 /** Body limit of a job: 323 bytes an item (a 320-character address, its quotes and comma) plus 1 KiB. */
 const jobBodyLimit = (maxItems: number): number => maxItems * 323 + 1024;
-
 /** How often the expired jobs are deleted and the queue's gauges read. */
 const HOUSEKEEPING_MS = 5000;
 
-/** BullMQ on Redis where REDIS_URL is set (imported only then), else the embedded queue under DATA_DIR. */
-async function openStore(config: Readonly<Config>, logger: Logger): Promise<JobStore> {
+/**
+ * The jobs' own verifier (SMTP_CHECK=on): its `unknown` verdicts are not kept, so a retry asks the server again. Its
+ * per-host session limit is its own (SMTP_MAX_PER_HOST beside the requests' verifier: docs/jobs.md).
+ */
+function jobVerifier(config: JobsConfig, resolver: DnsResolver, logger: Logger): MailboxVerifier | null {
+  if (!config.smtpCheck) return null;
+  return createMailboxVerifier({
+    resolver, allowPrivate: config.allowPrivateTargets, port: config.smtpPort, heloName: config.smtpHeloName!, mailFrom: config.smtpMailFrom!,
+    timeoutMs: config.smtpTimeoutMs, maxPerHost: config.smtpMaxPerHost, proxy: config.smtpProxy, logger, unknownTtlMs: 1,
+  });
+}
+
+/** BullMQ on Redis where it is configured (imported only then), else the embedded queue under DATA_DIR. */
+async function openJobStore(config: JobsConfig, logger: Logger): Promise<JobStore> {
   if (!config.redisUrl) return createSqliteJobStore(config.dataDir);
   const [{ createRedisJobStore }, { createRedisClient, redisConnectionOptions }] = await Promise.all([import('../adapters/jobs/redis-job-store.js'), import('../adapters/redis/redis-client.js')]);
   const client = createRedisClient(config.redisUrl, { commandTimeoutMs: 5000, onError: (err) => logger.debug({ err: err.message }, 'redis connection error (jobs)') });
-  const store = createRedisJobStore({
-    client,
-    queueConnection: redisConnectionOptions(config.redisUrl, false),
-    workerConnection: redisConnectionOptions(config.redisUrl, true),
-    leaseMs: config.jobsLeaseMs,
-  });
+  const store = createRedisJobStore({ client, queueConnection: redisConnectionOptions(config.redisUrl, false), workerConnection: redisConnectionOptions(config.redisUrl, true), leaseMs: config.jobsLeaseMs });
   return { ...store, close: async () => (await store.close(), client.disconnect()) };
 }
 
-export async function createJobsCapability(d: JobsCapabilityDeps) {
-  const { config, logger } = d;
-  const store = d.store ?? (await openStore(config, logger));
-  let runner: JobRunner | null = null;
-  let hooks: ReturnType<typeof startWebhookLoop> | null = null;
-  if (config.jobsWorker) {
-    runner = startJobRunner({
-      store,
-      email: { resolver: d.resolver, email: d.email, allowSpecialUse: config.allowPrivateTargets, verifier: d.verifier },
-      retryDelaysMs: config.jobsRetryDelaysMs,
-      logger,
-      leaseMs: config.jobsLeaseMs,
-      ...d.timing,
-    });
-    const send = createWebhookSender({ resolve: addressResolver(d.resolver), allowPrivate: config.allowPrivateTargets, timeoutMs: 10_000 });
-    hooks = startWebhookLoop({ store, send, retryDelaysMs: config.jobsWebhookRetryDelaysMs, logger, pollMs: d.timing?.pollMs });
-  }
-  const handlers = createJobsOperations({
-    store,
-    limiter: d.limiter,
-    maxItems: config.jobsMaxItems,
-    retentionHours: config.jobsRetentionHours,
-    onChange: () => {
-      runner?.wake();
-      hooks?.wake();
-    },
-  });
+/** The worker and webhook loops: an idle one looks as often as the shortest delay it must honour, at most every second. */
+function startLoops(p: JobsParts, store: JobStore) {
+  const { config, logger, resolver } = p;
+  const pollMs = Math.min(1000, ...config.jobsRetryDelaysMs, ...config.jobsWebhookRetryDelaysMs);
+  const email: EmailDeps = { resolver, email: p.email, allowSpecialUse: config.allowPrivateTargets, verifier: jobVerifier(config, resolver, logger) };
+  const runner = startJobRunner({ store, email, retryDelaysMs: config.jobsRetryDelaysMs, logger, leaseMs: config.jobsLeaseMs, pollMs });
+  const send = createWebhookSender({ resolve: addressResolver(resolver), allowPrivate: config.allowPrivateTargets, timeoutMs: 10_000 });
+  const hooks = startWebhookLoop({ store, send, retryDelaysMs: config.jobsWebhookRetryDelaysMs, logger, pollMs });
+  return { runner, hooks };
+}
 
-  // Gauges are read synchronously at a scrape: the queue's figures are read here every few seconds instead.
+/** The queue's figures on /metrics: gauges read at a scrape, so the store is read every few seconds instead. */
+function queueMetrics(p: JobsParts, store: JobStore, runner: JobRunner | null): () => void {
   let stats = { queuedItems: 0, retryItems: 0, oldestQueuedAt: null as number | null };
-  const housekeeping = setInterval(() => {
+  const timer = setInterval(() => {
     const now = Date.now();
     void store.stats(now).then((s) => (stats = s), () => undefined);
-    void store.purgeExpired(now).catch((err: unknown) => logger.warn({ err: String(err) }, 'expired jobs not deleted yet'));
+    void store.purgeExpired(now).catch((err: unknown) => p.logger.warn({ err: String(err) }, 'expired jobs not deleted yet'));
   }, HOUSEKEEPING_MS);
-  housekeeping.unref();
-  d.metrics.addGauge('jobs_items', 'Email job items: queued (due now) and waiting for a retry', 'state', () => ({ queued: stats.queuedItems, retry: stats.retryItems }));
-  d.metrics.addGauge('jobs_oldest_queued_age_seconds', 'Age of the oldest job not yet ended', 'queue', () => ({ email: stats.oldestQueuedAt === null ? 0 : (Date.now() - stats.oldestQueuedAt) / 1000 }));
-  d.metrics.addCounter('jobs_items_checked_total', 'Email job items checked by this process (retries included)', () => runner?.checked() ?? 0);
+  timer.unref();
+  p.metrics.addGauge('jobs_items', 'Email job items: queued (due now) and waiting for a retry', 'state', () => ({ queued: stats.queuedItems, retry: stats.retryItems }));
+  p.metrics.addGauge('jobs_oldest_queued_age_seconds', 'Age of the oldest job not yet ended', 'queue', () => ({ email: stats.oldestQueuedAt === null ? 0 : (Date.now() - stats.oldestQueuedAt) / 1000 }));
+  p.metrics.addCounter('jobs_items_checked_total', 'Email job items checked by this process (retries included)', () => runner?.checked() ?? 0);
+  return () => clearInterval(timer);
+}
 
+/** The store, the loops (when this process works on jobs), the handlers and the metrics; close stops them in order. */
+export async function startJobs(p: JobsParts) {
+  const store = await openJobStore(p.config, p.logger);
+  const loops = p.config.jobsWorker ? startLoops(p, store) : null;
+  const stopMetrics = queueMetrics(p, store, loops?.runner ?? null);
+  const handlers = createJobsOperations({
+    store,
+    limiter: p.limiter,
+    maxItems: p.config.jobsMaxItems,
+    retentionHours: p.config.jobsRetentionHours,
+    onChange: () => {
+      loops?.runner.wake();
+      loops?.hooks.wake();
+    },
+  });
   return {
     handlers,
-    bodyLimits: { createEmailJob: jobBodyLimit(config.jobsMaxItems) },
-    store,
+    bodyLimits: { createEmailJob: jobBodyLimit(p.config.jobsMaxItems) },
     async close() {
-      clearInterval(housekeeping);
-      await Promise.all([runner?.stop(), hooks?.stop()]);
+      stopMetrics();
+      await Promise.all([loops?.runner.stop(), loops?.hooks.stop()]);
       await store.close();
     },
   };
 }
+
+export const jobs = defineCapability({
+  name: 'jobs',
+  config: SETTINGS,
+  async start({ config, logger, metrics, limiter, resolver, need }) {
+    return startJobs({ config, logger, metrics, limiter, resolver, email: need('email').email });
+  },
+});

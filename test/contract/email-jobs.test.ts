@@ -70,8 +70,7 @@ describe.each(['sqlite', 'redis'])('on the %s queue', (mode) => {
         JOBS_RETRY_DELAYS: '50ms,50ms',
         ...(redis ? { REDIS_URL: redis.url } : {}),
       },
-      { jobs: { timing: { pollMs: 20, leaseMs: 5000 } } },
-    );
+      );
   });
   afterAll(async () => {
     await h?.close();

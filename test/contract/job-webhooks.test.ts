@@ -40,7 +40,6 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
   h = await startHarness(
     { DNS_SERVERS: `127.0.0.1:${dns.port}`, DNS_TIMEOUT_MS: '2000', ALLOW_PRIVATE_TARGETS: 'true', JOBS_WEBHOOK_RETRY_DELAYS: '100ms,100ms' },
-    { jobs: { timing: { pollMs: 20 } } },
   );
 });
 afterAll(async () => {

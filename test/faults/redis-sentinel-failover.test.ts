@@ -41,7 +41,7 @@ beforeAll(async () => {
     SMTP_PORT: String(smtp.port),
     JOBS_LEASE_MS: '2000',
   };
-  h = await startHarness(env, { jobs: { timing: { pollMs: 50 } } });
+  h = await startHarness(env);
 });
 afterAll(async () => {
   await h?.close();
