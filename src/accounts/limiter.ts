@@ -110,6 +110,10 @@ function windowUsage(limit: number, used: number, resetMs: number, now: number):
 
 const MAX_PREPARED = 10_000;
 
+/** Count `points` (a positive integer) with `run`; any other number is a programming error. */
+const whole = (points: number, run: () => Promise<LimitOutcome>): Promise<LimitOutcome> =>
+  Number.isSafeInteger(points) && points >= 1 ? run() : Promise.reject(new RangeError(`points must be a positive integer, not ${points}`));
+
 const sameLimits = (l: LimitValues, key: KeyRecord, d: LimitValues): boolean =>
   l.perMinute === (key.perMinute ?? d.perMinute) && l.perDay === (key.perDay ?? d.perDay) && l.perMonth === (key.perMonth ?? d.perMonth);
 
@@ -192,16 +196,9 @@ export function createLimiter(opts: LimiterOptions): Limiter {
   }
 
   return {
-    consume: (key, points = 1) =>
-      Number.isSafeInteger(points) && points >= 1
-        ? count(key, points)
-        : Promise.reject(new RangeError(`points must be a positive integer, not ${points}`)),
-    chargeQuota: (key, points) =>
-      Number.isSafeInteger(points) && points >= 1
-        ? count(key, points, true)
-        : Promise.reject(new RangeError(`points must be a positive integer, not ${points}`)),
-
-    async refundQuota(key, points) {
+    consume: (key, points = 1) => whole(points, () => count(key, points)),
+    chargeQuota: (key, points) => whole(points, () => count(key, points, true)),
+    refundQuota: async (key, points) => {
       const now = clock();
       const p = prepare(key, now);
       await Promise.all([calendar.reward(p.monthKey, points, lifetime(p.month, now)), calendar.reward(p.dayKey, points, lifetime(p.day, now))]).catch(unavailable);

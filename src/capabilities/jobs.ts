@@ -21,7 +21,7 @@ const SETTINGS = [
   'dataDir', 'redisUrl', 'jobsMaxItems', 'jobsRetentionHours', 'jobsRetryDelaysMs', 'jobsWebhookRetryDelaysMs', 'jobsWorker', 'jobsLeaseMs',
   'allowPrivateTargets', 'smtpCheck', 'smtpPort', 'smtpHeloName', 'smtpMailFrom', 'smtpTimeoutMs', 'smtpMaxPerHost', 'smtpProxy',
 ] as const;
-export type JobsConfig = Pick<Config, (typeof SETTINGS)[number]>;
+type JobsConfig = Pick<Config, (typeof SETTINGS)[number]>;
 
 export interface JobsParts {
   config: JobsConfig;

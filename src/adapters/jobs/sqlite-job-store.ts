@@ -70,76 +70,7 @@ export function createSqliteJobStore(dataDir: string): JobStore {
   migrateJobs(db);
   neverWait(db);
   const s = statements(db);
-
-  const finish = (id: string, status: 'completed' | 'cancelled' | 'failed', now: number) => s.finish.run({ id, status, now });
-  /** Close every item of the job without a line as `not_checked` with `reason`, and end the job. */
-  const closeAll = db.transaction((id: string, status: 'cancelled' | 'failed', reason: string, now: number) => {
-    const n = s.closeOpen.run(reason, id).changes;
-    s.addClosed.run({ n, id });
-    finish(id, status, now);
-  });
-  const insertItems = db.transaction((job: NewJob, firstOf: Int32Array, from: number, to: number) => {
-    for (let idx = from; idx < to; idx++) {
-      const first = firstOf[idx];
-      s.insertItem.run(job.id, idx, job.items[idx], first === idx ? null : first, first === idx ? 1 : 0, job.createdAt);
-    }
-  });
-  /**
-   * A job arrives `incoming` (seen by no one), its items a chunk per transaction with the event loop turning between
-   * (100,000 rows in one transaction held it for over a second: docs/adr/0030), then becomes `queued` in one step.
-   */
-  async function insert(job: NewJob): Promise<void> {
-    const { firstOf, distinct } = distinctItems(job.items);
-    await write(() =>
-      s.insertJob.run({
-        id: job.id, key_id: job.keyId, smtp: job.smtp ? 1 : 0, total: job.items.length, distinct, created_at: job.createdAt,
-        expires_at: job.expiresAt, webhook_url: job.webhookUrl, webhook_secret: job.webhookSecret,
-      }),
-    );
-    try {
-      for (let from = 0; from < job.items.length; from += INSERT_CHUNK) {
-        await write(() => insertItems.immediate(job, firstOf, from, Math.min(job.items.length, from + INSERT_CHUNK)));
-        await turn();
-      }
-      await write(() => s.arrived.run(job.id));
-    } catch (err) {
-      // What was written goes with the next purge (expired at once); the caller answers 503.
-      await write(() => s.abandon.run(job.id)).catch(() => undefined);
-      throw err;
-    }
-  }
-  const claimTx = db.transaction((worker: string, max: number, now: number, leaseMs: number) => {
-    const out: ClaimedItem[] = [];
-    for (const r of s.due.all(now, max) as Array<{ job_id: string; idx: number; email: string; attempts: number; claims: number; lease_owner: string | null; smtp: number }>) {
-      if (r.claims >= MAX_CLAIMS) {
-        closeAll(r.job_id, 'failed', 'job_failed', now);
-        continue;
-      }
-      s.lease.run(now + leaseMs, worker, r.job_id, r.idx);
-      if (r.attempts > 0 && r.lease_owner === null) s.retryTaken.run(r.job_id);
-      s.start.run(now, r.job_id);
-      out.push({ jobId: r.job_id, index: r.idx, email: r.email, smtp: r.smtp === 1, attempts: r.attempts });
-    }
-    // An item of a job failed above may have been claimed before the failure: drop what that closed.
-    return out.filter((c) => (s.item.get(c.jobId, c.index) as { open: number } | undefined)?.open === 1);
-  });
-  const settleTx = db.transaction((worker: string, outcomes: readonly ItemOutcome[], now: number) => {
-    for (const o of outcomes) {
-      const row = s.item.get(o.jobId, o.index) as { open: number; lease_owner: string | null } | undefined;
-      if (!row || row.open !== 1 || row.lease_owner !== worker) continue; // the lease was lost: another worker has it
-      if (o.retryAt !== null) {
-        s.retryLater.run(o.retryAt, o.attempts, o.jobId, o.index);
-        s.retryAdded.run(o.jobId);
-        continue;
-      }
-      const result = o.result === null ? null : JSON.stringify(o.result);
-      s.done.run(o.status, o.reason, result, o.attempts, o.jobId, o.index);
-      const copies = s.doneCopies.run(o.status, o.reason, result, o.attempts, o.jobId, o.index).changes;
-      s.counted(o.status).run({ n: 1 + copies, id: o.jobId });
-      const left = s.remaining.get(o.jobId) as { remaining: number; status: string };
-      if (left.remaining === 0 && (left.status === 'queued' || left.status === 'running')) finish(o.jobId, 'completed', now);
-    }
-  });
+  const { closeAll, insertItems, claimTx, settleTx } = transactions(db, s);
 
   const owned = (id: string, keyId: string, now: number): JobRow | null => {
     const r = s.job.get(id) as JobRow | undefined;
@@ -148,7 +79,7 @@ export function createSqliteJobStore(dataDir: string): JobStore {
 
   return {
     async create(job) {
-      await insert(job);
+      await insert(s, insertItems, job);
       return view(s.job.get(job.id) as JobRow);
     },
     async get(id, keyId, now) {
@@ -192,6 +123,82 @@ export function createSqliteJobStore(dataDir: string): JobStore {
       db.close();
     },
   };
+}
+
+/** The store's transactions: each runs whole or not at all (better-sqlite3 rolls back on a throw). */
+function transactions(db: Database.Database, s: Statements) {
+  const finish = (id: string, status: 'completed' | 'cancelled' | 'failed', now: number) => s.finish.run({ id, status, now });
+  /** Close every item of the job without a line as `not_checked` with `reason`, and end the job. */
+  const closeAll = db.transaction((id: string, status: 'cancelled' | 'failed', reason: string, now: number) => {
+    const n = s.closeOpen.run(reason, id).changes;
+    s.addClosed.run({ n, id });
+    finish(id, status, now);
+  });
+  const insertItems = db.transaction((job: NewJob, firstOf: Int32Array, from: number, to: number) => {
+    for (let idx = from; idx < to; idx++) {
+      const first = firstOf[idx];
+      s.insertItem.run(job.id, idx, job.items[idx], first === idx ? null : first, first === idx ? 1 : 0, job.createdAt);
+    }
+  });
+  const claimTx = db.transaction((worker: string, max: number, now: number, leaseMs: number) => {
+    const out: ClaimedItem[] = [];
+    for (const r of s.due.all(now, max) as Array<{ job_id: string; idx: number; email: string; attempts: number; claims: number; lease_owner: string | null; smtp: number }>) {
+      if (r.claims >= MAX_CLAIMS) {
+        closeAll(r.job_id, 'failed', 'job_failed', now);
+        continue;
+      }
+      s.lease.run(now + leaseMs, worker, r.job_id, r.idx);
+      if (r.attempts > 0 && r.lease_owner === null) s.retryTaken.run(r.job_id);
+      s.start.run(now, r.job_id);
+      out.push({ jobId: r.job_id, index: r.idx, email: r.email, smtp: r.smtp === 1, attempts: r.attempts });
+    }
+    // An item of a job failed above may have been claimed before the failure: drop what that closed.
+    return out.filter((c) => (s.item.get(c.jobId, c.index) as { open: number } | undefined)?.open === 1);
+  });
+  const settleTx = db.transaction((worker: string, outcomes: readonly ItemOutcome[], now: number) => {
+    for (const o of outcomes) {
+      const row = s.item.get(o.jobId, o.index) as { open: number; lease_owner: string | null } | undefined;
+      if (!row || row.open !== 1 || row.lease_owner !== worker) continue; // the lease was lost: another worker has it
+      if (o.retryAt !== null) {
+        s.retryLater.run(o.retryAt, o.attempts, o.jobId, o.index);
+        s.retryAdded.run(o.jobId);
+        continue;
+      }
+      const result = o.result === null ? null : JSON.stringify(o.result);
+      s.done.run(o.status, o.reason, result, o.attempts, o.jobId, o.index);
+      const copies = s.doneCopies.run(o.status, o.reason, result, o.attempts, o.jobId, o.index).changes;
+      s.counted(o.status).run({ n: 1 + copies, id: o.jobId });
+      const left = s.remaining.get(o.jobId) as { remaining: number; status: string };
+      if (left.remaining === 0 && (left.status === 'queued' || left.status === 'running')) finish(o.jobId, 'completed', now);
+    }
+  });
+  return { closeAll, insertItems, claimTx, settleTx };
+}
+type Transactions = ReturnType<typeof transactions>;
+
+/**
+ * A job arrives `incoming` (seen by no one), its items a chunk per transaction with the event loop turning between
+ * (100,000 rows in one transaction held it for over a second: docs/adr/0030), then becomes `queued` in one step.
+ */
+async function insert(s: Statements, insertItems: Transactions['insertItems'], job: NewJob): Promise<void> {
+  const { firstOf, distinct } = distinctItems(job.items);
+  await write(() =>
+    s.insertJob.run({
+      id: job.id, key_id: job.keyId, smtp: job.smtp ? 1 : 0, total: job.items.length, distinct, created_at: job.createdAt,
+      expires_at: job.expiresAt, webhook_url: job.webhookUrl, webhook_secret: job.webhookSecret,
+    }),
+  );
+  try {
+    for (let from = 0; from < job.items.length; from += INSERT_CHUNK) {
+      await write(() => insertItems.immediate(job, firstOf, from, Math.min(job.items.length, from + INSERT_CHUNK)));
+      await turn();
+    }
+    await write(() => s.arrived.run(job.id));
+  } catch (err) {
+    // What was written goes with the next purge (expired at once); the caller answers 503.
+    await write(() => s.abandon.run(job.id)).catch(() => undefined);
+    throw err;
+  }
 }
 
 /** The result lines of a job in submission order, a page per query (keyset on idx), the event loop turning between pages. */
