@@ -485,7 +485,9 @@ export interface paths {
          *     **Quota.** The request counts as one request like any other, and every item counts besides against the key's
          *     daily and monthly quotas, all or nothing, at submission: a job whose items do not fit is refused whole with
          *     the usual 429 of the refusing window (its message says how many items would fit now) and nothing is queued.
-         *     The quota charged is not refunded when the job is cancelled.
+         *     With `smtp`, the distinct addresses count besides against the key's daily SMTP verification quota, where the
+         *     server has one (the same all-or-nothing rule: a refusal there gives the other quotas back). The quota charged
+         *     is not refunded when the job is cancelled.
          *
          *     **Webhook.** With `webhookUrl` (http or https, a public address: the same outbound guard as every other
          *     connection), the service POSTs the job's status object there when the job ends (`completed`, `cancelled`

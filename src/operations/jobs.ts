@@ -8,10 +8,16 @@ import { csvRecord } from '../domain/csv.js';
 import { CSV_COLUMNS, csvCells } from '../domain/job-items.js';
 import { ApiError, invalidFormat, notFound } from '../errors.js';
 import { keyOf, type OperationHandler, type SuccessBody } from './types.js';
+import type { KeyRecord } from '../adapters/keys/key-store.js';
+import { distinctItems } from '../domain/job-items.js';
 
 export interface JobsDeps {
   store: JobStore;
-  limiter: Pick<Limiter, 'chargeQuota' | 'refundQuota'>;
+  /**
+   * The quotas. `consumeSmtp(key, n)` is the per-key daily SMTP quota of issue #55 (same name and meaning as there):
+   * a job with `smtp` charges its distinct addresses to it at submission; absent where that quota does not exist.
+   */
+  limiter: Pick<Limiter, 'chargeQuota' | 'refundQuota'> & { consumeSmtp?: (key: KeyRecord, n: number) => Promise<unknown> };
   /** JOBS_MAX_ITEMS. */
   maxItems: number;
   /** JOBS_RETENTION_HOURS. */
@@ -58,6 +64,21 @@ async function* csv(lines: AsyncIterable<ResultLine>): AsyncGenerator<string> {
   for await (const l of lines) yield csvRecord(csvCells(l));
 }
 
+/**
+ * Every item against the daily and monthly quotas, then (smtp) the distinct addresses against the SMTP quota; a
+ * refusal of the second gives the first back: a job that does not fit is refused whole, nothing charged.
+ */
+async function chargeJob(limiter: JobsDeps['limiter'], key: KeyRecord, items: readonly string[], smtp: boolean) {
+  const charged = await limiter.chargeQuota(key, items.length);
+  if (smtp && limiter.consumeSmtp) {
+    await limiter.consumeSmtp(key, distinctItems(items).distinct).catch(async (err: unknown) => {
+      await limiter.refundQuota(key, items.length);
+      throw err;
+    });
+  }
+  return charged;
+}
+
 export function createJobsOperations(deps: JobsDeps): {
   createEmailJob: OperationHandler<'createEmailJob'>;
   getEmailJob: OperationHandler<'getEmailJob'>;
@@ -65,6 +86,7 @@ export function createJobsOperations(deps: JobsDeps): {
   getEmailJobResults: OperationHandler<'getEmailJobResults'>;
 } {
   const now = deps.now ?? Date.now;
+  const charge = (key: KeyRecord, items: readonly string[], smtp: boolean) => chargeJob(deps.limiter, key, items, smtp);
   return {
     async createEmailJob(context) {
       const { request } = context;
@@ -78,7 +100,7 @@ export function createJobsOperations(deps: JobsDeps): {
       if (webhookUrl !== null && !URL.canParse(webhookUrl)) throw invalidFormat('webhookUrl', 'must be an http or https URL of at most 2048 characters');
       // A card number typed into the list is never stored: masked before anything is kept (openapi.yaml Privacy).
       const items = body.items.map(maskCardNumbers);
-      const charged = await deps.limiter.chargeQuota(key, items.length);
+      const charged = await charge(key, items, smtp);
       const created = now();
       const webhookSecret = webhookUrl === null ? null : newWebhookSecret();
       const id = `job_${randomBytes(16).toString('hex')}`;
