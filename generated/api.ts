@@ -863,7 +863,7 @@ export interface components {
                 result: components["schemas"]["EmailValidationResult"];
             } | components["schemas"]["BulkItemError"])[];
         };
-        /** @description An http or https URL at a public address (the outbound guard refuses others when the webhook is sent). */
+        /** @description An http or https URL at a public address (the outbound guard refuses others when the webhook is sent). One that does not parse as a URL (WHATWG URL Standard, e.g. `http://[`) is a 400 `INVALID_FORMAT` too. */
         WebhookUrl: string;
         /** @description The addresses of a job, 1 to `JOBS_MAX_ITEMS` (100,000 unless the server is configured otherwise), and its options. */
         EmailJobRequest: {
@@ -2109,8 +2109,8 @@ export interface operations {
             query?: {
                 /** @description For a `text/csv` body, `true` to verify each mailbox over SMTP (a JSON body says it in `smtp`). */
                 smtp?: "true" | "false";
-                /** @description For a `text/csv` body, where to POST the status object when the job ends. */
-                webhookUrl?: components["schemas"]["WebhookUrl"];
+                /** @description For a `text/csv` body, where to POST the status object when the job ends (as `webhookUrl` of a JSON body). */
+                webhookUrl?: string;
             };
             header?: never;
             path?: never;

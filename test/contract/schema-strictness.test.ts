@@ -222,6 +222,49 @@ const INPUTS: Input[] = [
     ),
     send: (h, v) => post(h, url, v),
   })),
+  // Email jobs (issue #56): a job id's path value, the results' status filter, and the submission's inputs.
+  ...(
+    [
+      ['getEmailJob', '/api/v1/email/jobs/{}'],
+      ['cancelEmailJob', '/api/v1/email/jobs/{}'],
+      ['getEmailJobResults', '/api/v1/email/jobs/{}/results'],
+    ] as const
+  ).map(([operationId, template]): Input => ({
+    operationId,
+    input: 'path:id',
+    candidates: near(fc.oneof(fc.stringMatching(/^job_[0-9a-f]{32}$/), fc.constant('job_5b0e6a1f9c3d4e7a8b2c1d0e9f8a7b6c'))),
+    send: (h, v) => (operationId === 'cancelEmailJob' ? h.call(template.replace('{}', encodeText(v as string)), { method: 'DELETE' }) : path(h, template, v)),
+  })),
+  {
+    operationId: 'getEmailJobResults',
+    input: 'query:status',
+    candidates: fc.oneof(fc.constantFrom('deliverable', 'undeliverable', 'risky', 'unknown', 'not_checked', 'Deliverable', 'ok', ''), fc.string({ maxLength: 12 })),
+    send: (h, v) => h.call(`/api/v1/email/jobs/job_5b0e6a1f9c3d4e7a8b2c1d0e9f8a7b6c/results?status=${encodeText(v as string)}`),
+  },
+  {
+    operationId: 'createEmailJob',
+    input: 'body',
+    candidates: fc.oneof(
+      { weight: 4, arbitrary: fc.array(near(fc.constant('info@example.com')), { minLength: 0, maxLength: 3 }).map((items) => ({ items })) },
+      { weight: 1, arbitrary: fc.constantFrom({ items: ['a@example.com'], smtp: true }, { items: ['a@example.com'], smtp: 'true' }, { items: ['a@example.com'], webhookUrl: 'https://hooks.example.com/x' }, { items: ['a@example.com'], webhookUrl: 'ftp://x' }, { items: ['a@example.com'], more: 1 }) },
+      { weight: 1, arbitrary: fc.oneof(fc.jsonValue(), fc.record({ items: fc.jsonValue() })) },
+    ),
+    send: (h, v) => post(h, '/api/v1/email/jobs', v),
+  },
+  {
+    operationId: 'createEmailJob',
+    input: 'query:smtp',
+    candidates: fc.oneof(fc.constantFrom('true', 'false', 'TRUE', '1', ''), fc.string({ maxLength: 6 })),
+    send: (h, v) => h.call(`/api/v1/email/jobs?smtp=${encodeText(v as string)}`, { method: 'POST', headers: { 'content-type': 'text/csv' }, body: 'email\ninfo@example.com\n' }),
+  },
+  {
+    operationId: 'createEmailJob',
+    input: 'query:webhookUrl',
+    candidates: fc.oneof(near(fc.constantFrom('https://hooks.example.com/jobs', 'http://10.0.0.1:8080/h?x=1')), fc.webUrl(), fc.string({ maxLength: 20 })),
+    send: (h, v) => h.call(`/api/v1/email/jobs?webhookUrl=${encodeText(v as string)}`, { method: 'POST', headers: { 'content-type': 'text/csv' }, body: 'email\ninfo@example.com\n' }),
+    // The pattern says http(s) and no space; whether the rest parses as a URL (WHATWG) the service judges (openapi.yaml WebhookUrl).
+    beyondPatterns: (v) => !URL.canParse(v as string),
+  },
   {
     operationId: 'checkPasswordStrength',
     input: 'body',
