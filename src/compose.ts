@@ -36,6 +36,8 @@ import { createTlsProber, type TlsProber } from './adapters/tls/prober.js';
 import { addressResolver } from './adapters/tls/target-guard.js';
 import { createMtaStsFetcher } from './adapters/mail/mta-sts-fetch.js';
 import { createMailboxVerifier, type MailboxVerifier } from './adapters/smtp/mailbox-verifier.js';
+import { createProxyHealth } from './adapters/smtp/proxy-health.js';
+import { runSmtpSession } from './adapters/smtp/smtp-client.js';
 import { createEmailClassifier } from './domain/email.js';
 import { createMailSecurity } from './adapters/mail/mail-security.js';
 import { createAccountOperations } from './operations/account.js';
@@ -275,6 +277,8 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
 
   // SMTP mailbox verification (SMTP_CHECK=on): one verifier, so that its per-host session limit and its verdict cache
   // are shared by single requests and bulk items alike.
+  // SMTP_PROXY down or refusing: each verification says proxy_failed; one warning a minute and /readyz say why.
+  const proxyHealth = config.smtpCheck && config.smtpProxy ? createProxyHealth({ proxy: config.smtpProxy, logger }) : null;
   const verifier: MailboxVerifier | null = config.smtpCheck
     ? createMailboxVerifier({
         resolver,
@@ -286,6 +290,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
         maxPerHost: config.smtpMaxPerHost,
         proxy: config.smtpProxy,
         logger,
+        ...(proxyHealth ? { session: proxyHealth.watch(runSmtpSession) } : {}),
       })
     : null;
   if (verifier) {
@@ -388,7 +393,11 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
     // Still ready (counting goes on in memory), but told: the counts wait in memory until the lock is free.
     degraded: (): Record<string, string> => {
       const s = writeStatus?.();
-      return s?.degraded ? { store: `usage counters not written for ${Math.round(s.failingForSeconds ?? 0)} s: another process holds DATA_DIR/service.db's write lock; counts are kept in memory` } : {};
+      const proxy = proxyHealth?.degraded() ?? null;
+      return {
+        ...(s?.degraded ? { store: `usage counters not written for ${Math.round(s.failingForSeconds ?? 0)} s: another process holds DATA_DIR/service.db's write lock; counts are kept in memory` } : {}),
+        ...(proxy === null ? {} : { smtpProxy: proxy }),
+      };
     },
     datasets: () => datasets.statuses(),
   };

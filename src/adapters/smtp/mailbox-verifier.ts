@@ -94,7 +94,14 @@ const probeLocalPart = (): string => `q${randomBytes(10).toString('hex')}`;
 type Outcome =
   | { kind: 'reply'; reply: SmtpReply; mxHost: string; tls: boolean }
   | { kind: 'refused'; reply: SmtpReply; mxHost: string; tls: boolean }
-  | { kind: 'failed'; cause: 'timeout' | 'connection_failed' };
+  | { kind: 'failed'; cause: Failure };
+
+/** The reason of an `unknown` verdict without any reply to the recipient. */
+type Failure = 'timeout' | 'connection_failed' | 'protocol_error' | 'proxy_failed';
+
+/** What a session's end or failed connection means for the recipients it did not answer. */
+const failureOf = (cause: string | null): Failure =>
+  cause === 'timeout' ? 'timeout' : cause === 'protocol' ? 'protocol_error' : cause === 'proxy' ? 'proxy_failed' : 'connection_failed';
 
 export function createMailboxVerifier(o: MailboxVerifierOptions, slots: HostSlots = createHostSlots(o.maxPerHost)): MailboxVerifier {
   const definitiveTtl = o.definitiveTtlMs ?? VERDICT_TTL_MS;
@@ -148,7 +155,7 @@ export function createMailboxVerifier(o: MailboxVerifierOptions, slots: HostSlot
       if (reason === 'mailbox_not_found') domainState.notFound = true;
     };
     /** A host's failure for a user; a timeout on any host is what the answer reports (it says more than a refusal). */
-    const fail = (u: string, cause: 'timeout' | 'connection_failed'): void => {
+    const fail = (u: string, cause: Failure): void => {
       const had = outcomes.get(u);
       if (had === undefined || (had.kind === 'failed' && had.cause !== 'timeout')) outcomes.set(u, { kind: 'failed', cause });
     };
@@ -230,7 +237,7 @@ export function createMailboxVerifier(o: MailboxVerifierOptions, slots: HostSlot
         }
         if (outcome.kind === 'unreachable' || outcome.kind === 'tls_failed') {
           unanswered(0);
-          const cause = outcome.kind === 'unreachable' && outcome.cause === 'timeout' ? 'timeout' : 'connection_failed';
+          const cause = failureOf(outcome.kind === 'unreachable' ? outcome.cause : null);
           for (const u of queue) fail(u, cause);
           return;
         }
@@ -264,7 +271,7 @@ export function createMailboxVerifier(o: MailboxVerifierOptions, slots: HostSlot
         }
         if (answered === 0) {
           // Cut before a single answer: this host gives none now.
-          const cause = outcome.cut === 'timeout' ? 'timeout' : 'connection_failed';
+          const cause = failureOf(outcome.cut);
           for (const u of queue) fail(u, cause);
           return;
         }

@@ -1,0 +1,134 @@
+// Replies as the transport reads them (issue #55 items 1 and 4): the real-reply corpus sent by real SMTP servers on
+// loopback (Nodemailer's smtp-server for one-line replies, a hand-written server for multi-line ones, exactly as
+// published), every verdict right and no false "undeliverable"; a reply that breaks RFC 5321 §4.2 ends the session as a
+// protocol error; a SOCKS proxy that is down answers proxy_failed, logged at warn, shown in /readyz.
+import net from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CORPUS, codeOf, type CorpusReply } from '../fixtures/smtp-replies/corpus.js';
+import { startDnsServer, type TestDnsServer, type Zone } from '../support/dns-server.js';
+import { startHarness, type Harness } from '../support/harness.js';
+import { startSmtpFixture, type SmtpFixture } from '../support/smtp-fixture.js';
+
+const HOSTS = { oneLine: '127.0.0.30', multiLine: '127.0.0.31', broken: '127.0.0.32' } as const;
+
+const mxAt = (domain: string, ip: string): Zone => ({
+  [domain]: [{ type: 'MX', data: { preference: 10, exchange: `mx.${domain}` } }],
+  [`mx.${domain}`]: [{ type: 'A', data: ip }],
+});
+
+const byId = new Map(CORPUS.map((r) => [r.id, r]));
+const single = CORPUS.filter((r) => r.lines.length === 1);
+const multi = CORPUS.filter((r) => r.lines.length > 1);
+
+/** Replies that break RFC 5321 §4.2, by local part; `ok` is answered 250 in the same session. */
+const BROKEN: Record<string, string[]> = {
+  mixed: ['250-first line says 250', '550 5.1.1 the last line says 550'],
+  fourdigits: ['2501 no space after three digits'],
+  nocode: ['mailbox accepted'],
+};
+
+let dns: TestDnsServer;
+let smtp: SmtpFixture;
+let h: Harness;
+const env = (extra: Record<string, string> = {}) => ({
+  DNS_SERVERS: `127.0.0.1:${dns.port}`,
+  DNS_TIMEOUT_MS: '2000',
+  ALLOW_PRIVATE_TARGETS: 'true',
+  SMTP_CHECK: 'on',
+  SMTP_HELO_NAME: 'verifier.example.net',
+  SMTP_MAIL_FROM: 'check@verifier.example.net',
+  SMTP_PORT: String(smtp.port),
+  SMTP_TIMEOUT_MS: '10000',
+  SMTP_MAX_PER_HOST: '2',
+  ...extra,
+});
+
+beforeAll(async () => {
+  dns = await startDnsServer({ ...mxAt('corpus.test', HOSTS.oneLine), ...mxAt('multi.test', HOSTS.multiLine), ...mxAt('broken.test', HOSTS.broken) });
+  smtp = await startSmtpFixture({
+    [HOSTS.oneLine]: {
+      rcpt: (local) => {
+        const row = byId.get(local);
+        return row ? { code: codeOf(row), text: row.lines[0].slice(4) } : null;
+      },
+    },
+    [HOSTS.multiLine]: { rawRcpt: (local) => byId.get(local)?.lines ?? null },
+    [HOSTS.broken]: { rawRcpt: (local) => BROKEN[local] ?? null },
+  });
+  h = await startHarness(env());
+});
+afterAll(async () => {
+  await h?.close();
+  await smtp?.close();
+  await dns?.close();
+});
+
+const bulk = async (items: string[], harness = h) => {
+  const res = await harness.call('/api/v1/email/bulk', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ items, smtp: true }) });
+  expect(res.status).toBe(200);
+  return res.body.results.map((r: any) => r.result.deliverability);
+};
+
+describe('the real-reply corpus through the transport', () => {
+  const verdicts = new Map<string, { status: string; reason: string; smtpCode: number }>();
+  beforeAll(async () => {
+    const rows = [...single.map((r) => [r, 'corpus.test'] as const), ...multi.map((r) => [r, 'multi.test'] as const)];
+    const answers = await bulk(rows.map(([r, domain]) => `${r.id}@${domain}`));
+    rows.forEach(([r], i) => verdicts.set(r.id, answers[i]));
+  });
+
+  it.each(CORPUS.map((r): [string, string, number, CorpusReply] => [r.id, r.mta, r.lines.length, r]))('%s %s (%i line(s))', (_id, _mta, _n, r) => {
+    const v = verdicts.get(r.id)!;
+    expect(`${v.status}/${v.reason}`).toBe(r.expected);
+    expect(v.smtpCode).toBe(codeOf(r));
+  });
+
+  it('answers no row undeliverable that is not', () => {
+    const wrong = CORPUS.filter((r) => verdicts.get(r.id)!.status === 'undeliverable' && !r.expected.startsWith('undeliverable'));
+    expect(wrong.map((r) => r.id)).toEqual([]);
+  });
+
+  it('sent every row to the servers as RCPT TO, never DATA', () => {
+    const asked = [...smtp.sessions(HOSTS.oneLine), ...smtp.sessions(HOSTS.multiLine)];
+    expect(new Set(asked.flatMap((s) => s.rcpts.map((a) => a.split('@')[0])))).toEqual(new Set(CORPUS.map((r) => r.id)));
+    expect(asked.some((s) => s.data)).toBe(false);
+  });
+});
+
+describe('RFC 5321 §4.2: a reply that breaks the syntax ends the session', () => {
+  it.each([
+    ['mixed', 'a multi-line reply whose lines carry different codes (250- then 550)'],
+    ['fourdigits', 'a reply code of four digits (2501)'],
+    ['nocode', 'a line without a code'],
+  ])('%s: %s -> unknown/protocol_error', async (local) => {
+    const [d] = await bulk([`${local}@broken.test`]);
+    expect(d).toMatchObject({ status: 'unknown', reason: 'protocol_error', smtpCode: null });
+  });
+});
+
+describe('SMTP_PROXY down', () => {
+  it('answers unknown/proxy_failed, warns once a minute, and /readyz shows it', async () => {
+    // A port nothing listens on: bind one, close it.
+    const port = await new Promise<number>((resolve) => {
+      const s = net.createServer().listen(0, '127.0.0.1', () => {
+        const p = (s.address() as net.AddressInfo).port;
+        s.close(() => resolve(p));
+      });
+    });
+    const proxied = await startHarness(env({ SMTP_PROXY: `socks5://127.0.0.1:${port}`, LOG_LEVEL: 'info' }));
+    try {
+      const answers = await bulk(['r01@corpus.test', 'r02@corpus.test'], proxied);
+      expect(answers.map((d: any) => `${d.status}/${d.reason}`)).toEqual(['unknown/proxy_failed', 'unknown/proxy_failed']);
+      await bulk(['r03@multi.test'], proxied);
+      const warnings = proxied.logs.map((l) => JSON.parse(l)).filter((l) => l.msg === 'SMTP proxy failed');
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toMatchObject({ level: 40, proxy: `127.0.0.1:${port}` });
+      expect(proxied.logs.join('\n')).not.toMatch(/r0[123]@/);
+      const ready = await proxied.fetch('/readyz');
+      expect(ready.status).toBe(200);
+      expect((await ready.json()).degraded.smtpProxy).toMatch(/^SMTP_PROXY 127\.0\.0\.1:\d+ failing since .*ECONNREFUSED/);
+    } finally {
+      await proxied.close();
+    }
+  });
+});
