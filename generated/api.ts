@@ -673,7 +673,7 @@ export interface components {
          * @description Machine-readable code of a failure, in ErrorInfo and in a bulk item's error.
          * @enum {string}
          */
-        ErrorCode: "UNAUTHORIZED" | "FORBIDDEN" | "MISSING_PARAMETER" | "INVALID_FORMAT" | "VALIDATION_ERROR" | "RESOURCE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "RATE_LIMIT_EXCEEDED" | "QUOTA_EXCEEDED" | "DAILY_QUOTA_EXCEEDED" | "UPSTREAM_UNAVAILABLE" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
+        ErrorCode: "UNAUTHORIZED" | "FORBIDDEN" | "MISSING_PARAMETER" | "INVALID_FORMAT" | "VALIDATION_ERROR" | "RESOURCE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "RATE_LIMIT_EXCEEDED" | "QUOTA_EXCEEDED" | "DAILY_QUOTA_EXCEEDED" | "SMTP_QUOTA_EXCEEDED" | "UPSTREAM_UNAVAILABLE" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
         /** @description The one error body of every failure. */
         ErrorInfo: {
             /** @description Correlation id (also in `X-Request-Id`); null only for the missing-key 401. */

@@ -142,7 +142,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
   const limiter =
     opts.limiter ??
     (config.rateLimits
-      ? createLimiter({ defaults: { perMinute: config.rateLimitPerMinute, perDay: config.quotaPerDay, perMonth: config.quotaPerMonth }, counters })
+      ? createLimiter({ defaults: { perMinute: config.rateLimitPerMinute, perDay: config.quotaPerDay, perMonth: config.quotaPerMonth }, smtpPerDay: config.smtpDailyPerKey, counters })
       : unlimited);
   if (counters.countedAlone) {
     const countedAlone = counters.countedAlone;
@@ -315,13 +315,13 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
       trustProxy: config.trustProxy,
     }),
     ...createSecurityOperations({ estimator, ranges, bin: () => bin }),
-    validateEmail: createEmailOperations({ resolver, email: () => email, allowSpecialUse: config.allowPrivateTargets, verifier }).validateEmail,
+    validateEmail: createEmailOperations({ resolver, email: () => email, allowSpecialUse: config.allowPrivateTargets, verifier, smtpQuota: limiter }).validateEmail,
     ...createAccountOperations({ limiter }),
     ...createBulkOperations({
       document: spec.document,
       maxItems: config.bulkMaxItems,
       banking: { banks: () => banks },
-      email: { resolver, email: () => email, allowSpecialUse: config.allowPrivateTargets, verifier },
+      email: { resolver, email: () => email, allowSpecialUse: config.allowPrivateTargets, verifier, smtpQuota: limiter },
     }),
   } satisfies Handlers;
 

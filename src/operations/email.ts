@@ -3,12 +3,13 @@
 import { setImmediate as turn } from 'node:timers/promises';
 import type { DnsResolver } from '../adapters/dns/resolver.js';
 import type { MailboxVerifier } from '../adapters/smtp/mailbox-verifier.js';
+import type { Limiter } from '../accounts/limits.js';
 import { maskCardNumbers } from '../domain/card.js';
 import { maskEchoedEmail, parseEmailAddress, type EmailClassifier, type ParsedEmail } from '../domain/email.js';
 import { verdictWithoutSession, type Deliverability } from '../domain/smtp-reply.js';
 import { specialUseReason } from '../domain/special-use-names.js';
 import { UpstreamFailure } from '../errors.js';
-import type { OperationHandler } from './types.js';
+import { keyOf, type OperationHandler } from './types.js';
 
 export interface EmailDeps {
   resolver: DnsResolver;
@@ -18,6 +19,8 @@ export interface EmailDeps {
   allowSpecialUse?: boolean;
   /** SMTP mailbox verification; null when the operator has it off (SMTP_CHECK=off). */
   verifier?: MailboxVerifier | null;
+  /** The per-key daily SMTP quota (docs/limits.md): charged before any address is verified; absent: none. */
+  smtpQuota?: Pick<Limiter, 'consumeSmtp'>;
 }
 
 /** Domains verified at once by one request (each domain's sessions are bounded per MX host besides). */
@@ -32,6 +35,8 @@ export interface EmailOperations {
    * the verifier's verdict, the addresses of one domain verified together (shared sessions, one catch-all probe).
    */
   deliverabilities(addresses: readonly string[], requested: boolean): Promise<Deliverability[]>;
+  /** How many of the addresses an SMTP verification would ask about (well-formed, at a name that is looked up): its charge. */
+  verifiable(addresses: readonly string[]): number;
 }
 
 export function createEmailOperations(deps: EmailDeps): EmailOperations {
@@ -84,13 +89,22 @@ export function createEmailOperations(deps: EmailDeps): EmailOperations {
     return out;
   }
 
+  const verifiable = (addresses: readonly string[]): number =>
+    addresses.reduce((n, a) => (withoutSession(parseEmailAddress(a), true) === null ? n + 1 : n), 0);
+
   return {
     deliverabilities,
+    verifiable,
     /** The validator guarantees the address, 1-320 characters (absent: MISSING_PARAMETER, empty: INVALID_FORMAT). */
-    async validateEmail({ request }) {
+    async validateEmail(context) {
+      const { request } = context;
       const address = request.query.address;
       const email = deps.email(); // the lists at the start of the request, whatever a reload swaps meanwhile
       const parsed = parseEmailAddress(address);
+      // The SMTP quota first: a refused request has looked nothing up (a bulk's items arrive here without smtp).
+      if (request.query.smtp === 'true' && deps.smtpQuota && withoutSession(parsed, true) === null) {
+        await deps.smtpQuota.consumeSmtp(keyOf(context), 1);
+      }
       let mxRecord = false;
       let aRecord = false;
       // A special-use domain (printer.local) is never sent to the resolver: no MX, no A (openapi.yaml validateEmail).

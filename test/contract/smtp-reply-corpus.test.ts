@@ -1,7 +1,8 @@
 // Replies as the transport reads them (issue #55 items 1 and 4): the real-reply corpus sent by real SMTP servers on
 // loopback (Nodemailer's smtp-server for one-line replies, a hand-written server for multi-line ones, exactly as
 // published), every verdict right and no false "undeliverable"; a reply that breaks RFC 5321 §4.2 ends the session as a
-// protocol error; a SOCKS proxy that is down answers proxy_failed, logged at warn, shown in /readyz.
+// protocol error; a SOCKS proxy that is down answers proxy_failed, logged at warn, shown in /readyz (item 4); the per-key
+// daily SMTP quota refuses a single request or a whole bulk before anything is verified (item 5).
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CORPUS, codeOf, type CorpusReply } from '../fixtures/smtp-replies/corpus.js';
@@ -130,5 +131,43 @@ describe('SMTP_PROXY down', () => {
     } finally {
       await proxied.close();
     }
+  });
+});
+
+describe('the per-key daily SMTP quota (SMTP_DAILY_PER_KEY, keys CLI --smtp-per-day)', () => {
+  const ask = (key: string, path: string, init: RequestInit = {}) => h.call(path, { ...init, key });
+  const post = (key: string, items: string[]) =>
+    ask(key, '/api/v1/email/bulk', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ items, smtp: true }) });
+
+  it('a single request over it: 429 SMTP_QUOTA_EXCEEDED with Retry-After, no session opened', async () => {
+    const { key } = await h.composition.keyStore.create({ name: 'smtp-one', smtpPerDay: 1 });
+    const first = await ask(key, '/api/v1/email?address=q1%40corpus.test&smtp=true');
+    expect(first.status).toBe(200);
+    const before = smtp.sessions(HOSTS.oneLine).length;
+    const second = await ask(key, '/api/v1/email?address=q2%40corpus.test&smtp=true');
+    expect(second.status).toBe(429);
+    expect(second.body).toMatchObject({ code: 'SMTP_QUOTA_EXCEEDED', retryAfter: expect.any(Number) });
+    expect(Number(second.headers.get('retry-after'))).toBe(second.body.retryAfter);
+    expect(smtp.sessions(HOSTS.oneLine)).toHaveLength(before);
+    // Without smtp=true, or for a malformed address (nothing to verify), nothing is charged.
+    expect((await ask(key, '/api/v1/email?address=q3%40corpus.test')).status).toBe(200);
+    expect((await ask(key, '/api/v1/email?address=not-an-address&smtp=true')).status).toBe(200);
+  });
+
+  it('a bulk that does not fit is refused whole, nothing verified; one that fits is answered', async () => {
+    const { key } = await h.composition.keyStore.create({ name: 'smtp-bulk', smtpPerDay: 3 });
+    const before = smtp.sessions(HOSTS.oneLine).length;
+    const refused = await post(key, ['b1@corpus.test', 'b2@corpus.test', 'b3@corpus.test', 'b4@corpus.test', 'malformed']);
+    expect(refused.status).toBe(429);
+    expect(refused.body).toMatchObject({ code: 'SMTP_QUOTA_EXCEEDED', details: [{ field: 'items', message: '4 addresses need 4 SMTP verifications; 3 would fit now' }] });
+    expect(smtp.sessions(HOSTS.oneLine)).toHaveLength(before);
+    const fits = await post(key, ['b1@corpus.test', 'b2@corpus.test', 'b3@corpus.test', 'malformed']);
+    expect(fits.status).toBe(200);
+    expect(fits.body.results.slice(0, 3).map((r: any) => r.result.deliverability.status)).toEqual(['deliverable', 'deliverable', 'deliverable']);
+  });
+
+  it('a key with --smtp-per-day 0 may not verify over SMTP at all', async () => {
+    const { key } = await h.composition.keyStore.create({ name: 'smtp-none', smtpPerDay: 0 });
+    expect((await ask(key, '/api/v1/email?address=z%40corpus.test&smtp=true')).body.code).toBe('SMTP_QUOTA_EXCEEDED');
   });
 });
