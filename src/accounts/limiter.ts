@@ -4,7 +4,8 @@ import { MINUTE_SECONDS } from '../adapters/limits/counter-store.js';
 import type { KeyRecord } from '../adapters/keys/key-store.js';
 import { secondsUntil, utcDay, utcMonth, type UtcWindow } from '../domain/utc-windows.js';
 import { ApiError, serviceUnavailable } from '../errors.js';
-import type { Limiter, LimitOutcome, SmtpQuota, WindowUsage } from './limits.js';
+import type { Limiter, LimitOutcome, WindowUsage } from './limits.js';
+import { createSmtpQuota } from './smtp-quota.js';
 
 export interface LimitValues {
   perMinute: number;
@@ -100,18 +101,6 @@ function windowRefusal(p: Prepared, c: Counts, window: Window, now: number): Api
   return new ApiError(429, 'QUOTA_EXCEEDED', `monthly quota of ${l.perMonth} requests exhausted; it resets on the first day of next month, 00:00 UTC`, opts);
 }
 
-/** The 429 of an exhausted SMTP quota: `n` verifications asked, `used` already counted today. */
-function smtpRefusal(limit: number, used: number, n: number, day: UtcWindow, now: number): ApiError {
-  const retryAfter = secondsUntil(day.endsAt, now, 1);
-  const fit = remaining(limit, used);
-  const many = n === 1 ? '' : `; ${fit} of the ${n} addresses would fit now`;
-  return new ApiError(429, 'SMTP_QUOTA_EXCEEDED', `daily SMTP verification quota of ${limit} exhausted${many}; it resets at 00:00 UTC`, {
-    retryAfter,
-    headers: { 'Retry-After': String(retryAfter) },
-    ...(n === 1 ? {} : { details: [{ field: 'items', message: `${n} addresses need ${n} SMTP verifications; ${fit} would fit now` }] }),
-  });
-}
-
 function windowUsage(limit: number, used: number, resetMs: number, now: number): WindowUsage {
   return {
     limit,
@@ -195,28 +184,10 @@ export function createLimiter(opts: LimiterOptions): Limiter {
     }
   }
 
-  const smtpDefault = opts.smtpPerDay ?? 1000;
-  /** Counted like a day window (its own counter, the same store and lifetime), refused whole like a bulk request. */
-  async function countSmtp(key: KeyRecord, n: number): Promise<SmtpQuota> {
-    try {
-      const now = clock();
-      const p = prepare(key, now);
-      const limit = key.smtpPerDay ?? smtpDefault;
-      const counter = `{${key.id}}:smtp:${p.day.id}`;
-      if (n === 0) return { limit, remaining: remaining(limit, await used(counter)) };
-      const life = lifetime(p.day, now);
-      const { consumedPoints } = await calendar.consume(counter, n, life);
-      if (consumedPoints <= limit) return { limit, remaining: limit - consumedPoints };
-      await calendar.reward(counter, n, life);
-      throw smtpRefusal(limit, consumedPoints - n, n, p.day, now);
-    } catch (err) {
-      return unavailable(err);
-    }
-  }
+  const smtp = createSmtpQuota({ calendar, smtpPerDay: opts.smtpPerDay ?? 1000, now: clock, unavailable });
 
   return {
-    consumeSmtp: (key, n) =>
-      Number.isSafeInteger(n) && n >= 0 ? countSmtp(key, n) : Promise.reject(new RangeError(`n must be a whole number, not ${n}`)),
+    consumeSmtp: smtp.consume,
 
     consume: (key, points = 1) =>
       Number.isSafeInteger(points) && points >= 1

@@ -9,6 +9,7 @@ import { CORPUS, codeOf, type CorpusReply } from '../fixtures/smtp-replies/corpu
 import { startDnsServer, type TestDnsServer, type Zone } from '../support/dns-server.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { startSmtpFixture, type SmtpFixture } from '../support/smtp-fixture.js';
+import { startSocks5Server } from '../support/socks5-server.js';
 
 const HOSTS = { oneLine: '127.0.0.30', multiLine: '127.0.0.31', broken: '127.0.0.32' } as const;
 
@@ -45,7 +46,7 @@ const env = (extra: Record<string, string> = {}) => ({
 });
 
 beforeAll(async () => {
-  dns = await startDnsServer({ ...mxAt('corpus.test', HOSTS.oneLine), ...mxAt('multi.test', HOSTS.multiLine), ...mxAt('broken.test', HOSTS.broken) });
+  dns = await startDnsServer({ ...mxAt('corpus.test', HOSTS.oneLine), ...mxAt('multi.test', HOSTS.multiLine), ...mxAt('broken.test', HOSTS.broken), ...mxAt('nobody.test', '127.0.0.2') });
   smtp = await startSmtpFixture({
     [HOSTS.oneLine]: {
       rcpt: (local) => {
@@ -130,6 +131,25 @@ describe('SMTP_PROXY down', () => {
       expect((await ready.json()).degraded.smtpProxy).toMatch(/^SMTP_PROXY 127\.0\.0\.1:\d+ failing since .*ECONNREFUSED/);
     } finally {
       await proxied.close();
+    }
+  });
+});
+
+describe('SMTP_PROXY up, and refusing', () => {
+  it('a proxy that refuses the request (RFC 1928 reply 2) is proxy_failed; a destination refused beyond it is connection_failed', async () => {
+    const refusing = await startSocks5Server({ refuseAll: true });
+    const working = await startSocks5Server();
+    const viaRefusing = await startHarness(env({ SMTP_PROXY: `socks5://127.0.0.1:${refusing.port}` }));
+    const viaWorking = await startHarness(env({ SMTP_PROXY: `socks5://127.0.0.1:${working.port}` }));
+    try {
+      expect((await bulk(['r01@corpus.test'], viaRefusing))[0]).toMatchObject({ status: 'unknown', reason: 'proxy_failed' });
+      // Nothing listens at 127.0.0.2: the proxy answers "connection refused" (reply 5), which is the MX host's doing.
+      expect((await bulk(['x@nobody.test'], viaWorking))[0]).toMatchObject({ status: 'unknown', reason: 'connection_failed' });
+      expect(working.connects).toEqual([`127.0.0.2:${smtp.port}`]);
+      expect((await viaWorking.fetch('/readyz').then((r) => r.json())).degraded).toBeUndefined();
+    } finally {
+      await Promise.all([viaRefusing.close(), viaWorking.close()]);
+      await Promise.all([refusing.close(), working.close()]);
     }
   });
 });
