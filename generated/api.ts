@@ -643,10 +643,12 @@ export interface components {
             day: components["schemas"]["UsageWindow"];
             /** @description The monthly quota; resets on the first day of the month, 00:00 UTC. */
             month: components["schemas"]["UsageWindow"];
+            /** @description The daily SMTP verification quota (docs/limits.md): addresses asked with `smtp=true` today; resets at 00:00 UTC. Its limit may be 0 (a key that may not verify over SMTP). */
+            smtpDay: components["schemas"]["UsageWindow"];
         };
         /** @description One limit window. */
         UsageWindow: {
-            /** @description Requests allowed in the window (the key's own limit, or the server default when it has none). */
+            /** @description Requests (for `smtpDay`, SMTP verifications) allowed in the window: the key's own limit, or the server default when it has none. Only `smtpDay`'s may be 0. */
             limit: number;
             /** @description Requests counted in the window so far (refused requests are not counted). */
             used: number;

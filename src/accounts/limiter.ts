@@ -197,7 +197,7 @@ export function createLimiter(opts: LimiterOptions): Limiter {
     async peek(key: KeyRecord) {
       const now = clock();
       const p = prepare(key, now);
-      const [mi, d, m] = await Promise.all([minute.get(p.minuteKey), used(p.dayKey), used(p.monthKey)]).catch(unavailable);
+      const [mi, d, m, s] = await Promise.all([minute.get(p.minuteKey), used(p.dayKey), used(p.monthKey), smtp.peek(key, now)]).catch(unavailable);
       const c = { minute: mi && mi.msBeforeNext > 0 ? mi.consumedPoints : 0, minuteResetMs: mi?.msBeforeNext ?? 0, day: d, month: m };
       return {
         headers: headersOf(p.limits, c),
@@ -205,6 +205,7 @@ export function createLimiter(opts: LimiterOptions): Limiter {
           minute: windowUsage(p.limits.perMinute, c.minute, c.minuteResetMs > 0 ? c.minuteResetMs : MINUTE_SECONDS * 1000, now),
           day: windowUsage(p.limits.perDay, d, p.day.endsAt - now, now),
           month: windowUsage(p.limits.perMonth, m, p.month.endsAt - now, now),
+          smtpDay: windowUsage(s.limit, s.used, s.day.endsAt - now, now),
         },
       };
     },

@@ -49,6 +49,8 @@ interface UsageSnapshot {
   minute: WindowUsage;
   day: WindowUsage;
   month: WindowUsage;
+  /** The daily SMTP verification quota. */
+  smtpDay: WindowUsage;
 }
 
 /** RATE_LIMITS=off: no limits at all (trusted deployments, and benchmarks of the bare path). */

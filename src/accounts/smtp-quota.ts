@@ -30,14 +30,21 @@ function refusal(limit: number, used: number, n: number, day: UtcWindow, now: nu
   });
 }
 
-export function createSmtpQuota(o: SmtpQuotaOptions): { consume(key: KeyRecord, n: number): Promise<SmtpQuota> } {
+export interface SmtpQuotaCounter {
+  consume(key: KeyRecord, n: number): Promise<SmtpQuota>;
+  /** Today's limit and count, counting nothing (GET /api/v1/usage). */
+  peek(key: KeyRecord, now: number): Promise<{ limit: number; used: number; day: UtcWindow }>;
+}
+
+export function createSmtpQuota(o: SmtpQuotaOptions): SmtpQuotaCounter {
+  const counterOf = (key: KeyRecord, day: UtcWindow) => `{${key.id}}:smtp:${day.id}`;
   async function count(key: KeyRecord, n: number): Promise<SmtpQuota> {
     try {
       const now = o.now();
       const day = utcDay(now);
       const limit = key.smtpPerDay ?? o.smtpPerDay;
       // The key's hash tag first, as the request windows' keys: one Redis Cluster slot per API key.
-      const counter = `{${key.id}}:smtp:${day.id}`;
+      const counter = counterOf(key, day);
       if (n === 0) return { limit, remaining: Math.max(0, limit - ((await o.calendar.get(counter))?.consumedPoints ?? 0)) };
       const life = { customDuration: secondsUntil(day.endsAt, now, 1) + GRACE_SECONDS };
       const { consumedPoints } = await o.calendar.consume(counter, n, life);
@@ -49,6 +56,11 @@ export function createSmtpQuota(o: SmtpQuotaOptions): { consume(key: KeyRecord, 
     }
   }
   return {
+    async peek(key, now) {
+      const day = utcDay(now);
+      const used = (await o.calendar.get(counterOf(key, day)))?.consumedPoints ?? 0;
+      return { limit: key.smtpPerDay ?? o.smtpPerDay, used, day };
+    },
     consume: (key, n) => (Number.isSafeInteger(n) && n >= 0 ? count(key, n) : Promise.reject(new RangeError(`n must be a whole number, not ${n}`))),
   };
 }

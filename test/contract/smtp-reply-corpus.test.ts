@@ -184,6 +184,7 @@ describe('the per-key daily SMTP quota (SMTP_DAILY_PER_KEY, keys CLI --smtp-per-
     const fits = await post(key, ['b1@corpus.test', 'b2@corpus.test', 'b3@corpus.test', 'malformed']);
     expect(fits.status).toBe(200);
     expect(fits.body.results.slice(0, 3).map((r: any) => r.result.deliverability.status)).toEqual(['deliverable', 'deliverable', 'deliverable']);
+    expect((await ask(key, '/api/v1/usage')).body.smtpDay).toMatchObject({ limit: 3, used: 3, remaining: 0 });
   });
 
   it('a key with --smtp-per-day 0 may not verify over SMTP at all', async () => {

@@ -95,6 +95,7 @@ describe('consumeSmtp on the embedded store', () => {
     await limiter.consumeSmtp(key, 5);
     const { usage } = await limiter.peek(key);
     expect([usage.minute.used, usage.day.used, usage.month.used]).toEqual([0, 0, 0]);
+    expect(usage.smtpDay).toEqual({ limit: 5, used: 5, remaining: 0, resetAt: '2026-11-23T00:00:00.000Z', resetInSeconds: 12 * 3600 });
   });
 });
 
