@@ -336,8 +336,10 @@ export interface paths {
          *     the address, then `RCPT TO` a random local part at the same domain to detect a catch-all domain, then QUIT).
          *     MX hosts are tried by preference, the next when one refuses the connection or does not answer in time; a domain
          *     without MX is its own mail server (RFC 5321 §5.1); a null MX (`0 .`, RFC 7505) is `undeliverable`/`null_mx`
-         *     without any connection. Deferrals (any 4xx, greylisting) and policy refusals (5.7.x: the verifier's IP listed)
-         *     are `unknown`, never `undeliverable`. Verdicts are cached: definitive ones (`deliverable`, `undeliverable`,
+         *     without any connection. Deferrals (any 4xx, greylisting) and policy refusals (5.7.x, or a refusal whose text
+         *     names a blocklist: the verifier's IP listed) are `unknown`, never `undeliverable`; a refusal that neither its
+         *     codes nor its text explain is `unknown`/`rejected` (see `Deliverability` for how replies are read). Each
+         *     address asked with `smtp=true` counts against the key's daily SMTP quota (429 `SMTP_QUOTA_EXCEEDED`). Verdicts are cached: definitive ones (`deliverable`, `undeliverable`,
          *     `risky`) for 6 hours, `unknown` ones for 10 minutes, so asking again sooner gives the same answer without a
          *     new session. A verification takes up to `SMTP_TIMEOUT_MS` (10 s by default) per MX host tried.
          *
@@ -439,6 +441,8 @@ export interface paths {
          *     session), the catch-all probe is made once per domain after real recipients, and at most `SMTP_MAX_PER_HOST`
          *     sessions are open to one MX host at a time, this request's and others' together. Up to 16 domains are verified
          *     at once; a large list at one slow domain takes correspondingly long (each session has `SMTP_TIMEOUT_MS`).
+         *     Every well-formed address then counts against the key's daily SMTP quota, all or nothing: a bulk that does not
+         *     fit is refused with 429 `SMTP_QUOTA_EXCEEDED` before any item is checked (its details say how many would fit).
          *
          *     Every item counts as one request against the key's per-minute limit and daily and monthly quotas (a request
          *     of N items counts N), all or nothing, before any item is checked: when N does not fit, the whole request is
@@ -1251,7 +1255,7 @@ export interface components {
              */
             smtpCode: number | null;
             /**
-             * @description The RFC 3463 enhanced status code of that reply (such as `5.1.1`), when the server gave one; else null.
+             * @description The RFC 3463 enhanced status code of that reply (such as `5.1.1`), when the server gave one where RFC 2034 puts it (the start of the text) or in qmail's trailing `(#5.1.1)` form; else null.
              * @example 2.1.5
              */
             enhancedCode: string | null;
