@@ -39,6 +39,37 @@ export interface EmailOperations {
   verifiable(addresses: readonly string[]): number;
 }
 
+/**
+ * Each domain's addresses verified together (shared sessions, one catch-all probe), SMTP_DOMAIN_CONCURRENCY domains
+ * at once; the verdicts written into `out` at the addresses' indexes.
+ */
+async function verifyByDomain(verifier: MailboxVerifier, byDomain: Map<string, Array<{ index: number; user: string }>>, out: Deliverability[]): Promise<void> {
+  const domains = [...byDomain];
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < domains.length) {
+      const [domain, items] = domains[next++];
+      let verdicts: Deliverability[];
+      try {
+        verdicts = await verifier.verify(domain, items.map((i) => i.user));
+      } catch (err) {
+        // The domain's MX answer was there a moment ago (the address checks asked for it): no mail server reached.
+        if (!(err instanceof UpstreamFailure)) throw err;
+        verdicts = items.map(() => verdictWithoutSession('unknown', 'connection_failed'));
+      }
+      // An implicit MX is the domain itself: a card number in it is masked here as in `domain`.
+      items.forEach((item, i) => (out[item.index] = { ...verdicts[i], mxHost: verdicts[i].mxHost === null ? null : maskCardNumbers(verdicts[i].mxHost!) }));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(SMTP_DOMAIN_CONCURRENCY, domains.length) }, worker));
+}
+
+/** Whether the domain has a usable MX (RFC 7505: a null MX "0 ." says it accepts no mail) and an A or AAAA record. */
+async function mailRecords(resolver: DnsResolver, domain: string): Promise<{ mxRecord: boolean; aRecord: boolean }> {
+  const [mx, a, aaaa] = await Promise.all([resolver.query(domain, 'MX'), resolver.query(domain, 'A'), resolver.query(domain, 'AAAA')]);
+  return { mxRecord: mx.records.some((r) => r.value !== '.' && r.value !== ''), aRecord: a.records.length > 0 || aaaa.records.length > 0 };
+}
+
 export function createEmailOperations(deps: EmailDeps): EmailOperations {
   const { resolver } = deps;
   /** A domain the DNS operation refuses (printer.local) is never looked up, for mail servers neither. */
@@ -68,24 +99,7 @@ export function createEmailOperations(deps: EmailDeps): EmailOperations {
         else byDomain.set(parsed.domain, [{ index, user: parsed.user }]);
       }
     }
-    const domains = [...byDomain];
-    let next = 0;
-    const worker = async (): Promise<void> => {
-      while (next < domains.length) {
-        const [domain, items] = domains[next++];
-        let verdicts: Deliverability[];
-        try {
-          verdicts = await deps.verifier!.verify(domain, items.map((i) => i.user));
-        } catch (err) {
-          // The domain's MX answer was there a moment ago (the address checks asked for it): no mail server reached.
-          if (!(err instanceof UpstreamFailure)) throw err;
-          verdicts = items.map(() => verdictWithoutSession('unknown', 'connection_failed'));
-        }
-        // An implicit MX is the domain itself: a card number in it is masked here as in `domain`.
-        items.forEach((item, i) => (out[item.index] = { ...verdicts[i], mxHost: verdicts[i].mxHost === null ? null : maskCardNumbers(verdicts[i].mxHost!) }));
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(SMTP_DOMAIN_CONCURRENCY, domains.length) }, worker));
+    await verifyByDomain(deps.verifier!, byDomain, out);
     return out;
   }
 
@@ -105,19 +119,8 @@ export function createEmailOperations(deps: EmailDeps): EmailOperations {
       if (request.query.smtp === 'true' && deps.smtpQuota && withoutSession(parsed, true) === null) {
         await deps.smtpQuota.consumeSmtp(keyOf(context), 1);
       }
-      let mxRecord = false;
-      let aRecord = false;
       // A special-use domain (printer.local) is never sent to the resolver: no MX, no A (openapi.yaml validateEmail).
-      if (lookedUp(parsed)) {
-        const [mx, a, aaaa] = await Promise.all([
-          resolver.query(parsed.domain, 'MX'),
-          resolver.query(parsed.domain, 'A'),
-          resolver.query(parsed.domain, 'AAAA'),
-        ]);
-        // A null MX (RFC 7505: "0 .") says the domain accepts no mail: no MX.
-        mxRecord = mx.records.some((r) => r.value !== '.' && r.value !== '');
-        aRecord = a.records.length > 0 || aaaa.records.length > 0;
-      }
+      const { mxRecord, aRecord } = lookedUp(parsed) ? await mailRecords(resolver, parsed.domain) : { mxRecord: false, aRecord: false };
       const [deliverability] = await deliverabilities([address], request.query.smtp === 'true');
       return {
         status: 200,
