@@ -36,6 +36,7 @@ import { createTlsProber, type TlsProber } from './adapters/tls/prober.js';
 import { addressResolver } from './adapters/tls/target-guard.js';
 import { createMtaStsFetcher } from './adapters/mail/mta-sts-fetch.js';
 import { createMailboxVerifier, type MailboxVerifier } from './adapters/smtp/mailbox-verifier.js';
+import { smtpMetrics } from './adapters/smtp/smtp-metrics.js';
 import { createEmailClassifier } from './domain/email.js';
 import { createMailSecurity } from './adapters/mail/mail-security.js';
 import { createAccountOperations } from './operations/account.js';
@@ -275,6 +276,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
 
   // SMTP mailbox verification (SMTP_CHECK=on): one verifier, so that its per-host session limit and its verdict cache
   // are shared by single requests and bulk items alike.
+  const smtpEvents = config.smtpCheck ? smtpMetrics(metrics.registry) : undefined;
   const verifier: MailboxVerifier | null = config.smtpCheck
     ? createMailboxVerifier({
         resolver,
@@ -283,9 +285,12 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
         heloName: config.smtpHeloName!,
         mailFrom: config.smtpMailFrom!,
         timeoutMs: config.smtpTimeoutMs,
+        deadlineMs: config.smtpDeadlineMs,
         maxPerHost: config.smtpMaxPerHost,
+        maxSessions: config.smtpMaxSessions,
         proxy: config.smtpProxy,
         logger,
+        events: smtpEvents,
       })
     : null;
   if (verifier) {
@@ -294,7 +299,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
       const s = v.stats();
       return { hits: s.cacheHits, misses: s.cacheMisses, size: s.cacheEntries };
     });
-    metrics.addCounter('smtp_sessions_total', 'SMTP sessions opened for mailbox verification', () => v.stats().sessions);
+    smtpEvents!.watch(v);
   }
 
   // One handler per operationId of openapi.yaml, checked complete at compile time.

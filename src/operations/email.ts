@@ -8,6 +8,7 @@ import { maskEchoedEmail, parseEmailAddress, type EmailClassifier, type ParsedEm
 import { verdictWithoutSession, type Deliverability } from '../domain/smtp-reply.js';
 import { specialUseReason } from '../domain/special-use-names.js';
 import { UpstreamFailure } from '../errors.js';
+import { clientGone } from './client-gone.js';
 import type { OperationHandler } from './types.js';
 
 export interface EmailDeps {
@@ -30,8 +31,9 @@ export interface EmailOperations {
   /**
    * The deliverability of each address (same order): `not_checked` when not requested, turned off or malformed, else
    * the verifier's verdict, the addresses of one domain verified together (shared sessions, one catch-all probe).
+   * `signal`: the client went away (its sessions end, QUIT sent).
    */
-  deliverabilities(addresses: readonly string[], requested: boolean): Promise<Deliverability[]>;
+  deliverabilities(addresses: readonly string[], requested: boolean, signal?: AbortSignal): Promise<Deliverability[]>;
 }
 
 export function createEmailOperations(deps: EmailDeps): EmailOperations {
@@ -48,7 +50,7 @@ export function createEmailOperations(deps: EmailDeps): EmailOperations {
     return null;
   }
 
-  async function deliverabilities(addresses: readonly string[], requested: boolean): Promise<Deliverability[]> {
+  async function deliverabilities(addresses: readonly string[], requested: boolean, signal?: AbortSignal): Promise<Deliverability[]> {
     const out = new Array<Deliverability>(addresses.length);
     const byDomain = new Map<string, Array<{ index: number; user: string }>>();
     for (let index = 0; index < addresses.length; index++) {
@@ -70,7 +72,7 @@ export function createEmailOperations(deps: EmailDeps): EmailOperations {
         const [domain, items] = domains[next++];
         let verdicts: Deliverability[];
         try {
-          verdicts = await deps.verifier!.verify(domain, items.map((i) => i.user));
+          verdicts = await deps.verifier!.verify(domain, items.map((i) => i.user), signal);
         } catch (err) {
           // The domain's MX answer was there a moment ago (the address checks asked for it): no mail server reached.
           if (!(err instanceof UpstreamFailure)) throw err;
@@ -87,7 +89,7 @@ export function createEmailOperations(deps: EmailDeps): EmailOperations {
   return {
     deliverabilities,
     /** The validator guarantees the address, 1-320 characters (absent: MISSING_PARAMETER, empty: INVALID_FORMAT). */
-    async validateEmail({ request }) {
+    async validateEmail({ request }, koa?: unknown) {
       const address = request.query.address;
       const email = deps.email(); // the lists at the start of the request, whatever a reload swaps meanwhile
       const parsed = parseEmailAddress(address);
@@ -104,7 +106,8 @@ export function createEmailOperations(deps: EmailDeps): EmailOperations {
         mxRecord = mx.records.some((r) => r.value !== '.' && r.value !== '');
         aRecord = a.records.length > 0 || aaaa.records.length > 0;
       }
-      const [deliverability] = await deliverabilities([address], request.query.smtp === 'true');
+      const smtp = request.query.smtp === 'true';
+      const [deliverability] = await deliverabilities([address], smtp, smtp ? clientGone(koa) : undefined);
       return {
         status: 200,
         // Card numbers are masked in the echoed fields; formatProblem says why validFormat is false.
