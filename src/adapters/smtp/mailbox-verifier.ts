@@ -37,6 +37,8 @@ export interface MailboxVerifierOptions {
   session?: (o: SmtpSessionOptions) => Promise<SessionOutcome>;
   /** Metrics of verdicts and sessions (smtp-metrics.ts). */
   events?: VerifierEvents;
+  /** The caches' clock (tests of their lifetimes); default performance. */
+  clock?: { now(): number };
 }
 
 export interface VerifierEvents {
@@ -221,9 +223,9 @@ export function createMailboxVerifier(o: MailboxVerifierOptions, slots: SessionS
   const s: State = {
     o,
     runner: null as never,
-    verdicts: new LRUCache({ max: 50_000, ttl: definitiveTtl }),
-    catchAll: new LRUCache({ max: 10_000, ttl: definitiveTtl }),
-    plainHosts: new LRUCache({ max: 10_000, ttl: PLAIN_HOST_TTL_MS }),
+    verdicts: new LRUCache({ max: 50_000, ttl: definitiveTtl, perf: o.clock }),
+    catchAll: new LRUCache({ max: 10_000, ttl: definitiveTtl, perf: o.clock }),
+    plainHosts: new LRUCache({ max: 10_000, ttl: PLAIN_HOST_TTL_MS, perf: o.clock }),
     flights: new Map(),
     probes: new Map(),
     counts: { sessions: 0, hits: 0, misses: 0 },
