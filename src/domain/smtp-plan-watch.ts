@@ -43,7 +43,7 @@ export interface ListingWatchOptions {
  * refused everywhere a blocklist is consulted (Spamhaus, Barracuda, Microsoft's own), so the share jumps; a few
  * strict domains in a bulk do not reach 5 distinct ones.
  */
-export const LISTING_WATCH: ListingWatchOptions = { window: 100, share: 0.5, minDomains: 5 };
+const LISTING_WATCH: ListingWatchOptions = { window: 100, share: 0.5, minDomains: 5 };
 
 export interface ListingWatch {
   /** Note how a session at `domain` ended; 'listed' or 'cleared' when the state changes with it, else null. */

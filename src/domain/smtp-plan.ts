@@ -54,7 +54,7 @@ const RANK = { reply: 5, refused: 4, smtputf8_unsupported: 2, timeout: 1, connec
 const rankOf = (o: Outcome): number => (o.kind === 'failed' ? RANK[o.cause] : o.kind === 'refused' && o.reply.code >= 500 ? 5 : RANK[o.kind]);
 
 /** Real recipients asked in one session at most (RFC 5321 §4.5.3.1.8 has servers take at least 100). */
-export const RECIPIENTS_PER_SESSION = 20;
+const RECIPIENTS_PER_SESSION = 20;
 
 export interface PlanOptions {
   domain: string;
@@ -71,14 +71,14 @@ export interface PlanOptions {
 }
 
 /** `list` in consecutive pieces of `size` (the last one shorter). */
-export function chunksOf<T>(list: readonly T[], size: number): T[][] {
+function chunksOf<T>(list: readonly T[], size: number): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < list.length; i += size) out.push(list.slice(i, i + size));
   return out;
 }
 
 /** An ASCII local part goes to any server; another needs SMTPUTF8 (RFC 6531 §3.4). */
-export const needsSmtpUtf8 = (user: string): boolean => /[^\x00-\x7f]/.test(user);
+const needsSmtpUtf8 = (user: string): boolean => /[^\x00-\x7f]/.test(user);
 
 /** The probe's progress for this plan. */
 type ProbeState = 'wanted' | 'asked' | 'done' | 'elsewhere';

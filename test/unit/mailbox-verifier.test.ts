@@ -7,10 +7,13 @@ import type { SmtpSessionOptions } from '../../src/adapters/smtp/smtp-client.js'
 import type { SessionOutcome } from '../../src/domain/smtp-plan.js';
 import type { SmtpReply } from '../../src/domain/smtp-reply.js';
 
-type Rec = { type: string; value: string; priority?: number };
+type Rec = { type: 'A' | 'MX'; value: string; priority?: number };
 /** A resolver over a fixed zone: name -> records. */
-const resolver = (zone: Record<string, Rec[]>) => ({
-  query: async (name: string, type: string) => ({ rcode: zone[name] ? 'NOERROR' : 'NXDOMAIN', records: (zone[name] ?? []).filter((r) => r.type === type) }),
+const resolver = (zone: Record<string, Rec[]>): MailboxVerifierOptions['resolver'] => ({
+  query: async (name, type) => ({
+    rcode: zone[name] ? 'NOERROR' : 'NXDOMAIN',
+    records: (zone[name] ?? []).filter((r) => r.type === type).map((r) => ({ name, ttl: 60, ...r, priority: r.priority ?? null })),
+  }),
 });
 const mx = (domain: string, ...hosts: Array<[string, string]>): Record<string, Rec[]> => ({
   [domain]: hosts.map(([name], i) => ({ type: 'MX', value: name, priority: (i + 1) * 10 })),

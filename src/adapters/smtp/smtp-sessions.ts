@@ -8,7 +8,7 @@ import type { SessionSlots } from './host-slots.js';
 import type { SmtpSessionOptions } from './smtp-client.js';
 
 /** What the verifier's operators see of each session (metrics; never an address). */
-export interface SessionEvents {
+interface SessionEvents {
   session(label: SessionLabel, seconds: number, domain: string): void;
 }
 
@@ -23,11 +23,11 @@ export interface SessionRunner {
   logger?: { debug: (obj: object, msg?: string) => void };
 }
 
-/** The span attributes of what a session learnt: reply codes and TLS (OpenTelemetry's SMTP-less conventions: ours). */
-function outcomeAttributes(outcome: SessionOutcome): Record<string, string | number | boolean | number[]> {
+/** The span attributes of what a session learnt: reply codes (RCPT's in order, comma-separated) and TLS; never an address. */
+function outcomeAttributes(outcome: SessionOutcome): Record<string, string | number | boolean> {
   switch (outcome.kind) {
     case 'answered':
-      return { 'smtp.outcome': 'answered', 'smtp.rcpt.codes': outcome.replies.map((r) => r.code), 'smtp.tls': outcome.tls };
+      return { 'smtp.outcome': 'answered', 'smtp.rcpt.codes': outcome.replies.map((r) => r.code).join(','), 'smtp.tls': outcome.tls };
     case 'refused':
       return { 'smtp.outcome': 'refused', 'smtp.stage': outcome.stage, 'smtp.reply.code': outcome.reply.code, 'smtp.tls': outcome.tls };
     case 'unreachable':
