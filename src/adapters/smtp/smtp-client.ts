@@ -120,14 +120,16 @@ class ReplyReader {
 /** One open TCP connection to the host, directly or through the SOCKS5 proxy (the `socks` library's client). */
 async function open(o: SmtpSessionOptions, signal: AbortSignal): Promise<net.Socket> {
   if (o.proxy) {
-    const { socket } = await SocksClient.createConnection({
+    const connecting = SocksClient.createConnection({
       proxy: { host: o.proxy.host, port: o.proxy.port, type: 5 },
       command: 'connect',
       destination: { host: o.address, port: o.port },
       timeout: o.timeoutMs,
-    });
-    if (signal.aborted) socket.destroy();
-    return socket;
+    }).then(({ socket }) => socket);
+    // The library takes no signal: an abort (the deadline, a client gone) stops the wait, a late socket is closed.
+    const aborted = new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(new SessionEnded('timeout')), { once: true }));
+    connecting.then((socket) => signal.aborted && socket.destroy(), () => undefined);
+    return Promise.race([connecting, aborted]);
   }
   return new Promise((resolve, reject) => {
     const socket = net.connect({ host: o.address, port: o.port });
@@ -279,6 +281,7 @@ export async function runSmtpSession(o: SmtpSessionOptions): Promise<SessionOutc
   signal.addEventListener('abort', stop, { once: true });
   const timer = setTimeout(() => controller.abort(), o.timeoutMs);
   try {
+    if (signal.aborted) return { kind: 'unreachable', cause: 'timeout' };
     const socket = await open(o, signal).catch((err: unknown) => err as Error);
     if (socket instanceof Error || signal.aborted) {
       if (!(socket instanceof Error)) socket.destroy();
