@@ -219,7 +219,11 @@ export class VerificationPlan {
     const { mxHost } = this.targetOf(order);
     const { replies, tls } = outcome;
     let answered = replies.length;
-    if (answered > 1 && tooManyRecipients(replies[answered - 1])) answered--;
+    const last = replies[answered - 1];
+    // 421 to a RCPT: the server is closing the channel (RFC 5321 §3.8), no verdict on that recipient; it and the rest
+    // go to the next MX, as after a 421 at the greeting, rather than back to a server shedding load.
+    const closing = last?.code === 421;
+    if (closing || (answered > 1 && tooManyRecipients(last))) answered--;
     for (let i = 0; i < answered; i++) {
       const user = order.asked[i];
       if (user === null) {
@@ -231,6 +235,7 @@ export class VerificationPlan {
       }
     }
     this.requeue(order, answered);
+    if (closing) return this.moveOn(order.queue, { kind: 'refused', reply: last, mxHost, tls }, this.nextMx(order.target));
     const real = order.asked.filter((a) => a !== null).length;
     if (answered === 0 && order.queue.length > 0) {
       // Cut before a single answer: this address gives none now.

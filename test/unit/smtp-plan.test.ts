@@ -44,6 +44,8 @@ function run(targets: Target[], scripts: Record<string, Script>, who: string[], 
     for (let rcpt = plan.next(order, replies, { smtpUtf8: !!s.smtpUtf8 }); rcpt !== null; rcpt = plan.next(order, replies, { smtpUtf8: !!s.smtpUtf8 })) {
       rec.rcpts.push(rcpt);
       replies.push((s.rcpt ?? (() => ok))(rcpt, replies.length));
+      // 421: the server closes the channel (RFC 5321 §3.8), as the transport reports it.
+      if (replies[replies.length - 1].code === 421) return { kind: 'answered', replies, tls: false, cut: 'closed' };
     }
     return { kind: 'answered', replies, tls: order.startTls && !s.brokenTls, cut: null };
   };
@@ -81,6 +83,17 @@ describe('MX hosts and their addresses', () => {
     const targets = [T('mx1', '10.0.0.1', 0), T('mx2', '10.0.0.2', 1)];
     const { verdicts } = run(targets, { '10.0.0.1': { session: greeting(421) }, '10.0.0.2': { session: { kind: 'unreachable', cause: 'timeout' } } }, ['bob']);
     expect(verdicts.get('bob')).toMatchObject({ status: 'unknown', reason: 'greylisted', smtpCode: 421, mxHost: 'mx1' });
+  });
+
+  it('421 to a RCPT: no verdict on it, it and the rest go to the next MX (none left: unknown/greylisted)', () => {
+    const targets = [T('mx1', '10.0.0.1', 0), T('mx2', '10.0.0.2', 1)];
+    const closing = (a: string, i: number): SmtpReply => (i === 1 ? { code: 421, enhancedCode: '4.3.2' } : ok);
+    const scripts = { '10.0.0.1': { rcpt: closing } };
+    const { verdicts, log } = run(targets, { ...scripts, '10.0.0.2': { rcpt: users('a', 'b', 'c') } }, ['a', 'b', 'c']);
+    expect(log.map((l) => [l.address, l.rcpts.length])).toEqual([['10.0.0.1', 2], ['10.0.0.2', 3]]);
+    expect([...verdicts.values()].map((v) => [v.status, v.mxHost])).toEqual([['deliverable', 'mx1'], ['deliverable', 'mx2'], ['deliverable', 'mx2']]);
+    const alone = run([T('mx1', '10.0.0.1', 0)], scripts, ['a', 'b']).verdicts;
+    expect(alone.get('b')).toMatchObject({ status: 'unknown', reason: 'greylisted', smtpCode: 421 });
   });
 
   it('a 5xx at MAIL ends there: unknown/blocked, no next MX', () => {
