@@ -87,7 +87,7 @@ describe('MX hosts and their addresses', () => {
 
   it('421 to a RCPT: no verdict on it, it and the rest go to the next MX (none left: unknown/greylisted)', () => {
     const targets = [T('mx1', '10.0.0.1', 0), T('mx2', '10.0.0.2', 1)];
-    const closing = (a: string, i: number): SmtpReply => (i === 1 ? { code: 421, enhancedCode: '4.3.2' } : ok);
+    const closing = (_address: string, i: number): SmtpReply => (i === 1 ? { code: 421, enhancedCode: '4.3.2' } : ok);
     const scripts = { '10.0.0.1': { rcpt: closing } };
     const { verdicts, log } = run(targets, { ...scripts, '10.0.0.2': { rcpt: users('a', 'b', 'c') } }, ['a', 'b', 'c']);
     expect(log.map((l) => [l.address, l.rcpts.length])).toEqual([['10.0.0.1', 2], ['10.0.0.2', 3]]);
