@@ -102,6 +102,20 @@ describe('cancel and deadline', () => {
     expect(v.stats().cacheEntries).toBe(0);
   });
 
+  it('a request after every client of a flight left: a new session, not the cut-short answer', async () => {
+    const hanging = scripted(() => ok, new Promise(() => undefined)); // answers only an abort
+    const answering = scripted(() => ok);
+    const v = createMailboxVerifier(base(mx('d.test', ['mx.d.test', '127.0.0.10']), (o) => (hanging.sessions.length === 0 ? hanging : answering).session(o)));
+    const client = new AbortController();
+    const first = v.verify('d.test', ['a'], client.signal);
+    await vi.waitFor(() => expect(hanging.sessions).toHaveLength(1));
+    client.abort();
+    const second = v.verify('d.test', ['a']);
+    expect((await first)[0].status).toBe('unknown');
+    expect((await second)[0]).toMatchObject({ status: 'risky', reason: 'catch_all' });
+    expect(answering.sessions).toHaveLength(1);
+  });
+
   it('one of two clients gone: the flight goes on for the other', async () => {
     const { gate, release } = deferred();
     const s = scripted(() => ok, gate);

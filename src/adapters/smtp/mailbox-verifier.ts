@@ -158,9 +158,12 @@ async function verifyUncached(s: State, domain: string, users: string[], cancel:
 function startFlight(s: State, domain: string, users: string[]): Flight {
   const cancel = new AbortController();
   const flight: Flight = { done: null as never, waiting: 0, cancel };
+  const land = (): void => {
+    for (const u of users) if (s.flights.get(`${u}@${domain}`) === flight) s.flights.delete(`${u}@${domain}`);
+  };
   flight.done = verifyUncached(s, domain, users, cancel.signal).then(
     (found) => {
-      for (const u of users) s.flights.delete(`${u}@${domain}`);
+      land();
       // A flight every client left ended early: its timeouts say nothing of the servers.
       if (!cancel.signal.aborted) {
         for (const [u, v] of found) s.verdicts.set(`${u}@${domain}`, v, { ttl: isDefinitive(v) ? s.o.definitiveTtlMs ?? VERDICT_TTL_MS : s.o.unknownTtlMs ?? UNKNOWN_TTL_MS });
@@ -168,7 +171,7 @@ function startFlight(s: State, domain: string, users: string[]): Flight {
       return found;
     },
     (err: unknown) => {
-      for (const u of users) s.flights.delete(`${u}@${domain}`);
+      land();
       throw err;
     },
   );
@@ -204,8 +207,9 @@ async function verify(s: State, domain: string, localParts: readonly string[], s
       continue;
     }
     s.counts.misses++;
+    // A flight every client left is ending: a new request asks again rather than take its cut-short answer.
     const flying = s.flights.get(`${u}@${d}`);
-    if (flying) flights.add(flying);
+    if (flying && !flying.cancel.signal.aborted) flights.add(flying);
     else ask.push(u);
   }
   if (ask.length > 0) flights.add(startFlight(s, d, ask));
