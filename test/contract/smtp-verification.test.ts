@@ -162,7 +162,7 @@ describe('the dialogue', () => {
     expect(await verify('alice@known.test')).toEqual({
       status: 'deliverable', reason: 'accepted', catchAll: false, mxHost: 'mx.known.test', smtpCode: 250, enhancedCode: null, tls: false,
     });
-    expect(only(HOSTS.standard)).toMatchObject({ helo: HELO, mailFrom: MAIL_FROM, rcpts: ['alice@known.test', PROBE('known.test')], data: false, tls: false });
+    expect(only(HOSTS.standard)).toMatchObject({ helo: HELO, mailFrom: MAIL_FROM, rcpts: ['alice@known.test', PROBE('known.test')], data: false, tls: false, quit: true });
   });
 
   it('unknown user 550 5.1.1: undeliverable, no probe needed (the domain refuses unknown addresses)', async () => {
@@ -218,12 +218,16 @@ describe('the dialogue', () => {
     expect(only(HOSTS.starttls)).toMatchObject({ helo: HELO, tls: true, data: false });
   });
 
-  it('a STARTTLS handshake that fails: a new plain session answers', async () => {
+  it('a STARTTLS handshake that fails: a new plain session answers, and the host is asked in plain from then on', async () => {
     expect(await verify('alice@brokentls.test')).toMatchObject({ status: 'risky', reason: 'catch_all', tls: false });
     const sessions = smtp.sessions(HOSTS.brokenTls);
     expect(sessions).toHaveLength(2);
     expect(sessions[0].rcpts).toEqual([]);
     expect(sessions[1]).toMatchObject({ helo: HELO, mailFrom: MAIL_FROM, rcpts: ['alice@brokentls.test', PROBE('brokentls.test')], data: false });
+    // The host's failure is remembered (an hour): the next verification goes plain at once, one session.
+    smtp.reset();
+    expect(await verify('bob@brokentls.test')).toMatchObject({ tls: false });
+    expect(only(HOSTS.brokenTls).rcpts).toEqual(['bob@brokentls.test']);
   });
 
   it('null MX: undeliverable/null_mx without any connection', async () => {
