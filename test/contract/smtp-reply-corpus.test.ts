@@ -75,8 +75,13 @@ describe('the real-reply corpus through the transport', () => {
   const verdicts = new Map<string, { status: string; reason: string; smtpCode: number }>();
   beforeAll(async () => {
     const rows = [...single.map((r) => [r, 'corpus.test'] as const), ...multi.map((r) => [r, 'multi.test'] as const)];
-    const answers = await bulk(rows.map(([r, domain]) => `${r.id}@${domain}`));
-    rows.forEach(([r], i) => verdicts.set(r.id, answers[i]));
+    // A 421 closes the session and sends the recipients after it to the next MX host (ADR 0029), and these domains
+    // have one: each 421 row is asked in a request of its own, the others together.
+    const closing = rows.filter(([r]) => codeOf(r) === 421);
+    const rest = rows.filter(([r]) => codeOf(r) !== 421);
+    const answers = await bulk(rest.map(([r, domain]) => `${r.id}@${domain}`));
+    rest.forEach(([r], i) => verdicts.set(r.id, answers[i]));
+    for (const [r, domain] of closing) verdicts.set(r.id, (await bulk([`${r.id}@${domain}`]))[0]);
   });
 
   it.each(CORPUS.map((r): [string, string, number, CorpusReply] => [r.id, r.mta, r.lines.length, r]))('%s %s (%i line(s))', (_id, _mta, _n, r) => {
