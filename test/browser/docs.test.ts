@@ -6,9 +6,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
 import { startHarness, type Harness } from '../support/harness.js';
 import { waitFor } from '../support/wait.js';
+import { parseYaml } from '../support/yaml.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CHROMIUM = '/usr/bin/chromium';
@@ -33,7 +33,7 @@ interface DocumentedOperation {
   responseExample: string | null;
 }
 
-const spec = parse(readFileSync(join(ROOT, 'openapi.yaml'), 'utf8'));
+const spec = parseYaml(readFileSync(join(ROOT, 'openapi.yaml'), 'utf8'));
 const ERROR_CODES: string[] = spec.components.schemas.ErrorCode.enum;
 
 function deref(node: any): any {
