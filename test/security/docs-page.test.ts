@@ -114,7 +114,7 @@ describe('GET /docs from memory', () => {
   });
 
   it('sends br to a client that accepts it, with its own length', async () => {
-    const res = await get({ 'Accept-Encoding': 'gzip, deflate, br' });
+    const res = await get({ 'Accept-Encoding': 'br, gzip, deflate' });
     expect(res.headers['content-encoding']).toBe('br');
     expect(res.headers.vary).toBe('Accept-Encoding');
     expect(Number(res.headers['content-length'])).toBe(res.body.length);
@@ -132,6 +132,23 @@ describe('GET /docs from memory', () => {
 
   it("follows the client's weights: gzip;q=1, br;q=0.5 gets gzip", async () => {
     expect((await get({ 'Accept-Encoding': 'gzip;q=1, br;q=0.5' })).headers['content-encoding']).toBe('gzip');
+  });
+
+  // Koa's negotiation (ctx.acceptsEncodings): weights first, then the client's order; `*` takes our order (br first).
+  it.each([
+    ['identity', null],
+    ['GZIP', 'gzip'],
+    ['gzip, deflate, br', 'gzip'],
+    ['gzip;q=0.2, br;q=0.8', 'br'],
+    ['br;q=0, gzip;q=0', null],
+    ['*', 'br'],
+    ['*;q=0.5, br;q=0', 'gzip'],
+    ['*;q=0', null],
+    ['gzip ; q=0.5', 'gzip'],
+    ['gzip;q=0.000', null],
+    [' , gzip', 'gzip'],
+  ])('Accept-Encoding %j gets %j', async (accept, coding) => {
+    expect((await get({ 'Accept-Encoding': accept })).headers['content-encoding'] ?? null).toBe(coding);
   });
 
   it('sends the page as built when no offered encoding is acceptable', async () => {
