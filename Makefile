@@ -84,6 +84,11 @@ lint: $(STAMP) $(SDK_TYPES)
 	$(NPX) tsc -p tsconfig.json --noEmit
 	$(NPX) knip
 
+## docs-config: docs/configuration.md's reference table from src/config.ts (after adding or changing a setting)
+.PHONY: docs-config
+docs-config: $(STAMP)
+	node --import tsx scripts/config-docs.ts
+
 ## docs: the Redoc page served at /docs
 docs: dist/docs/index.html
 dist/docs/index.html: openapi.yaml redocly.yaml $(STAMP)

@@ -1,4 +1,4 @@
-// Configuration: every setting read once from the environment, documented (docs/operations.md), validated and frozen.
+// Configuration: every setting read once from the environment, documented (docs/configuration.md), validated and frozen.
 
 import { parseHostPortOrName } from './domain/host-port.js';
 import type { HostPort } from './domain/host-port.js';
@@ -185,7 +185,7 @@ function settings(cpus: number): Setting<keyof Config>[] {
     s('tlsInspectPort', 'TLS_INSPECT_PORT', 443, int(1, 65535), 'port certificate inspection connects to'),
     s('tlsTimeoutMs', 'TLS_TIMEOUT_MS', 5000, int(1, 60000), 'TLS connect + handshake timeout'),
     s('tlsExtraCaFile', 'TLS_EXTRA_CA_FILE', null, optionalText, 'PEM file of extra trusted roots for inspection'),
-    s('allowPrivateTargets', 'ALLOW_PRIVATE_TARGETS', false, bool, 'let certificate inspection reach private addresses (tests only)'),
+    s('allowPrivateTargets', 'ALLOW_PRIVATE_TARGETS', false, bool, 'tests only: lift the outbound target guard (TLS inspection, MTA-STS fetches and SMTP verification may reach private and special addresses) and let the DNS and email operations look up private names'),
     s('pwnedPasswordsUrl', 'PWNED_PASSWORDS_URL', 'https://api.pwnedpasswords.com', url, 'base of the k-anonymity range API'),
     s('pwnedPasswordsDir', 'PWNED_PASSWORDS_DIR', null, optionalText, 'local mirror of range files; no prefix leaves the machine'),
     s('pwnedTimeoutMs', 'PWNED_TIMEOUT_MS', 2000, int(1, 60000), 'range request timeout'),
@@ -215,7 +215,7 @@ function settings(cpus: number): Setting<keyof Config>[] {
   ];
 }
 
-/** The settings with their docs: docs/operations.md is tested against them; the bench clears them from its services' env. */
+/** The settings with their docs: docs/configuration.md's reference is generated from them (scripts/config-docs.ts); the bench clears them from its services' env. */
 export function describeSettings(cpus = 1): Array<{ env: string; default: unknown; doc: string }> {
   return settings(cpus).map((s) => ({ env: s.env, default: s.default, doc: s.doc }));
 }

@@ -88,7 +88,7 @@ describe('deploy/kubernetes', () => {
     expect(env.REDIS_URL.value).toBeUndefined();
     const configSource = readFileSync(projectPath('src/config.ts'), 'utf8');
     for (const name of Object.keys(env)) {
-      // OTEL_* are the OpenTelemetry SDK's own (docs/operations.md, "Tracing").
+      // OTEL_* are the OpenTelemetry SDK's own (docs/observability.md, "Tracing").
       if (!name.startsWith('OTEL_')) expect(configSource, name).toContain(`'${name}'`);
     }
     expect(env.METRICS_PORT.value).toBe(String(container.ports.find((p: any) => p.name === 'metrics').containerPort));
