@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { domainToAscii } from '../../src/domain/idna.js';
 import { loadSpec } from '../../src/http/spec.js';
-import { startUpstreams, type Upstreams } from '../faults/fixtures.js';
+import { guardedEnv, startUpstreams, type Upstreams } from '../faults/fixtures.js';
 import { anyText, encodeText, leavesLoopback } from '../fuzz/arbitraries.js';
 import { startHarness, type Harness, type TestResponse } from '../support/harness.js';
 
@@ -238,9 +238,8 @@ let h: Harness;
 
 beforeAll(async () => {
   up = await startUpstreams();
-  // Strict TLS targets: a non-public one is refused (VALIDATION_ERROR) before any connection; names resolve here only.
-  const { ALLOW_PRIVATE_TARGETS: _allowed, ...env } = up.env;
-  h = await startHarness({ ...env, DNS_TIMEOUT_MS: '500', TLS_TIMEOUT_MS: '500', QUOTA_PER_DAY: '100000000', QUOTA_PER_MONTH: '100000000' });
+  // Strict TLS targets: a non-public one is refused (VALIDATION_ERROR) before any connection.
+  h = await startHarness(guardedEnv(up));
 });
 afterAll(async () => {
   await h?.close();

@@ -39,6 +39,16 @@ export interface UpstreamOptions {
   breached?: Record<string, number>;
 }
 
+/**
+ * The upstreams' environment with the outbound target guard on (ALLOW_PRIVATE_TARGETS left out: a non-public TLS
+ * target is refused before any connection; names still resolve here only), short upstream timeouts, and quotas no
+ * generated run reaches: for the files that send many generated requests.
+ */
+export function guardedEnv(up: Upstreams): Record<string, string> {
+  const { ALLOW_PRIVATE_TARGETS: _allowed, ...env } = up.env;
+  return { ...env, DNS_TIMEOUT_MS: '500', TLS_TIMEOUT_MS: '500', QUOTA_PER_DAY: '100000000', QUOTA_PER_MONTH: '100000000' };
+}
+
 export async function startUpstreams(o: UpstreamOptions = {}): Promise<Upstreams> {
   const pki = createTestPki('Faults');
   const names = [OK_DOMAIN, ...(o.tlsNames ?? [])];

@@ -4,7 +4,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness, type Harness, type TestResponse } from '../support/harness.js';
-import { startUpstreams, type Upstreams } from '../faults/fixtures.js';
+import { guardedEnv, startUpstreams, type Upstreams } from '../faults/fixtures.js';
 import { anyText, apiKeyChoice, expectNoEcho, extraHeaders, hugeText, jsonBody, leavesLoopback, pathSegment, queryString, SEED } from './arbitraries.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 100);
@@ -15,8 +15,7 @@ let h: Harness;
 beforeAll(async () => {
   up = await startUpstreams();
   // Strict TLS targets: private ones are refused (400) rather than connected to.
-  const { ALLOW_PRIVATE_TARGETS: _allowed, ...env } = up.env;
-  h = await startHarness({ ...env, DNS_TIMEOUT_MS: '500', TLS_TIMEOUT_MS: '500', QUOTA_PER_DAY: '100000000', QUOTA_PER_MONTH: '100000000' });
+  h = await startHarness(guardedEnv(up));
 });
 afterAll(async () => {
   await h.close();

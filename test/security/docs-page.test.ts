@@ -1,9 +1,8 @@
 // GET /docs under pipelined floods: no file handle outlives its request (the page is served from memory). That test
 // runs on TCP (its subject is connections that close mid-answer); the encodings are checked in-process.
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import type { IncomingHttpHeaders, RequestListener, Server } from 'node:http';
+import type { IncomingHttpHeaders, RequestListener } from 'node:http';
 import net from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { join } from 'node:path';
@@ -15,14 +14,14 @@ import { createLogger } from '../../src/http/logging.js';
 import { projectPath } from '../../src/http/spec.js';
 import { GEOIP_TEST_DIR } from '../fixtures/paths.js';
 import { createApp } from '../../src/app.js';
-import { createHttpServer, listen } from '../../src/server.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { inject } from '../support/inject.js';
+import { listenOnLoopback, type Listening } from '../support/listening.js';
 import { waitFor } from '../support/wait.js';
 
 let h: Harness;
 let dir: string;
-let server: Server;
+let served: Listening;
 let listener: RequestListener;
 let page: DocsPage;
 let html: Buffer;
@@ -43,13 +42,11 @@ beforeAll(async () => {
   await loadDocsPage(path, (p) => (page = p));
   const app = await createApp({ ...h.composition.deps, docsPage: () => page });
   listener = app.callback();
-  server = createHttpServer(app);
-  await listen(server, 0, '127.0.0.1');
-  port = (server.address() as AddressInfo).port;
+  served = await listenOnLoopback(app);
+  port = served.port;
 });
 afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((r) => server.close(r));
+  await served.close();
   await h.close();
   rmSync(dir, { recursive: true, force: true });
 });
