@@ -1,4 +1,4 @@
-// Configuration: every setting read once from the environment, documented (docs/operations.md), validated and frozen.
+// Configuration: every setting read once from the environment, documented (docs/configuration.md), validated and frozen.
 
 import { parseHostPortOrName } from './domain/host-port.js';
 import type { HostPort } from './domain/host-port.js';
@@ -7,7 +7,7 @@ import { ConfigError } from './errors.js';
 export type { HostPort } from './domain/host-port.js';
 
 /** The largest per-key limits: for the server-wide defaults here and for a key's own (the keys CLI). */
-export const MAX_LIMITS = Object.freeze({ perMinute: 1e9, perDay: 1e12, perMonth: 1e12 });
+export const MAX_LIMITS = Object.freeze({ perMinute: 1e9, perDay: 1e12, perMonth: 1e12, smtpPerDay: 1e9 });
 
 export interface Config {
   port: number;
@@ -53,8 +53,11 @@ export interface Config {
   smtpMailFrom: string | null;
   smtpPort: number;
   smtpTimeoutMs: number;
+  smtpDeadlineMs: number;
   smtpMaxPerHost: number;
+  smtpMaxSessions: number;
   smtpProxy: SocksProxy | null;
+  smtpDailyPerKey: number;
   jobsMaxItems: number;
   jobsRetentionHours: number;
   jobsRetryDelaysMs: number[];
@@ -180,12 +183,16 @@ const mailFrom: Parse<string | null> = (raw, name) => {
 
 const UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
-/** A comma-separated list of durations such as `5m,20m,60m` (units ms, s, m, h; at most 7 days each); '' is none. */
+/** JOBS_RETRY_DELAYS (5m, 20m, 60m) and JOBS_WEBHOOK_RETRY_DELAYS (5s, 5m, 30m, 2h, 5h, 10h), in ms: one array each. */
+const RETRY_DELAYS_MS = Object.freeze([300_000, 1_200_000, 3_600_000]) as number[];
+const WEBHOOK_RETRY_DELAYS_MS = Object.freeze([5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000]) as number[];
+
+/** Durations such as `5m,20m,60m` (units ms, s, m, h; a bare number is ms; at most 7 days each); '' is none. */
 const durations: Parse<number[]> = (raw, name) => {
   if (raw.trim() === '') return [];
   return raw.split(',').map((part) => {
-    const m = /^(\d+)(ms|s|m|h)$/.exec(part.trim());
-    const ms = m ? Number(m[1]) * UNIT_MS[m[2]] : NaN;
+    const m = /^(\d+)(ms|s|m|h)?$/.exec(part.trim());
+    const ms = m ? Number(m[1]) * UNIT_MS[m[2] ?? 'ms'] : NaN;
     if (!(ms > 0 && ms <= 7 * 24 * UNIT_MS.h)) throw new ConfigError(name, `"${part.trim()}" is not a duration such as 30s, 5m or 1h (at most 7 days)`);
     return ms;
   });
@@ -222,7 +229,7 @@ function settings(cpus: number): Setting<keyof Config>[] {
     s('tlsInspectPort', 'TLS_INSPECT_PORT', 443, int(1, 65535), 'port certificate inspection connects to'),
     s('tlsTimeoutMs', 'TLS_TIMEOUT_MS', 5000, int(1, 60000), 'TLS connect + handshake timeout'),
     s('tlsExtraCaFile', 'TLS_EXTRA_CA_FILE', null, optionalText, 'PEM file of extra trusted roots for inspection'),
-    s('allowPrivateTargets', 'ALLOW_PRIVATE_TARGETS', false, bool, 'let certificate inspection reach private addresses (tests only)'),
+    s('allowPrivateTargets', 'ALLOW_PRIVATE_TARGETS', false, bool, 'tests only: lift the outbound target guard (TLS inspection, MTA-STS fetches and SMTP verification may reach private and special addresses) and let the DNS and email operations look up private names'),
     s('pwnedPasswordsUrl', 'PWNED_PASSWORDS_URL', 'https://api.pwnedpasswords.com', url, 'base of the k-anonymity range API'),
     s('pwnedPasswordsDir', 'PWNED_PASSWORDS_DIR', null, optionalText, 'local mirror of range files; no prefix leaves the machine'),
     s('pwnedTimeoutMs', 'PWNED_TIMEOUT_MS', 2000, int(1, 60000), 'range request timeout'),
@@ -234,8 +241,8 @@ function settings(cpus: number): Setting<keyof Config>[] {
     s('trustProxy', 'TRUST_PROXY', false, bool, 'take the client address of GET /api/v1/ip from X-Forwarded-For'),
     s('logLevel', 'LOG_LEVEL', 'info', level, 'pino level'),
     s('workers', 'WORKERS', 1, workers(cpus), 'processes serving the port (auto = number of CPUs)'),
-    // Each thread holds zxcvbn's dictionaries (~90 MB RSS), so the default does not grow with the machine.
-    s('passwordThreads', 'PASSWORD_THREADS', Math.max(1, Math.min(2, cpus - 1)), workers(cpus), 'zxcvbn worker threads per process, ~90 MB RSS each: one core is left to the event loop, at most 2 (auto = number of CPUs)'),
+    // Each thread holds zxcvbn's dictionaries (their memory: BENCHMARKS.md), so the default does not grow with the machine.
+    s('passwordThreads', 'PASSWORD_THREADS', Math.max(1, Math.min(2, cpus - 1)), workers(cpus), 'zxcvbn worker threads per process, each holding its own dictionaries (memory: BENCHMARKS.md): one core is left to the event loop, at most 2 (auto = number of CPUs)'),
     s('passwordMinThreads', 'PASSWORD_MIN_THREADS', 0, int(0, 256), 'zxcvbn threads kept warm; above it threads start on demand and leave after 10 idle minutes'),
     s('passwordExtraLanguages', 'PASSWORD_EXTRA_LANGUAGES', false, bool, 'also match German, French and Spanish word lists (doubles the zxcvbn cost per call)'),
     s('rateLimits', 'RATE_LIMITS', true, onOff, 'off disables rate limits and quotas (trusted deployments, benchmarks)'),
@@ -246,19 +253,22 @@ function settings(cpus: number): Setting<keyof Config>[] {
     s('smtpHeloName', 'SMTP_HELO_NAME', null, heloName, 'the host name sent in EHLO/HELO (required when SMTP_CHECK=on; forward and reverse DNS should match it)'),
     s('smtpMailFrom', 'SMTP_MAIL_FROM', null, mailFrom, 'the MAIL FROM address of verification sessions (required when SMTP_CHECK=on)'),
     s('smtpPort', 'SMTP_PORT', 25, int(1, 65535), 'port of the MX hosts'),
-    s('smtpTimeoutMs', 'SMTP_TIMEOUT_MS', 10000, int(1, 120000), 'budget for the whole dialogue with one MX host (connect to QUIT)'),
-    s('smtpMaxPerHost', 'SMTP_MAX_PER_HOST', 2, int(1, 100), 'simultaneous SMTP sessions to one MX host, single requests and bulk items together'),
+    s('smtpTimeoutMs', 'SMTP_TIMEOUT_MS', 10000, int(1, 120000), 'limit of one session with one MX server address (connect to QUIT); past it the next address or MX host is tried'),
+    s('smtpDeadlineMs', 'SMTP_DEADLINE_MS', 30000, int(1, 600000), 'limit of the whole verification of an address (every MX host and address, slot waits, the plain retry after a failed STARTTLS); past it unknown/timeout'),
+    s('smtpMaxPerHost', 'SMTP_MAX_PER_HOST', 2, int(1, 100), 'simultaneous SMTP sessions to one server address (the IP dialled, whatever MX names point at it), single requests and bulk items together'),
+    s('smtpMaxSessions', 'SMTP_MAX_SESSIONS', 50, int(1, 10000), 'simultaneous SMTP sessions of the whole process'),
     s('smtpProxy', 'SMTP_PROXY', null, socksProxy, 'socks5://host:port: reach MX hosts through this SOCKS5 proxy; default: direct connections'),
+    s('smtpDailyPerKey', 'SMTP_DAILY_PER_KEY', 1000, int(0, MAX_LIMITS.smtpPerDay), 'per-key daily SMTP verification quota default (UTC day; 0: none); keys CLI --smtp-per-day sets a key\'s own'),
     s('jobsMaxItems', 'JOBS_MAX_ITEMS', 100000, int(1, 1000000), 'most addresses in one email verification job (POST /api/v1/email/jobs); the body limit follows'),
     s('jobsRetentionHours', 'JOBS_RETENTION_HOURS', 72, int(1, 8760), 'hours a job and its results are kept after creation, then deleted (404)'),
-    s('jobsRetryDelaysMs', 'JOBS_RETRY_DELAYS', [300_000, 1_200_000, 3_600_000], durations, 'when a greylisted, timed-out or unreachable address is asked again, after each attempt (s, m, h)'),
-    s('jobsWebhookRetryDelaysMs', 'JOBS_WEBHOOK_RETRY_DELAYS', [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000], durations, 'when a failed job webhook is sent again, after each attempt'),
+    s('jobsRetryDelaysMs', 'JOBS_RETRY_DELAYS', RETRY_DELAYS_MS, durations, 'when a greylisted, timed-out or unreachable address is asked again, after each attempt: 5m,20m,60m (units ms, s, m, h; a bare number is ms)'),
+    s('jobsWebhookRetryDelaysMs', 'JOBS_WEBHOOK_RETRY_DELAYS', WEBHOOK_RETRY_DELAYS_MS, durations, 'when a failed job webhook is sent again, after each attempt: 5s,5m,30m,2h,5h,10h'),
     s('jobsLeaseMs', 'JOBS_LEASE_MS', 30000, int(100, 600000), 'how long items a worker took stay its own without renewal (renewed every third of it); a crashed worker\'s items are taken over after it'),
     s('jobsWorker', 'JOBS_WORKER', true, onOff, 'off: this process serves the jobs API but works on no job (npm run job-worker does)'),
   ];
 }
 
-/** The settings with their docs: docs/operations.md is tested against them; the bench clears them from its services' env. */
+/** The settings with their docs: docs/configuration.md's reference is generated from them (scripts/config-docs.ts); the bench clears them from its services' env. */
 export function describeSettings(cpus = 1): Array<{ env: string; default: unknown; doc: string }> {
   return settings(cpus).map((s) => ({ env: s.env, default: s.default, doc: s.doc }));
 }

@@ -27,7 +27,7 @@ export interface JobsParts {
   config: JobsConfig;
   logger: Logger;
   metrics: Metrics;
-  limiter: Pick<Limiter, 'chargeQuota' | 'refundQuota'>;
+  limiter: Pick<Limiter, 'chargeQuota' | 'refundQuota' | 'consumeSmtp'>;
   resolver: DnsResolver;
   /** The email check's lists (the email capability's, or the job worker's own). */
   email: EmailDeps['email'];
@@ -53,10 +53,20 @@ function jobVerifier(config: JobsConfig, resolver: DnsResolver, logger: Logger):
 /** BullMQ on Redis where it is configured (imported only then), else the embedded queue under DATA_DIR. */
 async function openJobStore(config: JobsConfig, logger: Logger): Promise<JobStore> {
   if (!config.redisUrl) return createSqliteJobStore(config.dataDir);
-  const [{ createRedisJobStore }, { createRedisClient, redisConnectionOptions }] = await Promise.all([import('../adapters/jobs/redis-job-store.js'), import('../adapters/redis/redis-client.js')]);
-  const client = createRedisClient(config.redisUrl, { commandTimeoutMs: 5000, onError: (err) => logger.debug({ err: err.message }, 'redis connection error (jobs)') });
-  const store = createRedisJobStore({ client, queueConnection: redisConnectionOptions(config.redisUrl, false), workerConnection: redisConnectionOptions(config.redisUrl, true), leaseMs: config.jobsLeaseMs });
-  return { ...store, close: async () => (await store.close(), client.disconnect()) };
+  const [{ createRedisJobStore }, { createRedisClient, createLibraryConnection }] = await Promise.all([import('../adapters/jobs/redis-job-store.js'), import('../adapters/redis/redis-client.js')]);
+  const url = config.redisUrl;
+  const onError = (err: Error) => logger.debug({ err: err.message }, 'redis connection error (jobs)');
+  const client = createRedisClient(url, { commandTimeoutMs: 5000, onError });
+  const queueConnection = createLibraryConnection(url, false, onError);
+  let workerConnection: ReturnType<typeof createLibraryConnection> | null = null;
+  const store = createRedisJobStore({ client, queueConnection, workerConnection: () => (workerConnection ??= createLibraryConnection(url, true, onError)), leaseMs: config.jobsLeaseMs });
+  return {
+    ...store,
+    async close() {
+      await store.close();
+      for (const c of [client, queueConnection, workerConnection]) c?.disconnect();
+    },
+  };
 }
 
 /** The worker and webhook loops: an idle one looks as often as the shortest delay it must honour, at most every second. */

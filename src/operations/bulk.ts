@@ -6,8 +6,9 @@ import { ApiError } from '../errors.js';
 import { asApiError, errorInfo } from '../error-answers.js';
 import { createBankingOperations, type BankingDeps } from './banking.js';
 import { bulkSpecs, itemChecker } from './bulk-items.js';
+import { clientGone } from './client-gone.js';
 import { createEmailOperations, type EmailDeps } from './email.js';
-import type { OperationContext, OperationHandler, OperationId, Reply, SuccessBody } from './types.js';
+import { keyOf, type OperationContext, type OperationHandler, type OperationId, type Reply, type SuccessBody } from './types.js';
 
 export interface BulkDeps {
   document: Record<string, any>;
@@ -137,18 +138,21 @@ export function createBankingBulkOperations(deps: Omit<BulkDeps, 'email'>): {
 export function createEmailBulkOperations(deps: Omit<BulkDeps, 'banking'>): { validateEmails: OperationHandler<'validateEmails'> } {
   const emailCheck = checkerOf(deps.document, deps.maxItems, 'validateEmail');
   return {
-    async validateEmails({ request }) {
+    async validateEmails(ctx, koa?: unknown) {
+      const { request } = ctx;
       // Every item on the lists in use when the request came, whatever a reload swaps meanwhile.
       const lists = deps.email.email();
-      const { validateEmail, deliverabilities } = createEmailOperations({ ...deps.email, email: () => lists, resolver: onceEach(deps.email.resolver) });
+      const { validateEmail, deliverabilities, verifiable } = createEmailOperations({ ...deps.email, email: () => lists, resolver: onceEach(deps.email.resolver) });
       const { items, smtp = false } = request.requestBody;
+      // The SMTP quota takes the whole bulk or refuses it (as the request quotas do) before any item is checked.
+      if (smtp && deps.email.smtpQuota) await deps.email.smtpQuota.consumeSmtp(keyOf(ctx), verifiable(items));
       const results = await mapBounded(items, EMAIL_CONCURRENCY, (address) =>
         answer<'validateEmail'>(emailCheck, address, async () => validateEmail(context<'validateEmail'>({ query: { address } }))),
       );
       if (smtp) {
         // Verified together once every address is checked: one domain's addresses share sessions and one catch-all probe.
         const answered = results.flatMap((r, i) => (r.status === 200 ? [i] : []));
-        const verdicts = await deliverabilities(answered.map((i) => items[i]), true);
+        const verdicts = await deliverabilities(answered.map((i) => items[i]), true, clientGone(koa));
         answered.forEach((i, k) => {
           const r = results[i];
           if (r.status === 200) r.result = { ...r.result, deliverability: verdicts[k] };

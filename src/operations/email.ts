@@ -3,12 +3,14 @@
 import { setImmediate as turn } from 'node:timers/promises';
 import type { DnsResolver } from '../adapters/dns/resolver.js';
 import type { MailboxVerifier } from '../adapters/smtp/mailbox-verifier.js';
+import type { Limiter } from '../accounts/limits.js';
 import { maskCardNumbers } from '../domain/card.js';
 import { maskEchoedEmail, parseEmailAddress, type EmailClassifier, type ParsedEmail } from '../domain/email.js';
 import { verdictWithoutSession, type Deliverability } from '../domain/smtp-reply.js';
 import { specialUseReason } from '../domain/special-use-names.js';
 import { UpstreamFailure } from '../errors.js';
-import type { OperationHandler } from './types.js';
+import { clientGone } from './client-gone.js';
+import { keyOf, type OperationHandler } from './types.js';
 
 export interface EmailDeps {
   resolver: DnsResolver;
@@ -18,6 +20,8 @@ export interface EmailDeps {
   allowSpecialUse?: boolean;
   /** SMTP mailbox verification; null when the operator has it off (SMTP_CHECK=off). */
   verifier?: MailboxVerifier | null;
+  /** The per-key daily SMTP quota (docs/limits.md): charged before any address is verified; absent: none. */
+  smtpQuota?: Pick<Limiter, 'consumeSmtp'>;
 }
 
 /** Domains verified at once by one request (each domain's sessions are bounded per MX host besides). */
@@ -30,15 +34,23 @@ export interface EmailOperations {
   /**
    * The deliverability of each address (same order): `not_checked` when not requested, turned off or malformed, else
    * the verifier's verdict, the addresses of one domain verified together (shared sessions, one catch-all probe).
+   * `signal`: the client went away (its sessions end, QUIT sent).
    */
-  deliverabilities(addresses: readonly string[], requested: boolean): Promise<Deliverability[]>;
+  deliverabilities(addresses: readonly string[], requested: boolean, signal?: AbortSignal): Promise<Deliverability[]>;
+  /** How many of the addresses an SMTP verification would ask about (well-formed, at a name that is looked up): its charge. */
+  verifiable(addresses: readonly string[]): number;
 }
 
 /**
  * Each domain's addresses verified together (shared sessions, one catch-all probe), SMTP_DOMAIN_CONCURRENCY domains
  * at once; the verdicts written into `out` at the addresses' indexes.
  */
-async function verifyByDomain(verifier: MailboxVerifier, byDomain: Map<string, Array<{ index: number; user: string }>>, out: Deliverability[]): Promise<void> {
+async function verifyByDomain(
+  verifier: MailboxVerifier,
+  byDomain: Map<string, Array<{ index: number; user: string }>>,
+  out: Deliverability[],
+  signal: AbortSignal | undefined,
+): Promise<void> {
   const domains = [...byDomain];
   let next = 0;
   const worker = async (): Promise<void> => {
@@ -46,7 +58,7 @@ async function verifyByDomain(verifier: MailboxVerifier, byDomain: Map<string, A
       const [domain, items] = domains[next++];
       let verdicts: Deliverability[];
       try {
-        verdicts = await verifier.verify(domain, items.map((i) => i.user));
+        verdicts = await verifier.verify(domain, items.map((i) => i.user), signal);
       } catch (err) {
         // The domain's MX answer was there a moment ago (the address checks asked for it): no mail server reached.
         if (!(err instanceof UpstreamFailure)) throw err;
@@ -57,6 +69,12 @@ async function verifyByDomain(verifier: MailboxVerifier, byDomain: Map<string, A
     }
   };
   await Promise.all(Array.from({ length: Math.min(SMTP_DOMAIN_CONCURRENCY, domains.length) }, worker));
+}
+
+/** Whether the domain has a usable MX (RFC 7505: a null MX "0 ." says it accepts no mail) and an A or AAAA record. */
+async function mailRecords(resolver: DnsResolver, domain: string): Promise<{ mxRecord: boolean; aRecord: boolean }> {
+  const [mx, a, aaaa] = await Promise.all([resolver.query(domain, 'MX'), resolver.query(domain, 'A'), resolver.query(domain, 'AAAA')]);
+  return { mxRecord: mx.records.some((r) => r.value !== '.' && r.value !== ''), aRecord: a.records.length > 0 || aaaa.records.length > 0 };
 }
 
 export function createEmailOperations(deps: EmailDeps): EmailOperations {
@@ -73,7 +91,7 @@ export function createEmailOperations(deps: EmailDeps): EmailOperations {
     return null;
   }
 
-  async function deliverabilities(addresses: readonly string[], requested: boolean): Promise<Deliverability[]> {
+  async function deliverabilities(addresses: readonly string[], requested: boolean, signal?: AbortSignal): Promise<Deliverability[]> {
     const out = new Array<Deliverability>(addresses.length);
     const byDomain = new Map<string, Array<{ index: number; user: string }>>();
     for (let index = 0; index < addresses.length; index++) {
@@ -88,31 +106,28 @@ export function createEmailOperations(deps: EmailDeps): EmailOperations {
         else byDomain.set(parsed.domain, [{ index, user: parsed.user }]);
       }
     }
-    await verifyByDomain(deps.verifier!, byDomain, out);
+    await verifyByDomain(deps.verifier!, byDomain, out, signal);
     return out;
   }
 
+  const verifiable = (addresses: readonly string[]): number =>
+    addresses.reduce((n, a) => (withoutSession(parseEmailAddress(a), true) === null ? n + 1 : n), 0);
+
   return {
     deliverabilities,
+    verifiable,
     /** The validator guarantees the address, 1-320 characters (absent: MISSING_PARAMETER, empty: INVALID_FORMAT). */
-    async validateEmail({ request }) {
+    async validateEmail(context, koa?: unknown) {
+      const { request } = context;
       const address = request.query.address;
       const email = deps.email(); // the lists at the start of the request, whatever a reload swaps meanwhile
       const parsed = parseEmailAddress(address);
-      let mxRecord = false;
-      let aRecord = false;
+      const smtp = request.query.smtp === 'true';
+      // The SMTP quota first: a refused request has looked nothing up (a bulk's items arrive here without smtp).
+      if (smtp && deps.smtpQuota && withoutSession(parsed, true) === null) await deps.smtpQuota.consumeSmtp(keyOf(context), 1);
       // A special-use domain (printer.local) is never sent to the resolver: no MX, no A (openapi.yaml validateEmail).
-      if (lookedUp(parsed)) {
-        const [mx, a, aaaa] = await Promise.all([
-          resolver.query(parsed.domain, 'MX'),
-          resolver.query(parsed.domain, 'A'),
-          resolver.query(parsed.domain, 'AAAA'),
-        ]);
-        // A null MX (RFC 7505: "0 .") says the domain accepts no mail: no MX.
-        mxRecord = mx.records.some((r) => r.value !== '.' && r.value !== '');
-        aRecord = a.records.length > 0 || aaaa.records.length > 0;
-      }
-      const [deliverability] = await deliverabilities([address], request.query.smtp === 'true');
+      const { mxRecord, aRecord } = lookedUp(parsed) ? await mailRecords(resolver, parsed.domain) : { mxRecord: false, aRecord: false };
+      const [deliverability] = await deliverabilities([address], smtp, smtp ? clientGone(koa) : undefined);
       return {
         status: 200,
         // Card numbers are masked in the echoed fields; formatProblem says why validFormat is false.

@@ -4,6 +4,7 @@ import type { Limiter } from '../accounts/limits.js';
 import { JobStoreUnavailable, type JobStore, type JobView, type LineStatus, type ResultLine } from '../adapters/jobs/job-store.js';
 import { newWebhookSecret } from '../adapters/jobs/webhook.js';
 import { maskCardNumbers } from '../domain/card.js';
+import { parseUrl } from '../domain/url.js';
 import { csvRecord } from '../domain/csv.js';
 import { CSV_COLUMNS, csvCells } from '../domain/job-items.js';
 import { ApiError, invalidFormat, notFound } from '../errors.js';
@@ -97,7 +98,7 @@ export function createJobsOperations(deps: JobsDeps): {
       }
       const smtp = body.smtp ?? request.query.smtp === 'true';
       const webhookUrl = body.webhookUrl ?? request.query.webhookUrl ?? null;
-      if (webhookUrl !== null && !URL.canParse(webhookUrl)) throw invalidFormat('webhookUrl', 'must be an http or https URL of at most 2048 characters');
+      if (webhookUrl !== null && parseUrl(webhookUrl) === null) throw invalidFormat('webhookUrl', 'must be an http or https URL of at most 2048 characters');
       // A card number typed into the list is never stored: masked before anything is kept (openapi.yaml Privacy).
       const items = body.items.map(maskCardNumbers);
       const charged = await charge(key, items, smtp);

@@ -224,6 +224,14 @@ describe.each(['sqlite', 'redis'])('on the %s queue', (mode) => {
       expect((await status(res.body.id)).body.webhookSecret).toBeUndefined();
     });
 
+    it('never logs a submitted address (info and above), whatever happened to the items', () => {
+      const lines = h.logs.map((l) => JSON.parse(l) as { level: number }).filter((l) => l.level >= 30).map((l) => JSON.stringify(l));
+      expect(lines.length).toBeGreaterThan(0);
+      for (const address of ['alice@known.test', 'nobody@known.test', 'carol@greyonce.test', 'dave@grey.test', 'u0@slow.test']) {
+        expect(lines.filter((l) => l.includes(address))).toEqual([]);
+      }
+    });
+
     it('never stores a card number typed into the list: the line shows it masked', async () => {
       const res = await submit({ items: ['4111111111111111@known.test'] });
       await ended(res.body.id);

@@ -2,11 +2,11 @@
 // metric name and label in their PromQL is read from a real /metrics of the service, on the embedded store and on
 // Redis (some series exist in one mode only).
 import { readFileSync } from 'node:fs';
-import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectPath } from '../../src/http/spec.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { startRedisServer, type TestRedis } from '../support/redis-server.js';
+import { parseYaml } from '../support/yaml.js';
 
 /** Series Prometheus makes itself for every target, and the labels it adds to every series it scrapes. */
 const SYNTHETIC = new Set(['up', 'scrape_duration_seconds', 'scrape_samples_scraped']);
@@ -66,7 +66,7 @@ function dashboardExprs(dashboard: any): string[] {
 }
 
 function alertExprs(): string[] {
-  const rules = parse(readFileSync(projectPath('deploy/prometheus/alerts.yaml'), 'utf8'));
+  const rules = parseYaml(readFileSync(projectPath('deploy/prometheus/alerts.yaml'), 'utf8'));
   return rules.groups.flatMap((g: any) => g.rules.map((r: any) => r.expr));
 }
 
@@ -103,7 +103,9 @@ describe('deploy/: every metric the dashboard and the alerts use is exported', (
   beforeAll(async () => {
     redis = await startRedisServer();
     // Node's process metrics on (the dashboard's process row), as in production.
-    for (const env of [{}, { REDIS_URL: redis.url }] as Record<string, string>[]) {
+    // SMTP verification on in one of them (its series exist only then; nothing is dialled).
+    const smtp = { SMTP_CHECK: 'on', SMTP_HELO_NAME: 'verifier.example.net', SMTP_MAIL_FROM: 'check@verifier.example.net' };
+    for (const env of [smtp, { REDIS_URL: redis.url }] as Record<string, string>[]) {
       const h = await startHarness(env, { defaultMetrics: true });
       harnesses.push(h);
       // A request of each kind the histograms and counters label.

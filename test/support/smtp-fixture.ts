@@ -27,8 +27,15 @@ export interface SmtpBehaviour {
   starttls?: boolean;
   /** Offer STARTTLS, answer 220 to it, then break the handshake (garbage, close); a plain session works. */
   brokenTls?: boolean;
+  /**
+   * Answer RCPT TO with these lines exactly, CRLF after each (a hand-written server: multi-line replies as real servers
+   * send them, and replies that break RFC 5321 §4.2); null accepts.
+   */
+  rawRcpt?: (local: string) => string[] | null;
   /** Answer each RCPT this many milliseconds late, as a distant server does (the bench; tests leave it 0). */
   rcptDelayMs?: number;
+  /** Do not offer SMTPUTF8 (RFC 6531) in the EHLO answer. */
+  noSmtpUtf8?: boolean;
 }
 
 export interface RecordedSession {
@@ -40,6 +47,10 @@ export interface RecordedSession {
   /** DATA (or BDAT) was sent. */
   data: boolean;
   tls: boolean;
+  /** The client sent QUIT. */
+  quit: boolean;
+  /** The connection is closed. */
+  closed: boolean;
 }
 
 export interface SmtpFixture {
@@ -73,14 +84,20 @@ function listenOn(server: net.Server, ip: string, port: number): Promise<number>
   });
 }
 
-/** A hand-written server whose STARTTLS handshake always fails (smtp-server completes every handshake it starts). */
-function brokenTlsServer(host: Host): net.Server {
+/**
+ * A hand-written server: one whose STARTTLS handshake always fails (smtp-server completes every handshake it starts),
+ * or one writing raw RCPT replies (smtp-server writes one line per reply and cleans its text).
+ */
+function handWrittenServer(b: SmtpBehaviour, host: Host): net.Server {
   return net.createServer((socket) => {
-    const rec: RecordedSession = { helo: null, mailFrom: null, rcpts: [], data: false, tls: false };
+    const rec: RecordedSession = { helo: null, mailFrom: null, rcpts: [], data: false, tls: false, quit: false, closed: false };
     host.sessions.push(rec);
     host.open++;
     host.max = Math.max(host.max, host.open);
-    socket.on('close', () => host.open--);
+    socket.on('close', () => {
+      host.open--;
+      rec.closed = true;
+    });
     socket.on('error', () => undefined);
     socket.setEncoding('utf8');
     socket.write('220 mx.broken.test ESMTP\r\n');
@@ -94,7 +111,7 @@ function brokenTlsServer(host: Host): net.Server {
         const verb = line.split(' ')[0].toUpperCase();
         if (verb === 'EHLO' || verb === 'HELO') {
           rec.helo = line.slice(5).trim();
-          socket.write('250-mx.broken.test\r\n250 STARTTLS\r\n');
+          socket.write(b.brokenTls ? '250-mx.broken.test\r\n250 STARTTLS\r\n' : '250 mx.raw.test\r\n');
         } else if (verb === 'STARTTLS') {
           socket.write('220 2.0.0 go ahead\r\n');
           socket.end('this is not a TLS record\r\n');
@@ -102,47 +119,66 @@ function brokenTlsServer(host: Host): net.Server {
           rec.mailFrom = /<(.*)>/.exec(line)?.[1] ?? '';
           socket.write('250 2.1.0 ok\r\n');
         } else if (verb === 'RCPT') {
-          rec.rcpts.push(/<(.*)>/.exec(line)?.[1] ?? '');
-          socket.write('250 2.1.5 ok\r\n');
+          const address = /<(.*)>/.exec(line)?.[1] ?? '';
+          rec.rcpts.push(address);
+          const raw = b.rawRcpt?.(address.slice(0, address.lastIndexOf('@'))) ?? null;
+          socket.write(raw ? raw.map((l) => `${l}\r\n`).join('') : '250 2.1.5 ok\r\n');
         } else if (verb === 'DATA' || verb === 'BDAT') {
           rec.data = true;
           socket.write('554 5.5.1 no\r\n');
-        } else if (verb === 'QUIT') socket.end('221 2.0.0 bye\r\n');
+        } else if (verb === 'QUIT') {
+          rec.quit = true;
+          socket.end('221 2.0.0 bye\r\n');
+        }
         else socket.write('502 5.5.2 unknown command\r\n');
       }
     });
   });
 }
 
+/** Marks the session of each connection that sends QUIT (smtp-server answers QUIT itself, with no hook). */
+function tapQuit(server: SMTPServer, byPort: Map<number, RecordedSession>): void {
+  server.server.on('connection', (socket: net.Socket) => {
+    const port = socket.remotePort!;
+    socket.on('data', (chunk: Buffer) => {
+      const rec = byPort.get(port);
+      if (rec && /^QUIT\r?$/im.test(chunk.toString('latin1'))) rec.quit = true;
+    });
+  });
+}
+
 function smtpServer(b: SmtpBehaviour, host: Host): SMTPServer {
   const bySession = new Map<string, RecordedSession>();
+  const byPort = new Map<number, RecordedSession>();
   const recordOf = (session: SMTPServerSession): RecordedSession => {
     let rec = bySession.get(session.id);
     if (!rec) {
-      rec = { helo: null, mailFrom: null, rcpts: [], data: false, tls: false };
+      rec = { helo: null, mailFrom: null, rcpts: [], data: false, tls: false, quit: false, closed: false };
       bySession.set(session.id, rec);
       host.sessions.push(rec);
     }
     return rec;
   };
-  return new SMTPServer({
+  const server = new SMTPServer({
     name: 'mx.fixture.test',
     logger: false,
     authOptional: true,
     disableReverseLookup: true,
     // The scenarios write their own enhanced codes into the reply text.
     hideENHANCEDSTATUSCODES: true,
+    hideSMTPUTF8: b.noSmtpUtf8 === true,
     disabledCommands: b.starttls ? ['AUTH'] : ['AUTH', 'STARTTLS'],
     key: CERT.keyPem,
     cert: CERT.certPem,
     onConnect(session, callback) {
-      recordOf(session);
+      byPort.set(session.remotePort, recordOf(session));
       host.open++;
       host.max = Math.max(host.max, host.open);
       callback(b.greeting ? replyError(b.greeting) : null);
     },
-    onClose() {
+    onClose(session) {
       host.open--;
+      recordOf(session).closed = true;
     },
     onMailFrom(address, session, callback) {
       const rec = recordOf(session);
@@ -167,6 +203,8 @@ function smtpServer(b: SmtpBehaviour, host: Host): SMTPServer {
       stream.on('end', () => callback(replyError({ code: 554, text: '5.5.1 a verifier must not send data' })));
     },
   });
+  tapQuit(server, byPort);
+  return server;
 }
 
 export async function startSmtpFixture(hosts: Record<string, SmtpBehaviour>): Promise<SmtpFixture> {
@@ -174,13 +212,16 @@ export async function startSmtpFixture(hosts: Record<string, SmtpBehaviour>): Pr
   let port = 0;
   for (const [ip, b] of Object.entries(hosts)) {
     const host: Host = { listening: null as never, sockets: new Set(), sessions: [], open: 0, max: 0 };
-    if (b.silent || b.brokenTls) {
+    if (b.silent || b.brokenTls || b.rawRcpt) {
       const server = b.silent
         ? net.createServer((socket) => {
-            host.sessions.push({ helo: null, mailFrom: null, rcpts: [], data: false, tls: false });
+            const rec: RecordedSession = { helo: null, mailFrom: null, rcpts: [], data: false, tls: false, quit: false, closed: false };
+            host.sessions.push(rec);
             socket.on('error', () => undefined);
+            socket.on('data', (chunk) => (rec.quit ||= /^QUIT\r?$/im.test(chunk.toString('latin1'))));
+            socket.on('close', () => (rec.closed = true));
           })
-        : brokenTlsServer(host);
+        : handWrittenServer(b, host);
       server.on('connection', (socket) => {
         host.sockets.add(socket);
         socket.on('close', () => host.sockets.delete(socket));

@@ -28,9 +28,9 @@ interface ItemData {
 export interface RedisJobStoreOptions {
   /** Commands of the API and the bookkeeping: fails fast while Redis is down (no offline queue). */
   client: Redis;
-  /** ioredis options of the connections BullMQ opens itself: the queue's (failing fast) and the worker's (blocking). */
-  queueConnection: Record<string, unknown>;
-  workerConnection: Record<string, unknown>;
+  /** BullMQ's connections: the queue's (failing fast) and the worker's (blocking; made at the first claim). */
+  queueConnection: Redis;
+  workerConnection: () => Redis;
   leaseMs: number;
 }
 
@@ -187,7 +187,7 @@ async function purge(c: Ctx, now: number): Promise<number> {
 
 export function createRedisJobStore(o: RedisJobStoreOptions): JobStore {
   const { client: r } = o;
-  const queue = new Queue<ItemData>(QUEUE, { connection: o.queueConnection as never, prefix: 'ej:bull' });
+  const queue = new Queue<ItemData>(QUEUE, { connection: o.queueConnection, prefix: 'ej:bull' });
   queue.on('error', () => undefined); // reconnects by itself; each command's failure is answered where it was made
   let worker: Worker<ItemData> | null = null;
   const c: Ctx = {
@@ -197,7 +197,7 @@ export function createRedisJobStore(o: RedisJobStoreOptions): JobStore {
     // Made at the first claim: a server with JOBS_WORKER=off never opens the blocking connection.
     worker() {
       if (worker) return worker;
-      worker = new Worker<ItemData>(QUEUE, null, { connection: o.workerConnection as never, prefix: 'ej:bull', lockDuration: o.leaseMs, maxStalledCount: MAX_STALLS, stalledInterval: Math.max(100, o.leaseMs / 2), autorun: false });
+      worker = new Worker<ItemData>(QUEUE, null, { connection: o.workerConnection(), prefix: 'ej:bull', lockDuration: o.leaseMs, maxStalledCount: MAX_STALLS, stalledInterval: Math.max(100, o.leaseMs / 2), autorun: false });
       worker.on('error', () => undefined);
       void worker.startStalledCheckTimer().catch(() => undefined);
       return worker;

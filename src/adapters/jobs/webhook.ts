@@ -4,6 +4,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { parseTlsTarget } from '../../domain/tls-target.js';
+import { parseUrl, type ParsedUrl } from '../../domain/url.js';
 import { RefusedTarget } from '../../errors.js';
 import { guardedAddress, type TargetGuardOptions } from '../tls/target-guard.js';
 
@@ -36,7 +37,8 @@ export type Delivery = { ok: true } | { ok: false; why: string };
 export function createWebhookSender(o: WebhookSenderOptions): (post: WebhookPost) => Promise<Delivery> {
   const now = o.now ?? Date.now;
   return async (post) => {
-    const url = new URL(post.url);
+    const url = parseUrl(post.url);
+    if (url === null) return { ok: false, why: 'the webhook URL does not parse' };
     const host = url.hostname.replace(/^\[|\]$/g, '');
     const target = parseTlsTarget(host);
     if (target.kind === 'invalid') return { ok: false, why: 'the webhook URL has no valid host' };
@@ -61,7 +63,7 @@ export function createWebhookSender(o: WebhookSenderOptions): (post: WebhookPost
   };
 }
 
-function send(url: URL, address: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<Delivery> {
+function send(url: ParsedUrl, address: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<Delivery> {
   return new Promise((resolve) => {
     const https = url.protocol === 'https:';
     const req = (https ? httpsRequest : httpRequest)({

@@ -18,15 +18,14 @@ export interface RedisClientOptions {
  */
 export function createRedisClient(url: string, opts: RedisClientOptions = {}): Redis {
   const maxDelay = opts.reconnectMaxDelayMs ?? 1000;
-  const client = new Redis({
-    ...targetOptions(url),
+  const client = connect(url, {
     enableOfflineQueue: false,
     // Commands issued in the same tick go out as one pipeline: one write per batch of requests, not per request.
     enableAutoPipelining: true,
     maxRetriesPerRequest: 1,
     connectTimeout: opts.connectTimeoutMs ?? 1000,
     commandTimeout: opts.commandTimeoutMs ?? 500,
-    retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times - 1, 10), maxDelay),
+    retryStrategy: (times: number) => Math.min(50 * 2 ** Math.min(times - 1, 10), maxDelay),
   });
   // Without a listener ioredis prints every failed reconnect attempt.
   client.on('error', (err: Error) => opts.onError?.(err));
@@ -78,38 +77,29 @@ export function redisAttributes(client: Redis, command: string): Record<string, 
 }
 
 /**
- * Where Redis is: a redis:// or rediss:// URL (host, port, user, password, db, TLS), or the Sentinel target config.ts
- * writes (`redis-sentinel://host:port,.../name`): ioredis asks the Sentinels for the primary, and again after a
- * failover (failoverDetector: it follows +switch-master at once rather than at the next connection error).
+ * Where Redis is: a redis:// or rediss:// URL (ioredis reads it), or the Sentinel target config.ts writes
+ * (`redis-sentinel://host:port,.../name`): ioredis asks the Sentinels for the primary, and again after a failover
+ * (failoverDetector: it follows +switch-master at once rather than at the next connection error).
  */
-function targetOptions(url: string): Record<string, unknown> {
+function connect(url: string, options: Record<string, unknown>): Redis {
   const sentinel = /^redis-sentinel:\/\/([^/]+)\/(.+)$/.exec(url);
-  if (sentinel) {
-    const sentinels = sentinel[1].split(',').map((hp) => {
-      const m = /^\[?(.*?)\]?:(\d+)$/.exec(hp)!;
-      return { host: m[1], port: Number(m[2]) };
-    });
-    return { sentinels, name: decodeURIComponent(sentinel[2]), failoverDetector: true, sentinelRetryStrategy: (times: number) => Math.min(100 * times, 1000) };
-  }
-  const u = new URL(url);
-  return {
-    host: u.hostname.replace(/^\[|\]$/g, ''),
-    port: Number(u.port || 6379),
-    ...(u.username ? { username: decodeURIComponent(u.username) } : {}),
-    ...(u.password ? { password: decodeURIComponent(u.password) } : {}),
-    ...(u.pathname.length > 1 ? { db: Number(u.pathname.slice(1)) } : {}),
-    ...(u.protocol === 'rediss:' ? { tls: {} } : {}),
-  };
+  if (!sentinel) return new Redis(url, options);
+  const sentinels = sentinel[1].split(',').map((hp) => {
+    const m = /^\[?(.*?)\]?:(\d+)$/.exec(hp)!;
+    return { host: m[1], port: Number(m[2]) };
+  });
+  return new Redis({ sentinels, name: decodeURIComponent(sentinel[2]), failoverDetector: true, sentinelRetryStrategy: (times: number) => Math.min(100 * times, 1000), ...options });
 }
 
 /**
- * The ioredis options of REDIS_URL for connections a library opens itself (BullMQ): `blocking` for a worker's
- * connection (BullMQ's blocking commands need maxRetriesPerRequest null), else failing fast like createRedisClient.
+ * A connection of REDIS_URL for a library that takes one (BullMQ): `blocking` for a worker's (BullMQ's blocking
+ * commands need maxRetriesPerRequest null; it makes its own duplicate for them), else failing fast like createRedisClient.
  */
-export function redisConnectionOptions(url: string, blocking: boolean): Record<string, unknown> {
-  return {
-    ...targetOptions(url),
+export function createLibraryConnection(url: string, blocking: boolean, onError?: (err: Error) => void): Redis {
+  const client = connect(url, {
     retryStrategy: (times: number) => Math.min(50 * 2 ** Math.min(times - 1, 10), 1000),
     ...(blocking ? { maxRetriesPerRequest: null } : { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 1000 }),
-  };
+  });
+  client.on('error', (err: Error) => onError?.(err));
+  return client;
 }
