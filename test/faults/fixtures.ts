@@ -89,7 +89,7 @@ export async function startUpstreams(o: UpstreamOptions = {}): Promise<Upstreams
 
 export interface OperationRequest {
   operationId: string;
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'DELETE';
   path: string;
   headers?: Record<string, string>;
   body?: string;

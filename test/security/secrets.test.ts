@@ -170,6 +170,25 @@ describe('traffic with secrets', () => {
         expect(await send(post(operationId, p, JSON.stringify({ items })), { label: 'card numbers as bulk items' }), p).toBe(200);
       }
     }
+    // Card numbers in an email job's list (JSON and CSV): masked before the job is stored, so in no status, line or log.
+    const jobs = '/api/v1/email/jobs';
+    const listed = CARDS.slice(0, 4).flatMap((c) => [`${digits(c)}@mail.test`, c]);
+    const created = await h.call(jobs, { method: 'POST', headers: json, body: JSON.stringify({ items: listed }) });
+    operationsSeen.add('createEmailJob');
+    responses.push({ where: 'response to createEmailJob with card numbers', text: created.text });
+    expect(created.status).toBe(202);
+    const csv = `email\n${listed.map((l) => `"${l}"`).join('\n')}\n`;
+    expect(await send(post('createEmailJob', jobs, csv, { 'content-type': 'text/csv' }), { label: 'card numbers in a CSV list' })).toBe(202);
+    const job = `${jobs}/${created.body.id}`;
+    expect(await send({ operationId: 'getEmailJob', method: 'GET', path: job })).toBe(200);
+    const lines = await h.fetch(`${job}/results`, { headers: { 'x-api-key': h.key } });
+    operationsSeen.add('getEmailJobResults');
+    responses.push({ where: 'results of the job with card numbers', text: await lines.text() });
+    for (const accept of ['text/csv']) {
+      const asCsv = await h.fetch(`${job}/results`, { headers: { 'x-api-key': h.key, accept } });
+      responses.push({ where: 'CSV results of the job with card numbers', text: await asCsv.text() });
+    }
+    expect(await send({ operationId: 'cancelEmailJob', method: 'DELETE', path: job })).toBe(200);
     expect(await send(validRequests()[1], { key: WRONG_KEY, label: 'wrong key' })).toBe(403);
   });
 
