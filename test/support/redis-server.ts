@@ -174,12 +174,14 @@ export async function startRedisSentinelGroup(dir: string): Promise<TestSentinel
   const name = 'vls-primary';
   const children: ChildProcess[] = [];
   const run = async (args: string[], port: number) => {
-    const c = spawn(BINARY, args, { stdio: 'ignore' });
+    // In `dir`: a replica writes the RDB of its first sync to its working directory (never the checkout, where the
+    // next test's redis-server would load it).
+    const c = spawn(BINARY, args, { stdio: 'ignore', cwd: dir });
     children.push(c);
     await waitForPing(port, c);
     return c;
   };
-  const base = ['--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning'];
+  const base = ['--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning', '--dir', dir];
   const primaryPort = await freePort();
   const replicaPort = await freePort();
   const primary = await run(['--port', String(primaryPort), ...base], primaryPort);
