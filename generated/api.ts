@@ -63,9 +63,9 @@ export interface paths {
          * @description Normalises the input (trim, upper-case, spaces and dashes removed), expands an 8-character BIC with branch
          *     `XXX`, and checks the ISO 9362 structure: 4 letters of institution, an ISO 3166-1 alpha-2 country that exists,
          *     2 alphanumeric characters of location and 3 alphanumeric characters of branch. It does not check that the
-         *     institution exists by itself: `inDirectory` and `bankName` say whether the shipped bank directories (the
-         *     same tables that resolve IBANs' BICs, 43 countries) list it. A well-formed BIC they do not list is still
-         *     200 `valid: true`, with `inDirectory: false`.
+         *     institution exists by itself: `inDirectory`, `bankName` and `sharedBy` say whether the shipped bank
+         *     directories (the same tables that resolve IBANs' BICs, 43 countries) list it, and for how many banks. A
+         *     well-formed BIC they do not list is still 200 `valid: true`, with `inDirectory: false`.
          *
          *     A plausible attempt (1-64 letters, digits, spaces, dashes) that fails gets 200 with `valid: false` and the
          *     fields that can be extracted (by position); anything else gets 400 `INVALID_FORMAT`.
@@ -764,7 +764,7 @@ export interface components {
             /** @description Whether the resolved BIC is structurally valid; false when none is resolved. */
             bicValid: boolean;
             /**
-             * @description The name of the bank with this bank code, from the same table that resolves `bic`: for DE the Deutsche Bundesbank's short name (`bankdata-germany`), for the other countries the national registry's name (schwifty's bank registry, data/banks); a code only `iban-to-bic` knows takes the name another table gives its BIC. Null when the bank code is in no table (or the table has no name for it).
+             * @description The name of the bank with this bank code, from the code's own entry: for DE the Deutsche Bundesbank's short name (`bankdata-germany`), for the other countries the national registry's name (schwifty's bank registry, data/banks), also when that entry has no BIC or a foreign one (`bic` null). A regional bank that routes through its group's BIC keeps its own name (FR 11425: Caisse d'Epargne Normandie, not the CEPAFRPPXXX entry's Caisse d'Epargne CEPAC). Null when the bank code is in no table with names (a code only `iban-to-bic` knows: the bank whose BIC it routes to may be another bank), or the entry has none.
              * @example Commerzbank
              */
             bankName: string | null;
@@ -799,10 +799,15 @@ export interface components {
              */
             inDirectory: boolean;
             /**
-             * @description The bank's name from the directory entry (the shortest where several bank codes share the BIC); null when `inDirectory` is false or the directory has no name.
+             * @description The name of the bank the directories list under exactly this BIC (the shortest spelling where several of its bank codes list it). Null when `inDirectory` is false, when the BIC is shared by several banks (`sharedBy` 2 or more: a group's or a clearing head's BIC, such as CEPAFRPPXXX for the regional Caisses d'Epargne), when a head office (XXX) is known only through its branch BICs (GENODEF1XXX: its branches are different cooperative banks), or when the directory has no name.
              * @example Deutsche Bank
              */
             bankName: string | null;
+            /**
+             * @description How many different banks the directories list under exactly this BIC: 1 for a bank's own BIC, 2 or more for a BIC several banks use (then `bankName` is null: ask the IBAN operation, which names the bank of each bank code), 0 when this exact BIC is not listed (not in a directory, or a head office known only through its branches). Names that differ only in case, accents, punctuation or a trailing legal form ("Paynovate", "Paynovate S.A.") count as one bank.
+             * @example 1
+             */
+            sharedBy: number;
         };
         DnsRecord: {
             /**
