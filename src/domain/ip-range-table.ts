@@ -163,8 +163,22 @@ function prevOf<T extends number | bigint>(x: T): T {
   return (typeof x === 'bigint' ? x - 1n : (x as number) - 1) as T;
 }
 
-/** Build the table from ranges (any order, overlaps allowed). */
-export function buildRangeTable(ranges: Iterable<LabelledRange>): RangeTable {
+/**
+ * A table's arrays: what a worker thread that built the table sends back (the typed arrays are transferred, not
+ * copied), so that a large list is parsed and merged off the event loop and the swap costs a few microseconds.
+ */
+export interface RangeTableData {
+  labels: string[];
+  start4: Uint32Array;
+  end4: Uint32Array;
+  label4: Uint16Array;
+  start6: Uint32Array;
+  end6: Uint32Array;
+  label6: Uint16Array;
+}
+
+/** The arrays of the table of `ranges` (any order, overlaps allowed): the costly part of a build. */
+export function buildRangeTableData(ranges: Iterable<LabelledRange>): RangeTableData {
   const labels: string[] = [];
   const labelIndex = new Map<string, number>();
   const v4: Flat<number>[] = [];
@@ -204,6 +218,16 @@ export function buildRangeTable(ranges: Iterable<LabelledRange>): RangeTable {
     words(r.last, end6, i * 4);
     label6[i] = r.label;
   });
+  return { labels, start4, end4, label4, start6, end6, label6 };
+}
+
+/** Build the table from ranges (any order, overlaps allowed). */
+export function buildRangeTable(ranges: Iterable<LabelledRange>): RangeTable {
+  return rangeTableFromData(buildRangeTableData(ranges));
+}
+
+/** The table over arrays built elsewhere (buildRangeTableData, here or in a worker thread). */
+export function rangeTableFromData({ labels, start4, end4, label4, start6, end6, label6 }: RangeTableData): RangeTable {
   const scratch = new Uint32Array(4);
 
   function lookup4(address: string): number {
@@ -239,7 +263,7 @@ export function buildRangeTable(ranges: Iterable<LabelledRange>): RangeTable {
 
   return {
     labels,
-    size: { v4: flat4.length, v6: flat6.length },
+    size: { v4: label4.length, v6: label6.length },
     lookup: (address, version) => (version === 4 ? lookup4(address) : lookup6(address)),
   };
 }

@@ -2,6 +2,9 @@
 // into a range table once per load; the combined IP security flags per address. Formats: docs/data-sources.md.
 import { readFile, stat } from 'node:fs/promises';
 import { buildRangeTable, parseCidr, type LabelledRange, type RangeTable } from '../../domain/ip-range-table.js';
+
+/** What the parsers build from the ranges read: the table by default; its arrays in a worker (src/adapters/refresh/). */
+type Build<T> = (ranges: LabelledRange[]) => T;
 import type { IpClass } from '../../domain/ip-ranges.js';
 import type { components } from '../../../generated/api.js';
 
@@ -39,7 +42,9 @@ async function dateOf(path: string, text: string): Promise<string> {
  * not a CIDR block or address is an error naming its line: a file half understood would answer "not hosting" for
  * what it meant to list.
  */
-export function hostingRangesFromText(text: string, path = 'hosting ranges'): { table: RangeTable; entries: number } {
+export function hostingRangesFromText(text: string, path?: string): { table: RangeTable; entries: number };
+export function hostingRangesFromText<T>(text: string, path: string, build: Build<T>): { table: T; entries: number };
+export function hostingRangesFromText(text: string, path = 'hosting ranges', build: Build<unknown> = buildRangeTable): { table: unknown; entries: number } {
   const ranges: LabelledRange[] = [];
   for (const [i, line] of dataLines(text).entries()) {
     const comma = line.indexOf(',');
@@ -51,14 +56,16 @@ export function hostingRangesFromText(text: string, path = 'hosting ranges'): { 
     ranges.push({ ...range, label: provider });
   }
   if (ranges.length === 0) throw new Error(`${path}: no range (lines of "cidr,provider")`);
-  return { table: buildRangeTable(ranges), entries: ranges.length };
+  return { table: build(ranges), entries: ranges.length };
 }
 
 /**
  * Tor exit addresses: one address or CIDR block per line (the Tor Project's bulk exit list), or the exit list's
  * `ExitAddress <address> <date> <time>` lines (its other lines are skipped).
  */
-export function torExitsFromText(text: string, path = 'Tor exits'): { table: RangeTable; entries: number } {
+export function torExitsFromText(text: string, path?: string): { table: RangeTable; entries: number };
+export function torExitsFromText<T>(text: string, path: string, build: Build<T>): { table: T; entries: number };
+export function torExitsFromText(text: string, path = 'Tor exits', build: Build<unknown> = buildRangeTable): { table: unknown; entries: number } {
   const ranges: LabelledRange[] = [];
   const lines = dataLines(text);
   const exitList = lines.some((l) => l.startsWith('ExitAddress '));
@@ -70,7 +77,7 @@ export function torExitsFromText(text: string, path = 'Tor exits'): { table: Ran
     ranges.push({ ...range, label: 'Tor' });
   }
   if (ranges.length === 0) throw new Error(`${path}: no exit address`);
-  return { table: buildRangeTable(ranges), entries: ranges.length };
+  return { table: build(ranges), entries: ranges.length };
 }
 
 async function load(path: string, parse: (text: string, path: string) => { table: RangeTable; entries: number }): Promise<LoadedRanges> {

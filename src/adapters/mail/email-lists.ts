@@ -7,7 +7,6 @@ import type { EmailLists } from '../../domain/email.js';
 const require = createRequire(import.meta.url);
 
 const lowerSet = (names: readonly string[]): ReadonlySet<string> => new Set(names.map((s) => s.toLowerCase()));
-const json = async (path: string): Promise<string[]> => JSON.parse(await readFile(path, 'utf8')) as string[];
 
 /** The files the lists are read from (a reload failure names them). */
 export const EMAIL_LIST_FILES = {
@@ -21,13 +20,37 @@ export const EMAIL_LIST_FILES = {
   free: require.resolve('freemail/data/free.txt'),
 };
 
-/** Read the lists (asynchronously: a reload must not stall requests on the disk). */
-export async function loadEmailLists(): Promise<EmailLists> {
+/** A plausible domain name as the lists hold them (lower case, at least two labels). */
+const DOMAIN = /^(?=.{3,253}$)[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/;
+
+/**
+ * Disposable domains from the package's JSON array or the project's own `disposable_email_blocklist.conf` (one name
+ * per line, `#` comments): lower-cased, deduplicated. A line that is not a domain name fails the whole list: a file
+ * half understood (an HTML error page) must not replace the list in use.
+ */
+export function disposableDomainsFromText(text: string, path = 'disposable domains'): string[] {
+  const trimmed = text.trimStart();
+  const names = trimmed.startsWith('[') ? (JSON.parse(trimmed) as unknown[]) : text.split('\n').map((l) => l.replace(/#.*/, '').trim()).filter((l) => l !== '');
+  const out = new Set<string>();
+  for (const [i, name] of names.entries()) {
+    const domain = typeof name === 'string' ? name.trim().toLowerCase() : '';
+    if (!DOMAIN.test(domain)) throw new Error(`${path}: entry ${i + 1} is not a domain name: ${String(name).slice(0, 80)}`);
+    out.add(domain);
+  }
+  if (out.size === 0) throw new Error(`${path}: no domain`);
+  return [...out];
+}
+
+/**
+ * Read the lists (asynchronously: a reload must not stall requests on the disk). `disposableFile`: a downloaded
+ * copy of the disposable list (DATA_REFRESH) instead of the package's.
+ */
+export async function loadEmailLists(disposableFile: string = EMAIL_LIST_FILES.disposable): Promise<EmailLists> {
   // The role list is a CommonJS module: taken out of require's cache (its documented cache) so a new version is read.
   delete require.cache[EMAIL_LIST_FILES.role];
   const [role, disposable, free] = await Promise.all([
     require(EMAIL_LIST_FILES.role) as string[],
-    json(EMAIL_LIST_FILES.disposable),
+    readFile(disposableFile, 'utf8').then((t) => disposableDomainsFromText(t, disposableFile)),
     readFile(EMAIL_LIST_FILES.free, 'utf8'),
   ]);
   const lists: EmailLists = {

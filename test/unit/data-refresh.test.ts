@@ -1,0 +1,154 @@
+// DATA_REFRESH (issue #57): lists downloaded from a local HTTP server (new, broken, shrunk, slow, redirected to a
+// private address), checked, written atomically and swapped in; a failure keeps the list in use and counts.
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { fetchList, ListFetchError, type FetchListOptions } from '../../src/adapters/refresh/fetch-list.js';
+import { disposableList, hostingList, torExitList, type ListFetch } from '../../src/adapters/refresh/lists.js';
+import { createRefresher, shrinkProblem, type RefreshList } from '../../src/adapters/refresh/refresher.js';
+import type { LoadedRanges } from '../../src/adapters/ip-data/ip-lists.js';
+import { guardedAddress } from '../../src/adapters/tls/target-guard.js';
+
+const exits = (n: number) => Array.from({ length: n }, (_, i) => `185.220.${Math.floor(i / 200)}.${(i % 200) + 1}`).join('\n');
+/** What the local publisher serves, by path; a function answers the request itself. */
+const routes = new Map<string, string | ((res: import('node:http').ServerResponse) => void)>();
+let server: Server;
+let base: string;
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    const route = routes.get(req.url ?? '');
+    if (route === undefined) return void res.writeHead(404).end();
+    if (typeof route === 'function') return route(res);
+    res.writeHead(200, { 'content-type': 'text/plain', 'last-modified': 'Sat, 28 Nov 2026 10:00:00 GMT' }).end(route);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://lists.test:${(server.address() as AddressInfo).port}`;
+});
+afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+/** lists.test is the local server; every other name resolves to a private address the guard must refuse. */
+const resolve = async (name: string) => (name === 'lists.test' ? ['127.0.0.1'] : ['10.1.2.3']);
+/** ALLOW_PRIVATE_TARGETS for the test server's own name only (as the TLS tests allow loopback); the real guard for every hop. */
+const guard: typeof guardedAddress = (o, target) => guardedAddress({ ...o, allowPrivate: target.kind === 'hostname' && target.name === 'lists.test' }, target);
+const options: FetchListOptions = { resolve, allowPrivate: false, guard, timeoutMs: 1_000, maxBytes: 100_000 };
+const fetch: ListFetch = (url) => fetchList(options, url);
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'refresh-'));
+  routes.clear();
+});
+afterEach(() => rm(dir, { recursive: true, force: true }));
+
+/** A Tor list refresher over the local server, with what was swapped in and the warnings logged. */
+function torRefresher(inUse = 100) {
+  const swapped: { value: LoadedRanges; date: string }[] = [];
+  const warnings: string[] = [];
+  const list = torExitList(fetch, `${base}/tor`, { inUse: () => ({ total: inUse }), swap: (value, date) => swapped.push({ value, date }) });
+  const refresher = createRefresher({ dir, lists: [list], logger: { info: () => undefined, warn: (f, msg) => warnings.push(`${msg}: ${(f as { err: string }).err}`) } });
+  return { refresher, swapped, warnings };
+}
+
+describe('a Tor exit list refresh', () => {
+  it('a new list: parsed, written atomically into the folder, swapped in, dated by Last-Modified', async () => {
+    routes.set('/tor', exits(120));
+    const { refresher, swapped, warnings } = torRefresher();
+    expect(await refresher.refresh('ip-tor-exits')).toBe(true);
+    expect(warnings).toEqual([]);
+    expect(swapped).toHaveLength(1);
+    expect(swapped[0].date).toBe('2026-11-28');
+    expect(swapped[0].value.entries).toBe(120);
+    expect(swapped[0].value.table.lookup('185.220.0.7', 4)).toBe(0);
+    expect(swapped[0].value.table.lookup('8.8.8.8', 4)).toBe(-1);
+    expect(await readdir(dir)).toEqual(['tor-exits.txt']); // no temporary file left behind
+    expect(await readFile(join(dir, 'tor-exits.txt'), 'utf8')).toMatch(/^# Tor exit addresses.*\n# date: 2026-11-28\n185\.220\.0\.1\n/);
+    expect(refresher.counts()).toEqual({ refreshes: { 'ip-tor-exits': 1 }, failures: { 'ip-tor-exits': 0 } });
+  });
+
+  it.each([
+    ['a broken list (an HTML page)', () => routes.set('/tor', '<html><body>Service unavailable</body></html>'), /data line 1 is not an address/],
+    ['an empty list', () => routes.set('/tor', '\n'), /no exit address/],
+    ['a list that shrank by more than half', () => routes.set('/tor', exits(40)), /shrank from 100 to 40 entries/],
+    ['a list over the size cap', () => routes.set('/tor', exits(9_000)), /more than the cap of 100000 bytes/],
+    ['an HTTP error', () => routes.set('/tor', (res) => void res.writeHead(503).end()), /answered HTTP 503/],
+    ['a slow server (headers, then nothing)', () => routes.set('/tor', (res) => void res.writeHead(200).write('185.220.0.1\n')), /no complete answer within 1000 ms/],
+    ['a redirect to a private address', () => routes.set('/tor', (res) => void res.writeHead(302, { location: 'http://internal.test/tor' }).end()), /internal\.test is a non-public address, which is not fetched/],
+  ])('%s: the list in use stays, one warning, one failure counted', async (_label, serve, reason) => {
+    serve();
+    const { refresher, swapped, warnings } = torRefresher();
+    expect(await refresher.refresh('ip-tor-exits')).toBe(false);
+    expect(swapped).toEqual([]);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/^refresh of ip-tor-exits failed; the data in use stays: /);
+    expect(warnings[0]).toMatch(reason);
+    expect(await readdir(dir)).toEqual([]);
+    expect(refresher.counts().failures['ip-tor-exits']).toBe(1);
+  });
+
+  it('follows a redirect to the same (allowed) publisher, guarding the new hop', async () => {
+    routes.set('/old', (res) => void res.writeHead(301, { location: '/tor' }).end());
+    routes.set('/tor', exits(3));
+    const got = await fetchList(options, `${base}/old`);
+    expect(got.url).toBe(`${base}/tor`);
+    expect(got.body.split('\n')).toHaveLength(3);
+  });
+
+  it('refuses the local server itself when private targets are not allowed (ALLOW_PRIVATE_TARGETS off)', async () => {
+    routes.set('/tor', exits(3));
+    await expect(fetchList({ ...options, guard: undefined }, `${base}/tor`)).rejects.toThrow(ListFetchError);
+    await expect(fetchList({ ...options, guard: undefined }, `http://127.0.0.1:1/tor`)).rejects.toThrow(/127\.0\.0\.1 is a non-public address/);
+  });
+});
+
+describe('the hosting list and the disposable domains', () => {
+  it('builds the hosting CSV from each provider\'s own format, dated by the oldest, per-provider counts', async () => {
+    routes.set('/aws.json', JSON.stringify({ createDate: '2026-11-27-10-00-00', prefixes: [{ ip_prefix: '3.5.0.0/16' }], ipv6_prefixes: [{ ipv6_prefix: '2600:1f00::/24' }] }));
+    routes.set('/cf-v4', '104.16.0.0/13\n');
+    const swapped: LoadedRanges[] = [];
+    const list = hostingList(fetch, { aws: [`${base}/aws.json`], cloudflare: [`${base}/cf-v4`] }, { inUse: () => null, swap: (v) => swapped.push(v) });
+    const refresher = createRefresher({ dir, lists: [list], logger: { info: () => undefined, warn: () => undefined } });
+    expect(await refresher.refresh('ip-hosting')).toBe(true);
+    const table = swapped[0].table;
+    expect(table.labels[table.lookup('3.5.1.1', 4)]).toBe('Amazon Web Services');
+    expect(table.labels[table.lookup('104.17.0.1', 4)]).toBe('Cloudflare');
+    const csv = await readFile(join(dir, 'hosting-ranges.csv'), 'utf8');
+    expect(csv).toMatch(/^# date: 2026-11-27$/m);
+    expect(csv).toContain('2600:1f00::/24,Amazon Web Services');
+  });
+
+  it('refuses a hosting download where one provider lost more than half its ranges', async () => {
+    routes.set('/cf-v4', '104.16.0.0/13\n');
+    const list: RefreshList = hostingList(fetch, { cloudflare: [`${base}/cf-v4`] }, { inUse: () => ({ total: 1, Cloudflare: 15 }), swap: () => undefined });
+    const warnings: string[] = [];
+    const refresher = createRefresher({ dir, lists: [list], logger: { info: () => undefined, warn: (f) => warnings.push((f as { err: string }).err) } });
+    expect(await refresher.refresh('ip-hosting')).toBe(false);
+    expect(warnings).toEqual(['Cloudflare shrank from 15 to 1 entries (more than half)']);
+  });
+
+  it('takes the disposable blocklist (one name per line) and refuses one with a line that is not a domain', async () => {
+    routes.set('/disposable', '# comment\nMailinator.com\n10minutemail.com\n');
+    let set: ReadonlySet<string> | null = null;
+    const list = disposableList(fetch, `${base}/disposable`, { inUse: () => ({ total: 2 }), swap: (v) => (set = v) });
+    const refresher = createRefresher({ dir, lists: [list], logger: { info: () => undefined, warn: () => undefined } });
+    expect(await refresher.refresh('email-disposable')).toBe(true);
+    expect([...set!]).toEqual(['mailinator.com', '10minutemail.com']);
+    routes.set('/disposable', 'mailinator.com\n<!doctype html>\n');
+    expect(await refresher.refresh('email-disposable')).toBe(false);
+    expect([...set!]).toEqual(['mailinator.com', '10minutemail.com']);
+  });
+});
+
+describe('shrinkProblem', () => {
+  it.each([
+    [null, { total: 1 }, null],
+    [{ total: 100 }, { total: 50 }, null],
+    [{ total: 100 }, { total: 49 }, 'the list shrank from 100 to 49 entries (more than half)'],
+    [{ total: 100, A: 10 }, { total: 100, B: 10 }, null], // a provider no longer configured is not compared
+  ])('%o -> %o: %s', (before, after, problem) => {
+    expect(shrinkProblem(before, after)).toBe(problem);
+  });
+});
