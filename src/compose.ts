@@ -1,5 +1,5 @@
 // Composition root: config -> adapters -> operations -> app dependencies. The one place that knows every adapter.
-import { access } from 'node:fs/promises';
+import { access, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { KeyStore } from './adapters/keys/key-store.js';
 import type { CounterStore } from './adapters/limits/counter-store.js';
@@ -46,6 +46,9 @@ import { createNetworkOperations } from './operations/network.js';
 import { createSecurityOperations } from './operations/security.js';
 import type { Handlers } from './operations/types.js';
 import { startTracing } from './adapters/tracing/sdk.js';
+import { loadDomainsOffLoop, loadRangesOffLoop, savedDate } from './adapters/refresh/lists.js';
+import { createDataRefresh, savedList } from './adapters/refresh/schedule.js';
+import type { Refresher } from './adapters/refresh/refresher.js';
 
 /** The configured GeoIP databases, or the bundled GeoLite2 ones under DATA_DIR/geoip (newest City first). */
 async function geoPaths(config: Readonly<Config>): Promise<{ cityDb: string; asnDb: string }> {
@@ -67,6 +70,13 @@ export interface Composition {
   deps: AppDeps;
   /** Reload every dataset read from files (SIGHUP): src/adapters/files/reload.ts. */
   reloader: Reloader;
+  /**
+   * A list DATA_REFRESH downloaded to `path` is swapped in (by this process's refresher, or under WORKERS>1 by the
+   * primary's, whose counts come along for /metrics). Rejects, the list in use unchanged, when the file fails.
+   */
+  refreshed(name: string, path: string, counts?: RefreshCounts): Promise<void>;
+  /** This process's DATA_REFRESH downloader (started once the server listens), or null (off, or a cluster worker). */
+  refresher: Refresher | null;
   /** Settles when the GeoIP databases are open (or failed to open). */
   geoLoading: Promise<void>;
   keyStore: KeyStore;
@@ -77,6 +87,15 @@ export interface Composition {
   beginDrain(): void;
   close(): Promise<void>;
 }
+
+type RefreshCounts = ReturnType<Refresher['counts']>;
+
+/** The files the refreshable lists are read from when DATA_REFRESH has saved none: the configured or shipped ones. */
+export const listFiles = (config: Pick<Config, 'hostingRangesFile' | 'torExitFile'>) => ({
+  hosting: config.hostingRangesFile ?? projectPath('data/ip/hosting-ranges.csv'),
+  tor: config.torExitFile ?? projectPath('data/ip/tor-exits.txt'),
+  disposable: EMAIL_LIST_FILES.disposable,
+});
 
 export interface ComposeOptions {
   /** Replace the limiter (tests of other behaviour use `unlimited`). */
@@ -165,8 +184,10 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
   let banks = await loadBankDirectory(banksDir);
   const datasetsPath = projectPath('data/datasets.json');
   const datasets = createDatasetRegistry(await loadDatasets(datasetsPath));
-  const hostingPath = config.hostingRangesFile ?? projectPath('data/ip/hosting-ranges.csv');
-  const torPath = config.torExitFile ?? projectPath('data/ip/tor-exits.txt');
+  // With DATA_REFRESH=on a list downloaded before (DATA_DIR/lists) is the one in use, over the configured or shipped file.
+  const shippedLists = listFiles(config);
+  let hostingPath = (await savedList(config, 'hosting-ranges.csv')) ?? shippedLists.hosting;
+  let torPath = (await savedList(config, 'tor-exits.txt')) ?? shippedLists.tor;
   const ipList = (variable: string, path: string, load: (p: string) => Promise<LoadedRanges>) =>
     loadNamedFile(variable, path, load).catch((err: unknown) => {
       throw err instanceof ConfigError ? err : new ConfigError(variable, err instanceof Error ? err.message : String(err));
@@ -189,7 +210,11 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
     logger,
   });
   metrics.addCache('dns', () => resolver.stats());
-  let email = createEmailClassifier(await loadEmailLists());
+  let disposablePath = (await savedList(config, 'disposable-domains.txt')) ?? shippedLists.disposable;
+  let emailLists = await loadEmailLists(disposablePath);
+  let email = createEmailClassifier(emailLists);
+  const disposableDate = disposablePath === shippedLists.disposable ? null : savedDate(await readFile(disposablePath, 'utf8'));
+  if (disposableDate) datasets.setDate('email-disposable', disposableDate);
   const tlsExtraCa = config.tlsExtraCaFile ? await readCaBundle('TLS_EXTRA_CA_FILE', config.tlsExtraCaFile) : undefined;
   // Built at the first inspection or once the server listens (listening() below), whichever comes first: its trust
   // store and TLS contexts (~0.1-0.2 s of CPU, no file read: TLS_EXTRA_CA_FILE was read and checked above) are not
@@ -339,13 +364,15 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
     {
       name: 'email-lists',
       file: () => Object.values(EMAIL_LIST_FILES).join(', '),
-      reload: async () => void (email = createEmailClassifier(await loadEmailLists())),
+      reload: async () => void (email = createEmailClassifier((emailLists = await loadEmailLists(disposablePath)))),
     },
+    // The hosting and Tor lists are parsed and built in a worker thread: a reload (SIGHUP or DATA_REFRESH) never holds
+    // the event loop for the ~0.2-0.7 s the hosting list takes.
     {
       name: 'ip-hosting',
       file: () => hostingPath,
       async reload() {
-        hosting = await loadHostingRanges(hostingPath);
+        hosting = await loadRangesOffLoop('hosting', hostingPath);
         ipSecurity = createIpSecurity(hosting, tor);
       },
     },
@@ -353,7 +380,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
       name: 'ip-tor-exits',
       file: () => torPath,
       async reload() {
-        tor = await loadTorExits(torPath);
+        tor = await loadRangesOffLoop('tor', torPath);
         ipSecurity = createIpSecurity(hosting, tor);
       },
     },
@@ -362,6 +389,33 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
   const reloader = createReloader(reloadables, logger, dateIpLists);
   metrics.addCounters('dataset_reloads_total', 'Reloads of a file dataset that succeeded (SIGHUP)', 'dataset', () => reloader.counts().reloads);
   metrics.addCounters('dataset_reload_failures_total', 'Reloads of a file dataset that failed and kept the data loaded before', 'dataset', () => reloader.counts().failures);
+
+  // DATA_REFRESH: the download just written is swapped in by the list's own reload (as SIGHUP's), from its new path.
+  async function refreshed(name: string, path: string, counts?: RefreshCounts): Promise<void> {
+    if (counts) primaryCounts = counts;
+    if (name === '') return;
+    if (name === 'email-disposable') {
+      const { domains, date } = await loadDomainsOffLoop(path);
+      disposablePath = path;
+      email = createEmailClassifier((emailLists = { ...emailLists, disposableDomains: domains }));
+      if (date) datasets.setDate(name, date);
+      return;
+    }
+    if (name === 'ip-hosting') hostingPath = path;
+    else if (name === 'ip-tor-exits') torPath = path;
+    else return;
+    await reloadables.find((r) => r.name === name)!.reload();
+    dateIpLists();
+  }
+  // Single process: its own refresher. Under WORKERS>1 the primary downloads (src/serve.ts) and tells each worker.
+  const refresher: Refresher | null =
+    config.dataRefresh && !cluster.isWorker ? createDataRefresh(config, { resolve: addressResolver(resolver), shipped: shippedLists, swap: refreshed, logger }) : null;
+  // 0 for each list until a refresh (and always with DATA_REFRESH off), so that the series exist for the alert.
+  const zero = { 'ip-tor-exits': 0, 'ip-hosting': 0, 'email-disposable': 0 };
+  let primaryCounts: RefreshCounts = { refreshes: { ...zero }, failures: { ...zero } };
+  const refreshCounts = () => refresher?.counts() ?? primaryCounts;
+  metrics.addCounters('dataset_refreshes_total', 'Downloads of a list (DATA_REFRESH) that passed the checks and are in use', 'dataset', () => refreshCounts().refreshes);
+  metrics.addCounters('dataset_refresh_failures_total', 'Downloads of a list (DATA_REFRESH) that failed; the list in use stayed', 'dataset', () => refreshCounts().failures);
 
   let draining = false;
   const readiness = () => ({ keys: keys.loaded && keys.healthy, limits: limiter.healthy(), geoip: geo?.ready === true });
@@ -395,6 +449,8 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
   return {
     deps,
     reloader,
+    refreshed,
+    refresher,
     geoLoading,
     keyStore,
     keys,
@@ -404,11 +460,13 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
         tlsNow();
         setImmediate(mtaStsNow);
       });
+      void refresher?.start();
     },
     beginDrain: () => {
       draining = true;
     },
     async close() {
+      refresher?.stop();
       keys.stop();
       // The limiter's last flush needs the database still open: limiter, counters, then the key store.
       await estimator.close();

@@ -1,13 +1,13 @@
 // DATA_REFRESH (issue #57): lists downloaded from a local HTTP server (new, broken, shrunk, slow, redirected to a
 // private address), checked, written atomically and swapped in; a failure keeps the list in use and counts.
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { fetchList, ListFetchError, type FetchListOptions } from '../../src/adapters/refresh/fetch-list.js';
-import { disposableList, hostingList, torExitList, type ListFetch } from '../../src/adapters/refresh/lists.js';
+import { disposableList, domainSetInSlices, hostingList, loadedFromResult, parseFileOffLoop, torExitList, type ListFetch } from '../../src/adapters/refresh/lists.js';
 import { createRefresher, shrinkProblem, type RefreshList } from '../../src/adapters/refresh/refresher.js';
 import type { LoadedRanges } from '../../src/adapters/ip-data/ip-lists.js';
 import { guardedAddress } from '../../src/adapters/tls/target-guard.js';
@@ -38,25 +38,38 @@ const options: FetchListOptions = { resolve, allowPrivate: false, guard, timeout
 const fetch: ListFetch = (url) => fetchList(options, url);
 
 let dir: string;
+/** The list in use before a refresh (the shipped file's role). */
+let shipped: string;
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'refresh-'));
+  shipped = join(await mkdtemp(join(tmpdir(), 'shipped-')), 'list');
   routes.clear();
 });
-afterEach(() => rm(dir, { recursive: true, force: true }));
+afterEach(() => Promise.all([rm(dir, { recursive: true, force: true }), rm(shipped, { force: true })]));
 
-/** A Tor list refresher over the local server, with what was swapped in and the warnings logged. */
-function torRefresher(inUse = 100) {
-  const swapped: { value: LoadedRanges; date: string }[] = [];
+/** A swap as the service does it: the dataset's reload reads the file just written (off the event loop). */
+function swapInto(swapped: { value: LoadedRanges; date: string | null }[]) {
+  return async (name: string, path: string) => {
+    const { result, date } = await parseFileOffLoop(name === 'ip-hosting' ? 'hosting' : 'tor', path);
+    swapped.push({ value: loadedFromResult(result, path, date ?? ''), date });
+  };
+}
+const quiet = { info: () => undefined, warn: () => undefined };
+
+/** A Tor list refresher over the local server (`inUse` exits in use), with what was swapped in and the warnings logged. */
+async function torRefresher(inUse = 100) {
+  await writeFile(shipped, exits(inUse));
+  const swapped: { value: LoadedRanges; date: string | null }[] = [];
   const warnings: string[] = [];
-  const list = torExitList(fetch, `${base}/tor`, { inUse: () => ({ total: inUse }), swap: (value, date) => swapped.push({ value, date }) });
-  const refresher = createRefresher({ dir, lists: [list], logger: { info: () => undefined, warn: (f, msg) => warnings.push(`${msg}: ${(f as { err: string }).err}`) } });
+  const list = torExitList(fetch, `${base}/tor`, async () => shipped);
+  const refresher = createRefresher({ dir, lists: [list], swap: swapInto(swapped), logger: { info: () => undefined, warn: (f, msg) => warnings.push(`${msg}: ${(f as { err: string }).err}`) } });
   return { refresher, swapped, warnings };
 }
 
 describe('a Tor exit list refresh', () => {
   it('a new list: parsed, written atomically into the folder, swapped in, dated by Last-Modified', async () => {
     routes.set('/tor', exits(120));
-    const { refresher, swapped, warnings } = torRefresher();
+    const { refresher, swapped, warnings } = await torRefresher();
     expect(await refresher.refresh('ip-tor-exits')).toBe(true);
     expect(warnings).toEqual([]);
     expect(swapped).toHaveLength(1);
@@ -79,7 +92,7 @@ describe('a Tor exit list refresh', () => {
     ['a redirect to a private address', () => routes.set('/tor', (res) => void res.writeHead(302, { location: 'http://internal.test/tor' }).end()), /internal\.test is a non-public address, which is not fetched/],
   ])('%s: the list in use stays, one warning, one failure counted', async (_label, serve, reason) => {
     serve();
-    const { refresher, swapped, warnings } = torRefresher();
+    const { refresher, swapped, warnings } = await torRefresher();
     expect(await refresher.refresh('ip-tor-exits')).toBe(false);
     expect(swapped).toEqual([]);
     expect(warnings).toHaveLength(1);
@@ -108,11 +121,13 @@ describe('the hosting list and the disposable domains', () => {
   it('builds the hosting CSV from each provider\'s own format, dated by the oldest, per-provider counts', async () => {
     routes.set('/aws.json', JSON.stringify({ createDate: '2026-11-27-10-00-00', prefixes: [{ ip_prefix: '3.5.0.0/16' }], ipv6_prefixes: [{ ipv6_prefix: '2600:1f00::/24' }] }));
     routes.set('/cf-v4', '104.16.0.0/13\n');
-    const swapped: LoadedRanges[] = [];
-    const list = hostingList(fetch, { aws: [`${base}/aws.json`], cloudflare: [`${base}/cf-v4`] }, { inUse: () => null, swap: (v) => swapped.push(v) });
-    const refresher = createRefresher({ dir, lists: [list], logger: { info: () => undefined, warn: () => undefined } });
+    await writeFile(shipped, '3.5.0.0/16,Amazon Web Services\n');
+    const swapped: { value: LoadedRanges; date: string | null }[] = [];
+    const list = hostingList(fetch, { aws: [`${base}/aws.json`], cloudflare: [`${base}/cf-v4`] }, async () => shipped);
+    const refresher = createRefresher({ dir, lists: [list], swap: swapInto(swapped), logger: quiet });
     expect(await refresher.refresh('ip-hosting')).toBe(true);
-    const table = swapped[0].table;
+    expect(swapped[0].date).toBe('2026-11-27');
+    const table = swapped[0].value.table;
     expect(table.labels[table.lookup('3.5.1.1', 4)]).toBe('Amazon Web Services');
     expect(table.labels[table.lookup('104.17.0.1', 4)]).toBe('Cloudflare');
     const csv = await readFile(join(dir, 'hosting-ranges.csv'), 'utf8');
@@ -120,20 +135,27 @@ describe('the hosting list and the disposable domains', () => {
     expect(csv).toContain('2600:1f00::/24,Amazon Web Services');
   });
 
-  it('refuses a hosting download where one provider lost more than half its ranges', async () => {
+  it('refuses a hosting download where one provider lost more than half its ranges (the total grew)', async () => {
     routes.set('/cf-v4', '104.16.0.0/13\n');
-    const list: RefreshList = hostingList(fetch, { cloudflare: [`${base}/cf-v4`] }, { inUse: () => ({ total: 1, Cloudflare: 15 }), swap: () => undefined });
+    await writeFile(shipped, Array.from({ length: 15 }, (_, i) => `104.${i}.0.0/16,Cloudflare`).join('\n'));
+    routes.set('/aws.json', JSON.stringify({ prefixes: Array.from({ length: 20 }, (_, i) => ({ ip_prefix: `3.${i}.0.0/16` })) }));
+    const list: RefreshList = hostingList(fetch, { aws: [`${base}/aws.json`], cloudflare: [`${base}/cf-v4`] }, async () => shipped);
     const warnings: string[] = [];
-    const refresher = createRefresher({ dir, lists: [list], logger: { info: () => undefined, warn: (f) => warnings.push((f as { err: string }).err) } });
+    const refresher = createRefresher({ dir, lists: [list], swap: async () => undefined, logger: { info: () => undefined, warn: (f) => warnings.push((f as { err: string }).err) } });
     expect(await refresher.refresh('ip-hosting')).toBe(false);
     expect(warnings).toEqual(['Cloudflare shrank from 15 to 1 entries (more than half)']);
   });
 
   it('takes the disposable blocklist (one name per line) and refuses one with a line that is not a domain', async () => {
     routes.set('/disposable', '# comment\nMailinator.com\n10minutemail.com\n');
+    await writeFile(shipped, '["mailinator.com", "guerrillamail.com"]');
     let set: ReadonlySet<string> | null = null;
-    const list = disposableList(fetch, `${base}/disposable`, { inUse: () => ({ total: 2 }), swap: (v) => (set = v) });
-    const refresher = createRefresher({ dir, lists: [list], logger: { info: () => undefined, warn: () => undefined } });
+    const list = disposableList(fetch, `${base}/disposable`, async () => shipped);
+    const swap = async (_name: string, path: string) => {
+      const { result } = await parseFileOffLoop('disposable', path);
+      if (result.kind === 'domains') set = await domainSetInSlices(result.domains);
+    };
+    const refresher = createRefresher({ dir, lists: [list], swap, logger: quiet });
     expect(await refresher.refresh('email-disposable')).toBe(true);
     expect([...set!]).toEqual(['mailinator.com', '10minutemail.com']);
     routes.set('/disposable', 'mailinator.com\n<!doctype html>\n');

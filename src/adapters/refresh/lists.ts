@@ -1,6 +1,7 @@
 // The lists DATA_REFRESH keeps current, each from its publisher's URL (settings in src/config.ts): the Tor Project's
 // bulk exit list (hourly), the hosting providers' published ranges (daily), the disposable-domain blocklist (daily).
 // Each gives the refresher its download, its parse (off the event loop) and its swap into the value in use.
+import { readFile, stat } from 'node:fs/promises';
 import { HOSTING_SOURCES } from '../../domain/hosting-sources.js';
 import { rangeTableFromData } from '../../domain/ip-range-table.js';
 import type { LoadedRanges } from '../ip-data/ip-lists.js';
@@ -15,11 +16,8 @@ const DAY = 24 * HOUR;
 const today = () => new Date().toISOString().slice(0, 10);
 const DATE_LINE = /^#\s*date:\s*(\d{4}-\d{2}-\d{2})\s*$/m;
 
-/** The data in use, as the refresher needs it: its counts for the shrink check and a swap. */
-interface Hooks<T> {
-  inUse(): Record<string, number> | null;
-  swap(value: T, date: string): void;
-}
+/** The file the service reads the list from now (a saved download, a configured file or the shipped one). */
+type InUse = () => Promise<string>;
 
 /** A range table built in the worker, wrapped on the event loop (a few microseconds: no copy, no parse). */
 export function loadedFromResult(result: ParseResult, path: string, date: string): LoadedRanges {
@@ -38,7 +36,28 @@ export async function domainSetInSlices(domains: string, slice = 5_000): Promise
   return set;
 }
 
-export function torExitList(fetch: ListFetch, url: string, hooks: Hooks<LoadedRanges>): RefreshList {
+/** A list file read and parsed off the event loop: SIGHUP's and the refresh's reload, and the first shrink check. */
+export async function parseFileOffLoop(kind: 'tor' | 'hosting' | 'disposable', path: string): Promise<{ result: ParseResult; date: string | null }> {
+  const text = await readFile(path, 'utf8');
+  return { result: await parseOffLoop({ kind, text, path }), date: savedDate(text) };
+}
+
+/** A hosting or Tor list file as the service uses it, parsed and built off the event loop (reload and refresh). */
+export async function loadRangesOffLoop(kind: 'tor' | 'hosting', path: string): Promise<LoadedRanges> {
+  const { result, date } = await parseFileOffLoop(kind, path);
+  return loadedFromResult(result, path, date ?? (await stat(path)).mtime.toISOString().slice(0, 10));
+}
+
+/** A disposable-domain list file parsed off the event loop, its Set filled in slices; dated by its `# date:` line. */
+export async function loadDomainsOffLoop(path: string): Promise<{ domains: ReadonlySet<string>; date: string | null }> {
+  const { result, date } = await parseFileOffLoop('disposable', path);
+  if (result.kind !== 'domains') throw new Error(`${path}: not a domain list`);
+  return { domains: await domainSetInSlices(result.domains), date };
+}
+
+const countsOf = (kind: 'tor' | 'hosting' | 'disposable', inUse: InUse) => async () => (await parseFileOffLoop(kind, await inUse())).result.counts;
+
+export function torExitList(fetch: ListFetch, url: string, inUse: InUse): RefreshList {
   return {
     name: 'ip-tor-exits',
     intervalMs: HOUR,
@@ -49,13 +68,12 @@ export function torExitList(fetch: ListFetch, url: string, hooks: Hooks<LoadedRa
       const text = `# Tor exit addresses, downloaded by the service from ${got.url} (DATA_REFRESH)\n# date: ${date}\n${got.body}`;
       return { result: await parseOffLoop({ kind: 'tor', text, path: url }), date };
     },
-    inUse: hooks.inUse,
-    swap: async (result, date, path) => hooks.swap(loadedFromResult(result, path, date), date),
+    inUse: countsOf('tor', inUse),
   };
 }
 
 /** The hosting list from every provider with a URL (a provider whose setting is empty is left out). */
-export function hostingList(fetch: ListFetch, urls: Readonly<Record<string, readonly string[]>>, hooks: Hooks<LoadedRanges>): RefreshList {
+export function hostingList(fetch: ListFetch, urls: Readonly<Record<string, readonly string[]>>, inUse: InUse): RefreshList {
   const sources = HOSTING_SOURCES.filter((s) => (urls[s.id] ?? []).length > 0);
   return {
     name: 'ip-hosting',
@@ -77,12 +95,11 @@ export function hostingList(fetch: ListFetch, urls: Readonly<Record<string, read
       const result = await parseOffLoop({ kind: 'hosting-sources', texts, from, today: today(), path });
       return { result, date: DATE_LINE.exec(result.text.slice(0, 500))?.[1] ?? today() };
     },
-    inUse: hooks.inUse,
-    swap: async (result, date, path) => hooks.swap(loadedFromResult(result, path, date), date),
+    inUse: countsOf('hosting', inUse),
   };
 }
 
-export function disposableList(fetch: ListFetch, url: string, hooks: Hooks<ReadonlySet<string>>): RefreshList {
+export function disposableList(fetch: ListFetch, url: string, inUse: InUse): RefreshList {
   return {
     name: 'email-disposable',
     intervalMs: DAY,
@@ -93,11 +110,7 @@ export function disposableList(fetch: ListFetch, url: string, hooks: Hooks<Reado
       const result = await parseOffLoop({ kind: 'disposable', text: got.body, path: url });
       return { result: { ...result, text: `# Disposable email domains, downloaded by the service from ${got.url} (DATA_REFRESH)\n# date: ${date}\n${result.text}` }, date };
     },
-    inUse: hooks.inUse,
-    async swap(result, date) {
-      if (result.kind !== 'domains') throw new Error('not a domain list');
-      hooks.swap(await domainSetInSlices(result.domains), date);
-    },
+    inUse: countsOf('disposable', inUse),
   };
 }
 

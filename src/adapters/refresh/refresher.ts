@@ -15,10 +15,8 @@ export interface RefreshList {
   file: string;
   /** Download the publisher's file(s) and parse them off the event loop; `date` dates the data. */
   fetch(path: string): Promise<{ result: ParseResult; date: string }>;
-  /** Counts of the data in use before any refresh (the first shrink check compares with these), or null. */
-  inUse(): Record<string, number> | null;
-  /** Swap the parsed data in (one assignment, as SIGHUP's reload does), dated `date`, read from `path`. */
-  swap(result: ParseResult, date: string, path: string): Promise<void>;
+  /** Counts of the data in use before the first refresh (the first shrink check compares with these), or null. */
+  inUse(): Promise<Record<string, number> | null>;
 }
 
 interface WarnLogger {
@@ -52,7 +50,23 @@ async function writeAtomically(path: string, text: string): Promise<void> {
   await rename(tmp, path);
 }
 
-export function createRefresher(o: { dir: string; lists: readonly RefreshList[]; logger: WarnLogger; firstDelayMs?: number }): Refresher {
+export interface RefresherOptions {
+  /** DATA_DIR/lists: where the downloads are written, and read from by the service. */
+  dir: string;
+  lists: readonly RefreshList[];
+  /**
+   * Swap the list just written in: the dataset's own reload (the one SIGHUP runs) reads it from `path`, in this process
+   * or, under WORKERS>1, in every worker. Rejects when the new file cannot be used (the old data stays in use).
+   */
+  swap(name: string, path: string): Promise<void>;
+  logger: WarnLogger;
+  /** After each attempt, with the counts (the primary of WORKERS>1 passes them to the workers for /metrics). */
+  outcome?: (counts: ReturnType<Refresher['counts']>) => void;
+  /** Delay of a first download when no saved copy is due later (default 5 s: not during the start-up). */
+  firstDelayMs?: number;
+}
+
+export function createRefresher(o: RefresherOptions): Refresher {
   const refreshes: Record<string, number> = Object.fromEntries(o.lists.map((l) => [l.name, 0]));
   const failures: Record<string, number> = Object.fromEntries(o.lists.map((l) => [l.name, 0]));
   const baseline = new Map<string, Record<string, number>>();
@@ -64,11 +78,11 @@ export function createRefresher(o: { dir: string; lists: readonly RefreshList[];
     const path = join(o.dir, list.file);
     try {
       const { result, date } = await list.fetch(path);
-      const problem = shrinkProblem(baseline.get(list.name) ?? list.inUse(), result.counts);
+      const problem = shrinkProblem(baseline.get(list.name) ?? (await list.inUse()), result.counts);
       if (problem) throw new Error(problem);
       await mkdir(o.dir, { recursive: true });
       await writeAtomically(path, result.text);
-      await list.swap(result, date, path);
+      await o.swap(list.name, path);
       baseline.set(list.name, result.counts);
       refreshes[list.name]++;
       o.logger.info({ dataset: list.name, entries: result.entries, date }, `${list.name} refreshed`);
@@ -80,12 +94,17 @@ export function createRefresher(o: { dir: string; lists: readonly RefreshList[];
     }
   }
 
+  const counts = () => ({ refreshes: { ...refreshes }, failures: { ...failures } });
+
   function refresh(name: string): Promise<boolean> {
     const list = o.lists.find((l) => l.name === name);
     if (!list) return Promise.resolve(false);
     let run = running.get(name);
     if (!run) {
-      run = once(list).finally(() => running.delete(name));
+      run = once(list).finally(() => {
+        running.delete(name);
+        o.outcome?.(counts());
+      });
       running.set(name, run);
     }
     return run;
@@ -111,6 +130,6 @@ export function createRefresher(o: { dir: string; lists: readonly RefreshList[];
       for (const t of timers.values()) clearTimeout(t);
     },
     refresh,
-    counts: () => ({ refreshes: { ...refreshes }, failures: { ...failures } }),
+    counts,
   };
 }
