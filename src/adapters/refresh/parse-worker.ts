@@ -1,5 +1,6 @@
 // Worker-thread task: a downloaded list parsed, checked and built off the event loop (the hosting list takes ~0.2-0.7 s
 // on this machine's cores): range tables come back as their typed arrays (transferred), domains as one string.
+import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { hostingRangesFromText, torExitsFromText } from '../ip-data/ip-lists.js';
 import { HOSTING_SOURCES, hostingCsv, providerRanges } from '../../domain/hosting-sources.js';
@@ -34,6 +35,14 @@ function run(job: ParseJob): ParseResult {
   }
   const domains = disposableDomainsFromText(job.text, job.path);
   return { kind: 'domains', domains: domains.join('\n'), entries: domains.length, counts: { total: domains.length }, text: `${domains.join('\n')}\n` };
+}
+
+// The lowest priority for this thread alone (Linux: the calling thread): on a busy host the parse yields the cores to
+// the event loop, as the zxcvbn pool's threads do (niceIncrement 19).
+try {
+  setPriority(19);
+} catch {
+  // Not permitted here: the parse runs at the process's priority.
 }
 
 parentPort?.once('message', (job: ParseJob) => {
