@@ -20,6 +20,7 @@ import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/http/logging.js';
 import { projectPath } from '../src/http/spec.js';
 import { loadHostingRanges } from '../src/adapters/ip-data/ip-lists.js';
+import { EMAIL_LIST_FILES } from '../src/adapters/mail/email-lists.js';
 import { createHttpServer, listen } from '../src/server.js';
 import { runLoadInChild } from './load-child.js';
 import { GEOIP_TEST_CITY_DB, GEOIP_TEST_ASN_DB } from '../test/fixtures/paths.js';
@@ -38,6 +39,7 @@ function publisherFiles(): void {
   }
   for (const [provider, cidrs] of byProvider) writeFileSync(join(dir, provider.replace(/\W+/g, '-')), `${cidrs.join('\n')}\n`);
   writeFileSync(join(dir, 'tor'), readFileSync(projectPath('data/ip/tor-exits.txt')));
+  writeFileSync(join(dir, 'disposable'), readFileSync(EMAIL_LIST_FILES.disposable));
 }
 
 /** A static file server in its own process: serving the lists costs the measured loop nothing. */
@@ -53,7 +55,7 @@ const publisher = await startPublisher();
 const url = (provider: string) => [`${publisher.base}/${provider.replace(/\W+/g, '-')}`];
 const config = loadConfig({
   DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', RATE_LIMITS: 'off', DNS_SERVERS: '127.0.0.1:9', PWNED_PASSWORDS_URL: 'http://127.0.0.1:9',
-  GEOIP_CITY_DB: GEOIP_TEST_CITY_DB, GEOIP_ASN_DB: GEOIP_TEST_ASN_DB, DATA_REFRESH: 'on', ALLOW_PRIVATE_TARGETS: 'true', TOR_EXITS_URL: `${publisher.base}/tor`,
+  GEOIP_CITY_DB: GEOIP_TEST_CITY_DB, GEOIP_ASN_DB: GEOIP_TEST_ASN_DB, DATA_REFRESH: 'on', ALLOW_PRIVATE_TARGETS: 'true', TOR_EXITS_URL: `${publisher.base}/tor`, DISPOSABLE_DOMAINS_URL: `${publisher.base}/disposable`,
   AWS_RANGES_URL: url('Amazon Web Services')[0], GOOGLE_CLOUD_RANGES_URL: url('Google Cloud')[0], AZURE_RANGES_URL: url('Microsoft Azure')[0],
   ORACLE_RANGES_URL: url('Oracle Cloud')[0], CLOUDFLARE_RANGES_URL: url('Cloudflare')[0], DIGITALOCEAN_RANGES_URL: url('DigitalOcean')[0],
 });
@@ -99,7 +101,7 @@ async function stall(work: () => Promise<unknown>): Promise<{ maxMs: number; tur
 }
 
 const refresher = composition.refresher!;
-const results: Record<string, { maxMs: number; turnMs: number; tookMs: number }[]> = { 'no refresh (same window)': [], 'Tor list refresh': [], 'hosting list refresh': [], 'hosting list on the loop (old reload)': [] };
+const results: Record<string, { maxMs: number; turnMs: number; tookMs: number }[]> = { 'no refresh (same window)': [], 'Tor list refresh': [], 'hosting list refresh': [], 'disposable domains refresh': [], 'hosting list on the loop (old reload)': [] };
 let loadDone = false;
 const load = IDLE
   ? Promise.resolve({ rps: 0, p99: 0 })
@@ -109,6 +111,7 @@ await new Promise((r) => setTimeout(r, 2000));
 for (let i = 0; i < ROUNDS && (IDLE || !loadDone); i++) {
   results['Tor list refresh'].push(await stall(() => refresher.refresh('ip-tor-exits')));
   results['hosting list refresh'].push(await stall(() => refresher.refresh('ip-hosting')));
+  results['disposable domains refresh'].push(await stall(() => refresher.refresh('email-disposable')));
   const window = results['hosting list refresh'].at(-1)!.tookMs;
   results['no refresh (same window)'].push(await stall(() => new Promise((r) => setTimeout(r, window))));
   results['hosting list on the loop (old reload)'].push(await stall(() => loadHostingRanges(projectPath('data/ip/hosting-ranges.csv'))));
