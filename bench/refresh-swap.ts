@@ -60,7 +60,7 @@ const config = loadConfig({
   ORACLE_RANGES_URL: url('Oracle Cloud')[0], CLOUDFLARE_RANGES_URL: url('Cloudflare')[0], DIGITALOCEAN_RANGES_URL: url('DigitalOcean')[0],
 });
 const composition = await compose(config, createLogger('warn'));
-await composition.geoLoading;
+await composition.loaded;
 const server = createHttpServer(await createApp(composition.deps));
 await listen(server, 0, '127.0.0.1');
 const { key } = await composition.keyStore.create({ name: 'bench' });

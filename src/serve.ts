@@ -7,7 +7,8 @@ import { createApp } from './app.js';
 import { startClusterPrimary } from './adapters/limits/cluster-counters.js';
 import { openDatabase } from './adapters/sqlite/database.js';
 import { openKeyStore } from './cli/key-store-factory.js';
-import { compose, listFiles } from './compose.js';
+import { compose } from './compose.js';
+import { shippedLists } from './capabilities/shared/refresh.js';
 import { createDnsResolver, resolveServerNames, systemDnsServers } from './adapters/dns/resolver.js';
 import { createDataRefresh } from './adapters/refresh/schedule.js';
 import { addressResolver } from './adapters/tls/target-guard.js';
@@ -97,7 +98,7 @@ async function serve(config: Readonly<Config>): Promise<void> {
     process.stdout.write(`listening on http://${config.host}:${port} (docs at /docs)\n`);
   }
   // The GeoIP files are the last of the boot work; a timer lets the first requests' allocations settle too.
-  void composition.geoLoading.then(() => setTimeout(compactHeapAfterBoot, 100).unref());
+  void composition.loaded.then(() => setTimeout(compactHeapAfterBoot, 100).unref());
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -118,8 +119,7 @@ async function serve(config: Readonly<Config>): Promise<void> {
   // WORKERS>1 and DATA_REFRESH: the primary downloaded a list (supervise below); this worker swaps it in.
   process.on('message', (m: RefreshMessage) => {
     if (m?.type !== 'data-refresh') return;
-    if (m.name === null) return void composition.refreshed('', '', m.counts);
-    composition.refreshed(m.name, m.path, m.counts).catch((err: unknown) => logger.warn({ dataset: m.name, err: String(err) }, `refreshed ${m.name} could not be used; the data in use stays`));
+    composition.refreshed(m.name, m.counts).catch((err: unknown) => logger.warn({ dataset: m.name, err: String(err) }, `refreshed ${m.name} could not be used; the data in use stays`));
   });
 }
 
@@ -136,7 +136,7 @@ async function refreshForWorkers(config: Readonly<Config>): Promise<void> {
   };
   const refresher = createDataRefresh(config, {
     resolve: addressResolver(resolver),
-    shipped: listFiles(config),
+    shipped: shippedLists(config),
     logger,
     swap: async (name, path) => tell({ type: 'data-refresh', name, path, counts }),
     outcome: (now) => tell({ type: 'data-refresh', name: null, path: '', counts: (counts = now) }),

@@ -42,8 +42,9 @@ async function dateOf(path: string, text: string): Promise<string> {
  * not a CIDR block or address is an error naming its line: a file half understood would answer "not hosting" for
  * what it meant to list.
  */
-export function hostingRangesFromText(text: string, path?: string): { table: RangeTable; entries: number };
+// The generic form first: ReturnType<typeof ...> (tests) reads the last overload, the table's.
 export function hostingRangesFromText<T>(text: string, path: string, build: Build<T>): { table: T; entries: number };
+export function hostingRangesFromText(text: string, path?: string): { table: RangeTable; entries: number };
 export function hostingRangesFromText(text: string, path = 'hosting ranges', build: Build<unknown> = buildRangeTable): { table: unknown; entries: number } {
   const ranges: LabelledRange[] = [];
   for (const [i, line] of dataLines(text).entries()) {
@@ -63,8 +64,8 @@ export function hostingRangesFromText(text: string, path = 'hosting ranges', bui
  * Tor exit addresses: one address or CIDR block per line (the Tor Project's bulk exit list), or the exit list's
  * `ExitAddress <address> <date> <time>` lines (its other lines are skipped).
  */
-export function torExitsFromText(text: string, path?: string): { table: RangeTable; entries: number };
 export function torExitsFromText<T>(text: string, path: string, build: Build<T>): { table: T; entries: number };
+export function torExitsFromText(text: string, path?: string): { table: RangeTable; entries: number };
 export function torExitsFromText(text: string, path = 'Tor exits', build: Build<unknown> = buildRangeTable): { table: unknown; entries: number } {
   const ranges: LabelledRange[] = [];
   const lines = dataLines(text);

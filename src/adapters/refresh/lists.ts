@@ -115,4 +115,4 @@ export function disposableList(fetch: ListFetch, url: string, inUse: InUse): Ref
 }
 
 /** The date a saved list names in its `# date:` line (read at start), or null. */
-export const savedDate = (text: string): string | null => DATE_LINE.exec(text.slice(0, 500))?.[1] ?? null;
+const savedDate = (text: string): string | null => DATE_LINE.exec(text.slice(0, 500))?.[1] ?? null;
