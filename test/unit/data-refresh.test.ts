@@ -2,6 +2,7 @@
 // private address), checked, written atomically and swapped in; a failure keeps the list in use and counts.
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +12,7 @@ import { disposableList, domainSetInSlices, hostingList, loadedFromResult, parse
 import { createRefresher, shrinkProblem, type RefreshList } from '../../src/adapters/refresh/refresher.js';
 import type { LoadedRanges } from '../../src/adapters/ip-data/ip-lists.js';
 import { guardedAddress } from '../../src/adapters/tls/target-guard.js';
+import { createTestPki } from '../support/tls-fixtures.js';
 
 const exits = (n: number) => Array.from({ length: n }, (_, i) => `185.220.${Math.floor(i / 200)}.${(i % 200) + 1}`).join('\n');
 /** What the local publisher serves, by path; a function answers the request itself. */
@@ -108,6 +110,25 @@ describe('a Tor exit list refresh', () => {
     const got = await fetchList(options, `${base}/old`);
     expect(got.url).toBe(`${base}/tor`);
     expect(got.body.split('\n')).toHaveLength(3);
+  });
+
+  it('takes a list over HTTPS (the certificate checked for the URL\'s host) and follows no redirect from HTTPS to HTTP', async () => {
+    const pki = createTestPki('Refresh');
+    const leaf = pki.leaf({ subject: [['CN', 'lists.test']], dnsNames: ['lists.test'] });
+    const tls = createHttpsServer({ key: leaf.keyPem, cert: leaf.chainPem }, (req, res) => {
+      if (req.url === '/tor') return void res.writeHead(200).end(exits(3));
+      res.writeHead(302, { location: `${base}/tor` }).end();
+    });
+    await new Promise<void>((r) => tls.listen(0, '127.0.0.1', r));
+    try {
+      const https = `https://lists.test:${(tls.address() as AddressInfo).port}`;
+      const got = await fetchList({ ...options, ca: [pki.root.certPem] }, `${https}/tor`);
+      expect(got.body.split('\n')).toHaveLength(3);
+      await expect(fetchList({ ...options, ca: [pki.root.certPem] }, `${https}/old`)).rejects.toThrow(/redirects from HTTPS to http, which is not followed/);
+      await expect(fetchList(options, `${https}/tor`)).rejects.toThrow(/the connection failed/); // not our CA: refused
+    } finally {
+      await new Promise<void>((r) => tls.close(() => r()));
+    }
   });
 
   it('refuses the local server itself when private targets are not allowed (ALLOW_PRIVATE_TARGETS off)', async () => {

@@ -275,8 +275,9 @@ export interface paths {
          *
          *     `security` flags addresses of data centres (the ranges AWS, Google Cloud, Microsoft Azure, Oracle Cloud,
          *     Cloudflare and DigitalOcean publish) and Tor exits (the Tor Project's bulk exit list), each from a dataset
-         *     the operator can replace (`HOSTING_RANGES_FILE`, `TOR_EXIT_FILE`) and that `/readyz` dates; a flag is null
-         *     when its dataset is not loaded or does not cover the address family. Sources: docs/data-sources.md.
+         *     the operator can replace (`HOSTING_RANGES_FILE`, `TOR_EXIT_FILE`) or have the service download itself
+         *     (`DATA_REFRESH=on`: Tor exits hourly, hosting ranges daily) and that `/readyz` dates; a flag is null when its
+         *     dataset is not loaded or does not cover the address family. Sources: docs/data-sources.md.
          */
         get: operations["lookupIp"];
         put?: never;
@@ -1159,7 +1160,7 @@ export interface components {
              */
             hostingProvider: string | null;
             /**
-             * @description The address is a Tor exit relay's in the Tor Project's exit list (or the operator's TOR_EXIT_FILE) as of the list's date: traffic from it may come from any Tor user. Exits change daily; an address listed then may no longer be an exit.
+             * @description The address is a Tor exit relay's in the Tor Project's exit list (or the operator's TOR_EXIT_FILE) as of the list's date (`/readyz`; hourly with DATA_REFRESH=on): traffic from it may come from any Tor user. Exits change hourly; an address listed then may no longer be an exit, and a new exit answers false.
              * @example false
              */
             isTor: boolean | null;

@@ -1,5 +1,6 @@
 // HTTP(S) GET of a published list (RFC 9110) under the outbound-target guard, with a deadline, a size cap and at most
-// three redirects, each hop guarded again: a list URL (or a redirect) that names a private address is refused.
+// three redirects, each hop guarded again: a list URL (or a redirect) that names a private address is refused, and so
+// is a redirect from HTTPS to HTTP.
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { parseTlsTarget } from '../../domain/tls-target.js';
@@ -107,6 +108,8 @@ export async function fetchList(o: FetchListOptions, text: string): Promise<Fetc
     if (!('redirect' in got)) return got;
     const next = resolveUrl(got.redirect, current);
     if (!next) throw new ListFetchError(`${current}: redirects to an invalid URL`);
+    // From HTTPS to plain HTTP anyone on the path could hand over a list of their own.
+    if (url.protocol === 'https:' && next.protocol !== 'https:') throw new ListFetchError(`${current}: redirects from HTTPS to ${next.protocol.slice(0, -1)}, which is not followed`);
     current = next.href;
   }
   throw new ListFetchError(`${text}: more than ${MAX_REDIRECTS} redirects`);
