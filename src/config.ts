@@ -1,4 +1,4 @@
-// Configuration: every setting read once from the environment, documented (docs/operations.md), validated and frozen.
+// Configuration: every setting read once from the environment, documented (docs/configuration.md), validated and frozen.
 
 import { HOSTING_SOURCES } from './domain/hosting-sources.js';
 import { parseHostPortOrName } from './domain/host-port.js';
@@ -205,7 +205,7 @@ function settings(cpus: number): Setting<keyof Config>[] {
     s('tlsInspectPort', 'TLS_INSPECT_PORT', 443, int(1, 65535), 'port certificate inspection connects to'),
     s('tlsTimeoutMs', 'TLS_TIMEOUT_MS', 5000, int(1, 60000), 'TLS connect + handshake timeout'),
     s('tlsExtraCaFile', 'TLS_EXTRA_CA_FILE', null, optionalText, 'PEM file of extra trusted roots for inspection'),
-    s('allowPrivateTargets', 'ALLOW_PRIVATE_TARGETS', false, bool, 'let certificate inspection reach private addresses (tests only)'),
+    s('allowPrivateTargets', 'ALLOW_PRIVATE_TARGETS', false, bool, 'tests only: lift the outbound target guard (TLS inspection, MTA-STS fetches and SMTP verification may reach private and special addresses) and let the DNS and email operations look up private names'),
     s('pwnedPasswordsUrl', 'PWNED_PASSWORDS_URL', 'https://api.pwnedpasswords.com', url, 'base of the k-anonymity range API'),
     s('pwnedPasswordsDir', 'PWNED_PASSWORDS_DIR', null, optionalText, 'local mirror of range files; no prefix leaves the machine'),
     s('pwnedTimeoutMs', 'PWNED_TIMEOUT_MS', 2000, int(1, 60000), 'range request timeout'),
@@ -219,12 +219,13 @@ function settings(cpus: number): Setting<keyof Config>[] {
     s('dataRefreshMaxBytes', 'DATA_REFRESH_MAX_BYTES', 67108864, int(1024, 1073741824), 'largest list download accepted, in bytes (DATA_REFRESH)'),
     s('torExitsUrl', 'TOR_EXITS_URL', 'https://check.torproject.org/torbulkexitlist', url, 'the Tor exit list DATA_REFRESH downloads hourly (one address per line)'),
     s('disposableDomainsUrl', 'DISPOSABLE_DOMAINS_URL', 'https://raw.githubusercontent.com/disposable-email-domains/disposable-email-domains/main/disposable_email_blocklist.conf', url, 'the disposable-domain blocklist DATA_REFRESH downloads daily (one domain per line, or a JSON array)'),
-    ...HOSTING_SOURCES.map((h) => s('hostingRangesUrls', h.env, [...h.urls] as never, urlList as never, `${h.provider}'s published ranges, downloaded daily by DATA_REFRESH (space-separated URLs; empty: left out of the refreshed list)`)),
+    // The default is the source's own (frozen) list: one value whatever the CPU count.
+    ...HOSTING_SOURCES.map((h) => s('hostingRangesUrls', h.env, h.urls as never, urlList as never, `${h.provider}'s published ranges, downloaded daily by DATA_REFRESH (URLs separated by commas or spaces; empty: left out of the refreshed list)`)),
     s('trustProxy', 'TRUST_PROXY', false, bool, 'take the client address of GET /api/v1/ip from X-Forwarded-For'),
     s('logLevel', 'LOG_LEVEL', 'info', level, 'pino level'),
     s('workers', 'WORKERS', 1, workers(cpus), 'processes serving the port (auto = number of CPUs)'),
-    // Each thread holds zxcvbn's dictionaries (~90 MB RSS), so the default does not grow with the machine.
-    s('passwordThreads', 'PASSWORD_THREADS', Math.max(1, Math.min(2, cpus - 1)), workers(cpus), 'zxcvbn worker threads per process, ~90 MB RSS each: one core is left to the event loop, at most 2 (auto = number of CPUs)'),
+    // Each thread holds zxcvbn's dictionaries (their memory: BENCHMARKS.md), so the default does not grow with the machine.
+    s('passwordThreads', 'PASSWORD_THREADS', Math.max(1, Math.min(2, cpus - 1)), workers(cpus), 'zxcvbn worker threads per process, each holding its own dictionaries (memory: BENCHMARKS.md): one core is left to the event loop, at most 2 (auto = number of CPUs)'),
     s('passwordMinThreads', 'PASSWORD_MIN_THREADS', 0, int(0, 256), 'zxcvbn threads kept warm; above it threads start on demand and leave after 10 idle minutes'),
     s('passwordExtraLanguages', 'PASSWORD_EXTRA_LANGUAGES', false, bool, 'also match German, French and Spanish word lists (doubles the zxcvbn cost per call)'),
     s('rateLimits', 'RATE_LIMITS', true, onOff, 'off disables rate limits and quotas (trusted deployments, benchmarks)'),
@@ -243,7 +244,7 @@ function settings(cpus: number): Setting<keyof Config>[] {
   ];
 }
 
-/** The settings with their docs: docs/operations.md is tested against them; the bench clears them from its services' env. */
+/** The settings with their docs: docs/configuration.md's reference is generated from them (scripts/config-docs.ts); the bench clears them from its services' env. */
 export function describeSettings(cpus = 1): Array<{ env: string; default: unknown; doc: string }> {
   return settings(cpus).map((s) => ({ env: s.env, default: s.default, doc: s.doc }));
 }

@@ -35,7 +35,7 @@ const plain = (text: string) => ({
 });
 const day = (s: string | undefined) => (s && /^\d{4}-\d{2}-\d{2}/.test(s) ? s.slice(0, 10) : null);
 
-export const HOSTING_SOURCES: readonly HostingSource[] = [
+export const HOSTING_SOURCES: readonly HostingSource[] = Object.freeze([
   {
     id: 'aws',
     provider: 'Amazon Web Services',
@@ -86,7 +86,7 @@ export const HOSTING_SOURCES: readonly HostingSource[] = [
   },
   { id: 'cloudflare', provider: 'Cloudflare', env: 'CLOUDFLARE_RANGES_URL', urls: ['https://www.cloudflare.com/ips-v4/', 'https://www.cloudflare.com/ips-v6/'], parse: plain },
   { id: 'digitalocean', provider: 'DigitalOcean', env: 'DIGITALOCEAN_RANGES_URL', urls: ['https://digitalocean.com/geo/google.csv'], parse: plain },
-];
+]);
 
 /** One provider's ranges as read: the valid CIDR blocks (deduplicated), those skipped, and the date. */
 export interface ProviderRanges {

@@ -9,10 +9,10 @@ import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { KeyDirectory } from '../../src/accounts/key-directory.js';
-import { hashKey, MAX_LISTED_CHANGES, type KeyRecord, type KeyStore } from '../../src/adapters/keys/key-store.js';
+import { hashKey, MAX_LISTED_CHANGES, type KeyStore } from '../../src/adapters/keys/key-store.js';
 import { createSqliteKeyStore } from '../../src/adapters/keys/sqlite-key-store.js';
 import { openDatabase } from '../../src/adapters/sqlite/database.js';
-import { ApiError } from '../../src/errors.js';
+import { outcome } from '../support/key-records.js';
 import { waitFor } from '../support/wait.js';
 
 const run = promisify(execFile);
@@ -54,15 +54,6 @@ async function setup(opts: { maxUnknown?: number; maxKnown?: number } = {}) {
   await dir.refresh();
   cleanups.push(() => dir.stop());
   return { dataDir, raw, dir, ...c };
-}
-
-async function outcome(p: Promise<KeyRecord>): Promise<string> {
-  try {
-    return (await p).id;
-  } catch (err) {
-    if (err instanceof ApiError) return `${err.status} ${err.code}`;
-    throw err;
-  }
 }
 
 /** Runs code against the store in another node process (as the CLI or another server would). */

@@ -42,7 +42,7 @@ describe('npm run keys', { timeout: 180_000 }, () => {
     expect(await statusWithin(key, 200)).toBe(200);
   });
 
-  it('prints the key alone on stdout through `npm run keys` itself, as docs/operations.md spells the command', async () => {
+  it('prints the key alone on stdout through `npm run keys` itself, as docs/keys-and-limits.md spells the command', async () => {
     // npm's "> pkg keys" banner goes to stdout unless npm is silent: the project's .npmrc makes it so.
     const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir };
     for (const name of Object.keys(env)) if (/^npm_config_loglevel$/i.test(name)) delete env[name];
