@@ -8,7 +8,7 @@ import { ConfigError } from './errors.js';
 export type { HostPort } from './domain/host-port.js';
 
 /** The largest per-key limits: for the server-wide defaults here and for a key's own (the keys CLI). */
-export const MAX_LIMITS = Object.freeze({ perMinute: 1e9, perDay: 1e12, perMonth: 1e12 });
+export const MAX_LIMITS = Object.freeze({ perMinute: 1e9, perDay: 1e12, perMonth: 1e12, smtpPerDay: 1e9 });
 
 export interface Config {
   port: number;
@@ -59,6 +59,7 @@ export interface Config {
   smtpMaxPerHost: number;
   smtpMaxSessions: number;
   smtpProxy: SocksProxy | null;
+  smtpDailyPerKey: number;
 }
 
 /** A SOCKS5 proxy the SMTP verification connects through (SMTP_PROXY). */
@@ -241,6 +242,7 @@ function settings(cpus: number): Setting<keyof Config>[] {
     s('smtpMaxPerHost', 'SMTP_MAX_PER_HOST', 2, int(1, 100), 'simultaneous SMTP sessions to one server address (the IP dialled, whatever MX names point at it), single requests and bulk items together'),
     s('smtpMaxSessions', 'SMTP_MAX_SESSIONS', 50, int(1, 10000), 'simultaneous SMTP sessions of the whole process'),
     s('smtpProxy', 'SMTP_PROXY', null, socksProxy, 'socks5://host:port: reach MX hosts through this SOCKS5 proxy; default: direct connections'),
+    s('smtpDailyPerKey', 'SMTP_DAILY_PER_KEY', 1000, int(0, MAX_LIMITS.smtpPerDay), 'per-key daily SMTP verification quota default (UTC day; 0: none); keys CLI --smtp-per-day sets a key\'s own'),
   ];
 }
 

@@ -14,6 +14,7 @@ export function testKeyRecord(over: Partial<KeyRecord> = {}): KeyRecord {
     perMinute: null,
     perDay: null,
     perMonth: null,
+    smtpPerDay: null,
     createdAt: '2026-01-01T00:00:00.000Z',
     ...over,
   };

@@ -147,10 +147,11 @@ describe('KeyDirectory change feed (SQLite)', () => {
     dir.start();
     const key = 'vls_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
     expect(await outcome(dir.authenticate(key))).toBe('403 FORBIDDEN');
-    // A plain INSERT, as the previous version's CLI writes: the triggers put it in the feed.
+    // A plain INSERT naming the previous version's columns, as its CLI writes (no smtp_per_day, added by issue #55):
+    // the triggers put it in the feed.
     await inOtherProcess(
       dataDir,
-      `db.prepare("INSERT INTO api_keys VALUES ('key_000000000042', 'raw', ?, 'active', NULL, NULL, NULL, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')").run(${JSON.stringify(hashKey(key))});`,
+      `db.prepare("INSERT INTO api_keys (id, name, key_hash, status, per_minute, per_day, per_month, created_at, updated_at) VALUES ('key_000000000042', 'raw', ?, 'active', NULL, NULL, NULL, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')").run(${JSON.stringify(hashKey(key))});`,
     );
     await waitFor(async () => (await outcome(dir.authenticate(key))) === 'key_000000000042', { intervalMs: 20, what: 'the key usable' });
   });
