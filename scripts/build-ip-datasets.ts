@@ -7,7 +7,7 @@
 //   (data/ip/NOTICE). Every provider must give at least one range, else nothing is written.
 import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseCidr } from '../src/domain/ip-range-table.js';
+import { parseCidr } from '../src/domain/ip-address.js';
 
 interface Source {
   id: string;

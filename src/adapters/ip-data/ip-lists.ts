@@ -1,7 +1,8 @@
 // Hosting-provider address ranges and Tor exit addresses from files (HOSTING_RANGES_FILE, TOR_EXIT_FILE), each read
 // into a range table once per load; the combined IP security flags per address. Formats: docs/data-sources.md.
 import { readFile, stat } from 'node:fs/promises';
-import { buildRangeTable, parseCidr, type LabelledRange, type RangeTable } from '../../domain/ip-range-table.js';
+import { parseCidr } from '../../domain/ip-address.js';
+import { buildRangeTable, type LabelledRange, type RangeTable } from '../../domain/ip-range-table.js';
 import type { IpClass } from '../../domain/ip-ranges.js';
 import type { components } from '../../../generated/api.js';
 
