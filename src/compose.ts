@@ -25,7 +25,8 @@ import { createDatasetRegistry, loadDatasets, STATE_VALUE, warnStaleDatasets } f
 import { loadBinTable } from './adapters/bank-data/bin-table.js';
 import { createDnsResolver, resolveServerNames, systemDnsServers, type DnsServer } from './adapters/dns/resolver.js';
 import { EMAIL_LIST_FILES, loadEmailLists } from './adapters/mail/email-lists.js';
-import { createIpSecurity, loadHostingRanges, loadTorExits, type LoadedRanges } from './adapters/ip-data/ip-lists.js';
+import { loadHostingAsns } from './adapters/ip-data/hosting-asns.js';
+import { createIpSecurity, loadHostingRanges, loadTorExits } from './adapters/ip-data/ip-lists.js';
 import { createReloader, type Reloadable, type Reloader } from './adapters/files/reload.js';
 import { createStrengthEstimator } from './adapters/password/pool.js';
 import { createRangeClient } from './adapters/password/range-client.js';
@@ -167,19 +168,22 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
   const datasets = createDatasetRegistry(await loadDatasets(datasetsPath));
   const hostingPath = config.hostingRangesFile ?? projectPath('data/ip/hosting-ranges.csv');
   const torPath = config.torExitFile ?? projectPath('data/ip/tor-exits.txt');
-  const ipList = (variable: string, path: string, load: (p: string) => Promise<LoadedRanges>) =>
+  const asnPath = config.hostingAsnFile ?? projectPath('data/ip/hosting-asns.txt');
+  const ipList = <T>(variable: string, path: string, load: (p: string) => Promise<T>) =>
     loadNamedFile(variable, path, load).catch((err: unknown) => {
       throw err instanceof ConfigError ? err : new ConfigError(variable, err instanceof Error ? err.message : String(err));
     });
   let hosting = await ipList('HOSTING_RANGES_FILE', hostingPath, loadHostingRanges);
   let tor = await ipList('TOR_EXIT_FILE', torPath, loadTorExits);
-  let ipSecurity = createIpSecurity(hosting, tor);
+  let asns = await ipList('HOSTING_ASN_FILE', asnPath, loadHostingAsns);
+  let ipSecurity = createIpSecurity(hosting, tor, asns);
   const dateIpLists = () => {
     datasets.setDate('ip-hosting', hosting.date);
     datasets.setDate('ip-tor-exits', tor.date);
+    datasets.setDate('ip-hosting-asns', asns.date);
   };
   dateIpLists();
-  logger.info({ hosting: { entries: hosting.entries, ranges: hosting.table.size }, tor: { entries: tor.entries, ranges: tor.table.size } }, 'hosting and Tor lists loaded');
+  logger.info({ hosting: { entries: hosting.entries, ranges: hosting.table.size }, tor: { entries: tor.entries, ranges: tor.table.size }, asns: asns.asns.length }, 'hosting, Tor and hosting ASN lists loaded');
   warnStaleDatasets(logger, datasets.statuses());
   metrics.addGauge('dataset_state', 'Shipped datasets: 0 fresh, 1 aged (past its maximum age), 2 expired (past its validity)', 'dataset', () => Object.fromEntries(datasets.statuses().map((s) => [s.name, STATE_VALUE[s.state]])));
   metrics.addGauge('dataset_age_days', 'Age in days of each shipped dataset', 'dataset', () => Object.fromEntries(datasets.statuses().map((s) => [s.name, s.ageDays])));
@@ -346,7 +350,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
       file: () => hostingPath,
       async reload() {
         hosting = await loadHostingRanges(hostingPath);
-        ipSecurity = createIpSecurity(hosting, tor);
+        ipSecurity = createIpSecurity(hosting, tor, asns);
       },
     },
     {
@@ -354,7 +358,15 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
       file: () => torPath,
       async reload() {
         tor = await loadTorExits(torPath);
-        ipSecurity = createIpSecurity(hosting, tor);
+        ipSecurity = createIpSecurity(hosting, tor, asns);
+      },
+    },
+    {
+      name: 'ip-hosting-asns',
+      file: () => asnPath,
+      async reload() {
+        asns = await loadHostingAsns(asnPath);
+        ipSecurity = createIpSecurity(hosting, tor, asns);
       },
     },
     { name: 'datasets', file: () => datasetsPath, reload: async () => datasets.replaceRecords(await loadDatasets(datasetsPath)) },

@@ -31,6 +31,7 @@ export interface Config {
   geoipAsnDb: string | null;
   binDataFile: string | null;
   hostingRangesFile: string | null;
+  hostingAsnFile: string | null;
   torExitFile: string | null;
   trustProxy: boolean;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -193,6 +194,7 @@ function settings(cpus: number): Setting<keyof Config>[] {
     s('geoipAsnDb', 'GEOIP_ASN_DB', null, optionalText, 'MaxMind ASN database; default: the bundled GeoLite2 ASN under DATA_DIR/geoip'),
     s('binDataFile', 'BIN_DATA_FILE', null, optionalText, 'BIN ranges CSV (binlist column layout); default: the bundled data/bin/ranges.csv'),
     s('hostingRangesFile', 'HOSTING_RANGES_FILE', null, optionalText, 'hosting-provider ranges, lines "cidr,provider"; default: the bundled data/ip/hosting-ranges.csv'),
+    s('hostingAsnFile', 'HOSTING_ASN_FILE', null, optionalText, 'hosting, data-centre and cloud networks, lines "AS<number> # name"; default: the bundled data/ip/hosting-asns.txt'),
     s('torExitFile', 'TOR_EXIT_FILE', null, optionalText, 'Tor exit addresses, one per line (or the exit list format); default: the bundled data/ip/tor-exits.txt'),
     s('trustProxy', 'TRUST_PROXY', false, bool, 'take the client address of GET /api/v1/ip from X-Forwarded-For'),
     s('logLevel', 'LOG_LEVEL', 'info', level, 'pino level'),
