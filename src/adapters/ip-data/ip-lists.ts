@@ -80,7 +80,7 @@ export const loadHostingRanges = (path: string): Promise<LoadedRanges> => load(p
 export const loadTorExits = (path: string): Promise<LoadedRanges> => load(path, torExitsFromText);
 
 /** What the ASN database says of an address (GeoResult's fields), when it knows it. */
-export interface AsnOfAddress {
+interface AsnOfAddress {
   asn: number | null;
   asnOrganization: string | null;
 }
