@@ -1,5 +1,8 @@
 // Hosting by network owner: the hosting ASN list (X4BNet's format, RFC 6793 4-byte ASNs) combined with the published
 // ranges and the GeoIP ASN database's answer, down to GET /api/v1/ip/{ip}.
+import { mkdtemp, rm, utimes, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { openGeoIp } from '../../src/adapters/geoip/geoip-reader.js';
 import { asnIndex, hostingAsnsFromText, loadHostingAsns, type HostingAsns } from '../../src/adapters/ip-data/hosting-asns.js';
@@ -44,6 +47,22 @@ describe('hostingAsnsFromText', () => {
     ['no ASN at all', '# nothing\n\n', /no ASN/],
   ])('refuses %s', (_what, text, message) => {
     expect(() => hostingAsnsFromText(text, 'asns.txt')).toThrow(message);
+  });
+});
+
+describe('loadHostingAsns', () => {
+  it("dates a file without a date line by its modification day, and names the file in an error", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'asns-'));
+    try {
+      const file = join(dir, 'asns.txt');
+      await writeFile(file, 'AS64500 # EXAMPLE\n');
+      await utimes(file, new Date('2026-05-04T12:00:00Z'), new Date('2026-05-04T12:00:00Z'));
+      expect(await loadHostingAsns(file)).toMatchObject({ path: file, date: '2026-05-04', entries: 1 });
+      await writeFile(file, 'AS64500\n<html>\n');
+      await expect(loadHostingAsns(file)).rejects.toThrow(`${file}: line 2`);
+    } finally {
+      await rm(dir, { recursive: true });
+    }
   });
 });
 
