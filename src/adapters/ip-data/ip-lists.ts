@@ -1,7 +1,7 @@
 // Hosting-provider address ranges and Tor exit addresses from files (HOSTING_RANGES_FILE, TOR_EXIT_FILE), each read
 // into a range table once per load; the combined IP security flags per address. Formats: docs/data-sources.md.
 import { readFile } from 'node:fs/promises';
-import { parseCidr } from '../../domain/ip-address.js';
+import { ipWords, parseCidr, parseIpInto } from '../../domain/ip-address.js';
 import { buildRangeTable, type LabelledRange, type RangeTable } from '../../domain/ip-range-table.js';
 import type { IpClass } from '../../domain/ip-ranges.js';
 import { asnIndex, type HostingAsns } from './hosting-asns.js';
@@ -117,11 +117,13 @@ export function createIpSecurity(hosting: LoadedRanges | null, tor: LoadedRanges
     if (made !== undefined && made.hostingProvider === name) return made;
     return (byAsn[slot] = answer(name, TOR_STATES[torState]));
   }
+  const words = ipWords();
   return {
     lookup(c, as) {
-      const torState = covers(tor, c.version) ? (tor!.table.lookup(c.address, c.version) >= 0 ? 1 : 0) : 2;
+      parseIpInto(c.address, words); // once for both tables
+      const torState = covers(tor, c.version) ? (tor!.table.lookupWords(words, c.version) >= 0 ? 1 : 0) : 2;
       const rangesKnown = covers(hosting, c.version);
-      const provider = rangesKnown ? hosting!.table.lookup(c.address, c.version) : -1;
+      const provider = rangesKnown ? hosting!.table.lookupWords(words, c.version) : -1;
       if (provider >= 0) return byRange[provider + 1][torState];
       const asnKnown = asns !== null && typeof as?.asn === 'number';
       const index = asnKnown ? asnIndex(asns, as!.asn!) : -1;
