@@ -75,7 +75,48 @@ const NO_LOCATION: Omit<GeoResult, 'ip' | 'ipType'> = {
   asnOrganization: null,
 };
 
+/** lookupDns: the records and the domain's mail security. */
+export function createDnsOperations(deps: Pick<NetworkDeps, 'resolver' | 'mailSecurity' | 'allowSpecialUse'>): Pick<NetworkOperations, 'lookupDns'> {
+  return {
+    async lookupDns({ request }) {
+      const domain = normaliseLookupDomain(request.params.domain);
+      // Names of private networks (RFC 6761, 6762, 8375, single labels) never reach the resolver (openapi.yaml lookupDns).
+      const refused = deps.allowSpecialUse ? null : specialUseReason(domain);
+      if (refused) throw new RefusedTarget('domain', refused, `${domain} is not looked up: ${refused}`);
+      const types = parseRecordTypes(request.query.type);
+      const started = performance.now();
+      const [answers, security] = await Promise.allSettled([
+        Promise.all(types.map((t) => deps.resolver.query(domain, t))),
+        deps.mailSecurity(domain),
+      ]);
+      const queryTimeMs = Math.round(performance.now() - started);
+      if (answers.status === 'rejected') throw answers.reason;
+      if (answers.value.some((a) => a.rcode === 'NXDOMAIN')) throw notFound('domain does not exist');
+      if (security.status === 'rejected') throw security.reason;
+      return { status: 200, body: { domain, records: answers.value.flatMap((a) => a.records), queryTimeMs, security: security.value } };
+    },
+  };
+}
+
+/** inspectTlsCertificate. */
+export function createTlsOperations(deps: Pick<NetworkDeps, 'tls'>): Pick<NetworkOperations, 'inspectTlsCertificate'> {
+  return {
+    async inspectTlsCertificate({ request }) {
+      // A blank value is given, not absent: INVALID_FORMAT like any other malformed target (openapi.yaml TlsHost).
+      const target = requestedTlsTarget(request.params.domain);
+      if (target.kind === 'invalid') throw invalidFormat('domain', target.reason);
+      return { status: 200, body: await deps.tls.inspect(target.name) };
+    },
+  };
+}
+
+/** The three parts together (the unit tests' view of the tag). */
 export function createNetworkOperations(deps: NetworkDeps): NetworkOperations {
+  return { ...createDnsOperations(deps), ...createTlsOperations(deps), ...createIpOperations(deps) };
+}
+
+/** lookupIp and lookupOwnIp: geolocation with the hosting and Tor flags. */
+export function createIpOperations(deps: Pick<NetworkDeps, 'geo' | 'security' | 'trustProxy'>): Pick<NetworkOperations, 'lookupIp' | 'lookupOwnIp'> {
   function locate(input: string, field: string, whose: string): Reply<200, GeoResult & { security: IpSecurity }> {
     const c = classifyIp(input);
     if (!c) throw invalidFormat(field, 'not an IPv4 or IPv6 address');
@@ -95,31 +136,6 @@ export function createNetworkOperations(deps: NetworkDeps): NetworkOperations {
   }
 
   return {
-    async lookupDns({ request }) {
-      const domain = normaliseLookupDomain(request.params.domain);
-      // Names of private networks (RFC 6761, 6762, 8375, single labels) never reach the resolver (openapi.yaml lookupDns).
-      const refused = deps.allowSpecialUse ? null : specialUseReason(domain);
-      if (refused) throw new RefusedTarget('domain', refused, `${domain} is not looked up: ${refused}`);
-      const types = parseRecordTypes(request.query.type);
-      const started = performance.now();
-      const [answers, security] = await Promise.allSettled([
-        Promise.all(types.map((t) => deps.resolver.query(domain, t))),
-        deps.mailSecurity(domain),
-      ]);
-      const queryTimeMs = Math.round(performance.now() - started);
-      if (answers.status === 'rejected') throw answers.reason;
-      if (answers.value.some((a) => a.rcode === 'NXDOMAIN')) throw notFound('domain does not exist');
-      if (security.status === 'rejected') throw security.reason;
-      return { status: 200, body: { domain, records: answers.value.flatMap((a) => a.records), queryTimeMs, security: security.value } };
-    },
-
-    async inspectTlsCertificate({ request }) {
-      // A blank value is given, not absent: INVALID_FORMAT like any other malformed target (openapi.yaml TlsHost).
-      const target = requestedTlsTarget(request.params.domain);
-      if (target.kind === 'invalid') throw invalidFormat('domain', target.reason);
-      return { status: 200, body: await deps.tls.inspect(target.name) };
-    },
-
     lookupIp({ request }) {
       // A blank value is given, not absent: classifyIp refuses it as INVALID_FORMAT (openapi.yaml lookupIp).
       return locate(request.params.ip.trim(), 'ip', 'address');
