@@ -4,6 +4,7 @@ import { closeSync, existsSync, openSync, readdirSync, readFileSync, readlinkSyn
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, track } from './children.js';
+import { cpuPlan, pinned } from './cpu-usage.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -76,10 +77,12 @@ async function waitFor(url: string, child: ChildProcess, logFile: string, timeou
   throw new Error(`${url} did not answer 200 within ${timeoutMs} ms (last: ${last}):\n${logTail(logFile)}`);
 }
 
-function spawnLogged(name: string, args: string[], env: NodeJS.ProcessEnv, dir: string): { child: ChildProcess; logFile: string } {
+/** A Node child logging to a file in `dir`; a server (`server`) runs on the servers' CPUs (cpu-usage.ts, cpuPlan). */
+function spawnLogged(name: string, args: string[], env: NodeJS.ProcessEnv, dir: string, server = true): { child: ChildProcess; logFile: string } {
   const logFile = join(dir, `${name.replace(/[^a-z0-9]+/gi, '-')}.log`);
   const fd = openSync(logFile, 'a');
-  const child = track(spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', fd, fd] }));
+  const [cmd, argv] = pinned(server ? cpuPlan().server : null, process.execPath, args);
+  const child = track(spawn(cmd, argv, { cwd: ROOT, env, stdio: ['ignore', fd, fd] }));
   closeSync(fd);
   return { child, logFile };
 }
@@ -98,7 +101,7 @@ export async function startBaseline(name: string, script: string, dir: string, n
 export async function createKey(name: string, env: Record<string, string>, dir: string): Promise<string> {
   const limit = '1000000000';
   const args = [join(ROOT, 'dist/src/cli/keys.js'), 'create', '--name', 'bench', '--per-minute', limit, '--per-day', limit, '--per-month', limit, '--json'];
-  const { child, logFile } = spawnLogged(`keys-${name}`, args, cleanEnv(env), dir);
+  const { child, logFile } = spawnLogged(`keys-${name}`, args, cleanEnv(env), dir, false);
   const code = await new Promise<number>((resolve) => child.once('exit', (c) => resolve(c ?? 1)));
   const lines = logTail(logFile, 5).split('\n').reverse();
   const json = lines.find((l) => l.startsWith('{') && l.includes('"key"'));

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BREACHED, endpoint, probe, requestsFor } from './endpoints.js';
 import { startFixtures } from './fixtures.js';
-import { runLoad, warmUntilSteady } from './measure.js';
+import { runLoad } from './load.js';
 import { cpuSeconds, createKey, ROOT, startBaseline, startService, waitIdle, type Proc } from './processes.js';
 import { geoDatabases, serviceEnv } from './service-env.js';
 import { groupProfile, STAGES, type CpuProfile, type Budget } from './profile-stages.js';
@@ -49,8 +49,8 @@ async function profileRun(name: string, proc: Proc, key: string, profDir: string
   const p = await probe(proc.url, endpoint('bic'), key);
   if (!p.ok) throw new Error(`${name}: BIC probe answered ${p.problem}`);
   await waitIdle(proc.pid, 15);
-  const w = await warmUntilSteady(proc.url, [], requests, connections, 4);
-  log(`${name}: warm-up ${w.seconds.toFixed(1)} s (req/s ${w.rounds.join(', ')}); profiling ${durationS} s of BIC`);
+  const warm = await runLoad({ url: proc.url, requests, connections, durationS: 4 });
+  log(`${name}: warm-up 4 s (${Math.round(warm.rps)} req/s); profiling ${durationS} s of BIC`);
   // V8's sample times and process.hrtime both read CLOCK_MONOTONIC (microseconds and nanoseconds).
   const cpu0 = cpuSeconds(proc.pid);
   const main0 = threadCpuSeconds(proc.pid);
@@ -102,7 +102,7 @@ try {
     const profDir = join(dir, 'peer-prof');
     mkdirSync(profDir);
     const key = 'vls_profile_peer_key';
-    const peer = await startBaseline('fastify-peer', 'fastify-peer.ts', dir, profArgs(profDir), { PEER_API_KEY: key, PEER_LOG_FILE: join(dir, 'peer-access.log') });
+    const peer = await startBaseline('fastify-peer', 'fastify-peer.ts', dir, profArgs(profDir), { PEER_API_KEY: key });
     results.push(await profileRun('Fastify peer', peer, key, profDir).finally(() => peer.stop()));
   }
 } finally {
