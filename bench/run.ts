@@ -59,10 +59,15 @@ const limitsOn = main ? (await probe(main.svc.url, endpoint('bic'), main.key)).h
 const serviceSide = (l: Launched, id: string): Side => ({ id, label: endpoint(id).label, url: l.svc.url, requests: requestsFor(endpoint(id), l.key), pid: l.svc.pid });
 if (main) for (const id of FIXED.filter((i) => run.wanted(i) && !baselines.some(([b]) => b === i))) sides.push(serviceSide(main, id));
 const fixedRuns = new Map<Loader, ReturnType<typeof ratioOf>>();
+const peerLines: string[] = [];
 for (const loader of sides.length > 1 ? loaders : []) {
   run.log(`the fixed bench with ${loader}: ${sides.map((s) => s.id).join(', ')} in turn, ${settings.rounds} rounds of ${settings.warmupS} s warm-up + ${durationS} s`);
   const rotation = await run.rotate(`fixed bench`, sides, { loader });
   fixedRuns.set(loader, ratioOf(rotation, 'bic', 'fastify-peer'));
+  for (const id of ['bic', 'iban', 'card', 'ip']) {
+    const r = ratioOf(rotation, id, 'fastify-peer');
+    if (r) peerLines.push(`${loader}: ${id} vs the peer's BIC ${r.ratio.toFixed(2)}x req/s (rounds ${r.rounds.map((v) => v.toFixed(2)).join(', ')}), ${r.cpu.toFixed(2)}x its CPU per answer`);
+  }
   if (loader !== loaders[0]) continue;
   sides.forEach((s, i) => rows.push(toRow(s, rotation.slices[i], null, s.id === 'fastify-peer' ? ['Fastify 5 defaults + fastify-openapi-glue on openapi.yaml, SHA-256 key hook, @fastify/rate-limit, pino at info on stdout (to a file)'] : [])));
 }
@@ -155,7 +160,7 @@ const header =
   `${cpus().length} CPU (${cpuModel}), ${Math.round(totalmem() / 2 ** 30)} GB, node ${process.version}; ${hostLine()}; ${connections} connections; ` +
   `${settings.rounds} rounds of ${settings.warmupS} s warm-up (discarded) + ${durationS} s per side; GeoIP ${geo.real ? 'GeoLite2' : 'MaxMind TEST databases'}; ` +
   `limits on: ${limitsOn ?? 'unknown'}; total ${run.elapsedS().toFixed(0)} s`;
-const text = `${header}\n\n${formatTable(rows)}\n\nIn turn (medians over the rounds):\n${formatRotations(run.rotations)}\n\nTargets:\n${formatTargets(targets)}\n`;
+const text = `${header}\n\n${formatTable(rows)}\n\nIn turn (medians over the rounds):\n${formatRotations(run.rotations)}\n${peerLines.join('\n')}\n\nTargets:\n${formatTargets(targets)}\n`;
 process.stdout.write(`\n${text}`);
 mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
 const json = { date: new Date().toISOString(), header, settings, rotations: run.rotations, rows, targets, failed };

@@ -59,13 +59,14 @@ export interface Launched {
   label: string;
 }
 
-/** The median of x's per-round req/s over y's: both measured in the same round, seconds apart. */
-export function ratioOf(r: Rotation, x: string, y: string): { ratio: number; rounds: number[] } | null {
+/** The median of x's per-round req/s over y's (both measured in the same round, seconds apart), and of CPU per answer. */
+export function ratioOf(r: Rotation, x: string, y: string): { ratio: number; rounds: number[]; cpu: number } | null {
   const i = r.sides.findIndex((s) => s.id === x);
   const k = r.sides.findIndex((s) => s.id === y);
   if (i < 0 || k < 0) return null;
   const rounds = r.slices[i].map((s, n) => s.rps / r.slices[k][n].rps);
-  return { ratio: median(rounds), rounds };
+  const cpu = r.slices[i].map((s, n) => s.cpuUsPerReq / r.slices[k][n].cpuUsPerReq);
+  return { ratio: median(rounds), rounds, cpu: median(cpu) };
 }
 
 export class Session {
@@ -123,7 +124,7 @@ export class Session {
       if (round % 2) order.reverse();
       for (const i of order) {
         const s = sides[i];
-        await Promise.all(pids.filter((p) => p !== s.pid).map((p) => waitIdle(p, 10)));
+        const idle = await Promise.all(pids.filter((p) => p !== s.pid).map((p) => waitIdle(p, 10)));
         const load = (d: number) => runLoad({ url: s.url, requests: s.requests, connections, durationS: d, loader });
         if (warmupS > 0) await load(warmupS);
         o.onWindow?.();
@@ -137,7 +138,7 @@ export class Session {
         const sl = slices[i][slices[i].length - 1];
         this.log(
           `${name} ${loader} round ${round + 1}/${rounds} ${s.label}: ${Math.round(sl.rps)} req/s, p99 ${sl.p99.toFixed(2)} ms, ` +
-            `CPU ${sl.cpuUsPerReq.toFixed(1)} us/req, ${loader} ${sl.loaderUsPerReq.toFixed(1)} us/req, others ${others.toFixed(2)} s; ` +
+            `CPU ${sl.cpuUsPerReq.toFixed(1)} us/req, ${loader} ${sl.loaderUsPerReq.toFixed(1)} us/req; the others idle after ${Math.max(0, ...idle.map((x) => x.waitedS)).toFixed(1)} s, ${others.toFixed(2)} s CPU in the window; ` +
             `steal ${sl.stealPct.toFixed(1)}%, host busy ${sl.busyPct.toFixed(0)}%, load ${sl.load1.toFixed(2)}`,
         );
       }

@@ -13,7 +13,7 @@ export interface StrengthEstimator {
 }
 
 export interface StrengthEstimatorOptions {
-  /** Most worker threads; default: os.availableParallelism(). Each holds the dictionaries (~90 MB RSS). */
+  /** Most worker threads; default: os.availableParallelism(). Each holds the dictionaries (~75 MB RSS, bench/memory.ts). */
   threads?: number;
   /**
    * Threads kept even when idle (started and warmed at once); default: all of them. With fewer, threads
@@ -41,6 +41,9 @@ function workerFile(): { filename: string; execArgv: string[] } {
   return { filename: url.href, execArgv: ext === '.ts' ? ['--import', 'tsx'] : [] };
 }
 
+/** The young generation of a zxcvbn worker thread, MB (semi-spaces and the space objects are promoted from). */
+const WORKER_YOUNG_GENERATION_MB = 8;
+
 const isQueueFull = (err: unknown): boolean => err instanceof Error && /queue is at limit/i.test(err.message);
 
 export function createStrengthEstimator(opts: StrengthEstimatorOptions = {}): StrengthEstimator {
@@ -54,6 +57,9 @@ export function createStrengthEstimator(opts: StrengthEstimatorOptions = {}): St
     idleTimeout: opts.idleTimeoutMs ?? 10 * 60_000,
     maxQueue: opts.maxQueue ?? 512,
     niceIncrement: opts.niceIncrement ?? 19,
+    // An estimate's garbage is short-lived and small: with V8's default on Node 24 each worker's young generation grew
+    // to ~70 MB (bench/memory.ts: +143 MB RSS per thread after 300 estimates, +75 MB with this cap).
+    resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
     workerData: { extraLanguages: opts.extraLanguages ?? false } satisfies ZxcvbnWorkerData,
   });
   let closed = false;

@@ -1,11 +1,9 @@
 // Worker-thread task: zxcvbn-ts password strength estimate (common and en dictionaries; de, fr, es-es on request).
+import { createRequire } from 'node:module';
 import { isMainThread, workerData } from 'node:worker_threads';
 import type { OptionsType, ZxcvbnFactory } from '@zxcvbn-ts/core';
 import * as common from '@zxcvbn-ts/language-common';
 import * as en from '@zxcvbn-ts/language-en';
-import * as de from '@zxcvbn-ts/language-de';
-import * as fr from '@zxcvbn-ts/language-fr';
-import * as esEs from '@zxcvbn-ts/language-es-es';
 import {
   ESTIMATED_CHARS,
   MAX_ANALYSED_CHARS,
@@ -48,13 +46,21 @@ export interface ZxcvbnWorkerData {
   extraLanguages?: boolean;
 }
 
+/**
+ * A language package's word lists, loaded only when asked for: de, fr and es-es hold ~260k words that every worker
+ * thread would otherwise parse and keep (PASSWORD_EXTRA_LANGUAGES is off by default). Their CommonJS builds, which
+ * `import` resolves to as well (the packages name no exports).
+ */
+const require = createRequire(import.meta.url);
+const wordLists = (name: string): Record<string, string[]> => (require(name) as { dictionary: Record<string, string[]> }).dictionary;
+
 /** The zxcvbn options the service uses; exported for the timing bench. */
 export function zxcvbnOptions(extraLanguages = false): OptionsType {
   const extra = extraLanguages
     ? {
-        ...extraLists(de.dictionary, '-de'),
-        ...extraLists(fr.dictionary, '-fr'),
-        ...extraLists(esEs.dictionary, '-es-es'),
+        ...extraLists(wordLists('@zxcvbn-ts/language-de'), '-de'),
+        ...extraLists(wordLists('@zxcvbn-ts/language-fr'), '-fr'),
+        ...extraLists(wordLists('@zxcvbn-ts/language-es-es'), '-es-es'),
       }
     : {};
   return {
