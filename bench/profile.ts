@@ -41,6 +41,8 @@ interface Result {
   /** CPU of its main thread (/proc) per request, us: the stages are scaled to add up to this. */
   mainUsPerReq: number;
   budget: Budget;
+  /** CPU per request of each thread group (by name), us: where the process's CPU beyond the main thread goes. */
+  perThread: Array<[string, number]>;
 }
 
 /** Load BIC on a started process between two clock readings the profile's sample times can be matched to. */
@@ -54,10 +56,13 @@ async function profileRun(name: string, proc: Proc, key: string, profDir: string
   // V8's sample times and process.hrtime both read CLOCK_MONOTONIC (microseconds and nanoseconds).
   const cpu0 = cpuSeconds(proc.pid);
   const main0 = threadCpuSeconds(proc.pid);
+  const th0 = threadsBy(proc.pid);
   const t0 = Number(process.hrtime.bigint() / 1000n);
   const m = await runLoad({ url: proc.url, requests, connections, durationS });
   const t1 = Number(process.hrtime.bigint() / 1000n);
   const main1 = threadCpuSeconds(proc.pid);
+  const th1 = threadsBy(proc.pid);
+  const perThread = [...th1].map(([n, c]): [string, number] => [n, ((c - (th0.get(n) ?? 0)) * 1e6) / m.responses]).filter(([, v]) => v >= 0.05);
   const cpu1 = cpuSeconds(proc.pid);
   if (m.non2xx + m.errors > 0) throw new Error(`${name}: ${m.non2xx} non-2xx, ${m.errors} errors under load`);
   await proc.stop();
@@ -66,7 +71,23 @@ async function profileRun(name: string, proc: Proc, key: string, profDir: string
   const profile = JSON.parse(readFileSync(join(profDir, file), 'utf8')) as CpuProfile;
   const mainUsPerReq = ((main1 - main0) * 1e6) / m.responses;
   const budget = scaled(groupProfile(profile, t0, t1, m.responses), mainUsPerReq);
-  return { name, requests: m.responses, rps: m.rps, p99: m.p99, processUsPerReq: ((cpu1 - cpu0) * 1e6) / m.responses, mainUsPerReq, budget };
+  return { name, requests: m.responses, rps: m.rps, p99: m.p99, processUsPerReq: ((cpu1 - cpu0) * 1e6) / m.responses, mainUsPerReq, budget, perThread };
+}
+
+/** CPU seconds of each thread of a process by its name (/proc/PID/task/TID/comm: MainThread, V8 workers, libuv...). */
+function threadsBy(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).replace(/\d+$/, '#');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(name, (out.get(name) ?? 0) + (Number(f[11]) + Number(f[12])) / 100);
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return out;
 }
 
 /** CPU seconds (user + system) of a process's main thread so far (proc(5): /proc/PID/task/PID/stat). */
@@ -123,6 +144,7 @@ const lines = [
   `| **main thread CPU (/proc), the sum of the above** | ${results.map((r) => `**${us(r.mainUsPerReq)}**`).join(' | ')} |`,
   `| main thread busy in the profile (wall time) | ${results.map((r) => us(r.budget.wallUsPerReq ?? 0)).join(' | ')} |`,
   `| process CPU, every thread (/proc) | ${results.map((r) => us(r.processUsPerReq)).join(' | ')} |`,
+  `| threads (us/req by /proc/PID/task name) | ${results.map((r) => r.perThread.map(([n, v]) => `${n} ${v.toFixed(1)}`).join(', ')).join(' | ')} |`,
   `| req/s under the profiler; p99 ms | ${results.map((r) => `${Math.round(r.rps)}; ${r.p99.toFixed(1)}`).join(' | ')} |`,
 ];
 const header =

@@ -64,6 +64,9 @@ for (const loader of sides.length > 1 ? loaders : []) {
   run.log(`the fixed bench with ${loader}: ${sides.map((s) => s.id).join(', ')} in turn, ${settings.rounds} rounds of ${settings.warmupS} s warm-up + ${durationS} s`);
   const rotation = await run.rotate(`fixed bench`, sides, { loader });
   fixedRuns.set(loader, ratioOf(rotation, 'bic', 'fastify-peer'));
+  const busy = rotation.slices.flat().map((sl) => sl.loaderBusyPct).sort((a, b) => a - b);
+  const mid = busy[busy.length >> 1] ?? 0;
+  peerLines.push(`${loader}: the generator used ${mid.toFixed(0)}% of a CPU (median)${mid > 90 ? ': it set the pace, so these req/s ratios are compressed towards 1; read CPU per answer' : ''}`);
   for (const id of ['bic', 'iban', 'card', 'ip']) {
     const r = ratioOf(rotation, id, 'fastify-peer');
     if (r) peerLines.push(`${loader}: ${id} vs the peer's BIC ${r.ratio.toFixed(2)}x req/s (rounds ${r.rounds.map((v) => v.toFixed(2)).join(', ')}), ${r.cpu.toFixed(2)}x its CPU per answer`);
@@ -103,7 +106,7 @@ for (const [id, label] of [...single.filter(([i]) => !usesPool(i)), ...single.fi
     runLoad({ url: main.svc.url, requests: requestsFor(endpoint('bic'), main.key), connections, durationS, overallRate: bicRate, loader: 'autocannon' }),
   ]);
   const peak = rss.stop();
-  const asSlice = (m: typeof pw) => [{ ...m, cpuUsPerReq: NaN, loaderUsPerReq: NaN, othersCpuS: 0, stealPct: NaN, busyPct: NaN, load1: NaN }];
+  const asSlice = (m: typeof pw) => [{ ...m, cpuUsPerReq: NaN, loaderUsPerReq: NaN, loaderBusyPct: NaN, othersCpuS: 0, stealPct: NaN, busyPct: NaN, load1: NaN }];
   rows.push(toRow({ ...serviceSide(main, 'password'), id: CONCURRENT[0][0], label: CONCURRENT[0][1] }, asSlice(pw), peak, []));
   rows.push(toRow({ ...serviceSide(main, 'bic'), id: CONCURRENT[1][0], label: CONCURRENT[1][1] }, asSlice(bic), peak, [`open loop at ${bicRate} req/s (autocannon); target p99 < 25 ms`]));
 }
