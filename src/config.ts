@@ -197,8 +197,9 @@ function settings(cpus: number): Setting<keyof Config>[] {
     s('trustProxy', 'TRUST_PROXY', false, bool, 'take the client address of GET /api/v1/ip from X-Forwarded-For'),
     s('logLevel', 'LOG_LEVEL', 'info', level, 'pino level'),
     s('workers', 'WORKERS', 1, workers(cpus), 'processes serving the port (auto = number of CPUs)'),
-    // Each thread holds zxcvbn's dictionaries (~90 MB RSS), so the default does not grow with the machine.
-    s('passwordThreads', 'PASSWORD_THREADS', Math.max(1, Math.min(2, cpus - 1)), workers(cpus), 'zxcvbn worker threads per process, ~90 MB RSS each: one core is left to the event loop, at most 2 (auto = number of CPUs)'),
+    // Each thread costs memory (~50 MB RSS for the first, with the shared word lists; ~15 MB each further one), so the
+    // default does not grow with the machine.
+    s('passwordThreads', 'PASSWORD_THREADS', Math.max(1, Math.min(2, cpus - 1)), workers(cpus), 'zxcvbn worker threads per process, ~50 MB RSS for the first, ~15 MB each further one: one core is left to the event loop, at most 2 (auto = number of CPUs)'),
     s('passwordMinThreads', 'PASSWORD_MIN_THREADS', 0, int(0, 256), 'zxcvbn threads kept warm; above it threads start on demand and leave after 10 idle minutes'),
     s('passwordExtraLanguages', 'PASSWORD_EXTRA_LANGUAGES', false, bool, 'also match German, French and Spanish word lists (doubles the zxcvbn cost per call)'),
     s('rateLimits', 'RATE_LIMITS', true, onOff, 'off disables rate limits and quotas (trusted deployments, benchmarks)'),

@@ -1,6 +1,5 @@
 // V8 heap tuning for a long-running server: bounded old-generation growth, and start-up garbage returned at once.
-import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
-import { PerformanceObserver } from 'node:perf_hooks';
+import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
 /**
@@ -11,29 +10,6 @@ import { runInNewContext } from 'node:vm';
  */
 export function boundHeapGrowth(): void {
   setFlagsFromString('--heap-growing-percent=20');
-  boundYoungGeneration();
-}
-
-/** The young generation's size (both semi-spaces) past which V8 may not grow it further, bytes. */
-const YOUNG_GENERATION_CAP = 16 * 2 ** 20;
-let youngBound: PerformanceObserver | undefined;
-
-/**
- * Node 24's V8 grows the young generation under allocation-heavy load to 64-128 MB within a second and keeps it until
- * its memory reducer runs after a quiet spell: RSS after a pipelined flood grew by +132 MB, all of it young
- * generation. `--max-semi-space-size` is read only when the heap is made, but the growth factor at every growth: after
- * each scavenge, growth stops (factor 1) once the young generation has reached the cap and resumes (factor 2, V8's)
- * once V8 has shrunk it again. One heap-statistics read per batch of GC entries, off the request path.
- */
-function boundYoungGeneration(): void {
-  if (youngBound) return;
-  let factor = 2;
-  youngBound = new PerformanceObserver(() => {
-    const young = getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.space_size ?? 0;
-    const next = young >= YOUNG_GENERATION_CAP ? 1 : 2;
-    if (next !== factor) setFlagsFromString(`--semi-space-growth-factor=${(factor = next)}`);
-  });
-  youngBound.observe({ entryTypes: ['gc'] });
 }
 
 /**
