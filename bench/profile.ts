@@ -47,12 +47,14 @@ interface Result {
 
 /** Load BIC on a started process between two clock readings the profile's sample times can be matched to. */
 async function profileRun(name: string, proc: Proc, key: string, profDir: string): Promise<Result> {
-  const requests = requestsFor(endpoint('bic'), key);
-  const p = await probe(proc.url, endpoint('bic'), key);
-  if (!p.ok) throw new Error(`${name}: BIC probe answered ${p.problem}`);
+  // The peer implements BIC only.
+  const e = endpoint(name === 'service' ? (process.env.PROFILE_ENDPOINT ?? 'bic') : 'bic');
+  const requests = requestsFor(e, key);
+  const p = await probe(proc.url, e, key);
+  if (!p.ok) throw new Error(`${name}: ${e.label} probe answered ${p.problem}`);
   await waitIdle(proc.pid, 15);
   const warm = await runLoad({ url: proc.url, requests, connections, durationS: 4 });
-  log(`${name}: warm-up 4 s (${Math.round(warm.rps)} req/s); profiling ${durationS} s of BIC`);
+  log(`${name}: warm-up 4 s (${Math.round(warm.rps)} req/s); profiling ${durationS} s of ${e.label}`);
   // V8's sample times and process.hrtime both read CLOCK_MONOTONIC (microseconds and nanoseconds).
   const cpu0 = cpuSeconds(proc.pid);
   const main0 = threadCpuSeconds(proc.pid);
@@ -148,7 +150,7 @@ const lines = [
   `| req/s under the profiler; p99 ms | ${results.map((r) => `${Math.round(r.rps)}; ${r.p99.toFixed(1)}`).join(' | ')} |`,
 ];
 const header =
-  `${new Date().toISOString()}, node ${process.version}, BIC (GET /api/v1/bic/DEUTDEFF), ${connections} connections, ${durationS} s per target, ` +
+  `${new Date().toISOString()}, node ${process.version}, ${process.env.PROFILE_ENDPOINT ?? 'bic'} (the peer: BIC), ${connections} connections, ${durationS} s per target, ` +
   `sampling every ${intervalUs} us; samples in the window: ${results.map((r) => `${r.name} ${r.budget.samples}`).join(', ')}`;
 const top = Number(process.env.PROFILE_TOP ?? 0);
 const leafLines = results.flatMap((r) => [
