@@ -94,7 +94,7 @@ async function serve(config: Readonly<Config>): Promise<void> {
     process.stdout.write(`listening on http://${config.host}:${port} (docs at /docs)\n`);
   }
   // The GeoIP files are the last of the boot work; a timer lets the first requests' allocations settle too.
-  void composition.geoLoading.then(() => setTimeout(compactHeapAfterBoot, 100).unref());
+  void composition.loaded.then(() => setTimeout(compactHeapAfterBoot, 100).unref());
 
   let stopping = false;
   const stop = async (signal: string) => {

@@ -113,6 +113,26 @@ const MAX_PREPARED = 10_000;
 const sameLimits = (l: LimitValues, key: KeyRecord, d: LimitValues): boolean =>
   l.perMinute === (key.perMinute ?? d.perMinute) && l.perDay === (key.perDay ?? d.perDay) && l.perMonth === (key.perMonth ?? d.perMonth);
 
+/** A key's limits, windows and counter keys at `now`, kept per key until its limits or the day or month change. */
+function preparer(defaults: LimitValues, clock: () => number): (key: KeyRecord, now: number) => Prepared {
+  // The current day and month, recomputed only when the clock leaves them (not on every request).
+  let day = utcDay(clock());
+  let month = utcMonth(clock());
+  const prepared = new Map<string, Prepared>();
+  return (key, now) => {
+    if (now < day.startsAt || now >= day.endsAt) day = utcDay(now);
+    if (now < month.startsAt || now >= month.endsAt) month = utcMonth(now);
+    let p = prepared.get(key.id);
+    if (p === undefined || p.day !== day || p.month !== month || !sameLimits(p.limits, key, defaults)) {
+      const tag = `{${key.id}}`;
+      p = { limits: effectiveLimits(key, defaults), day, month, minuteKey: `${tag}:m`, dayKey: `${tag}:${day.id}`, monthKey: `${tag}:${month.id}` };
+      if (prepared.size >= MAX_PREPARED) prepared.clear();
+      prepared.set(key.id, p);
+    }
+    return p;
+  };
+}
+
 /**
  * Counts the request in the month, day and minute windows at once, one rate-limiter-flexible consume each (in
  * Redis: one round trip), and when any count is over the key's limit gives all three back (reward): a refused
@@ -125,22 +145,7 @@ export function createLimiter(opts: LimiterOptions): Limiter {
   const { minute, calendar } = counters;
   const clock = opts.now ?? Date.now;
 
-  // The current day and month, recomputed only when the clock leaves them (not on every request).
-  let day = utcDay(clock());
-  let month = utcMonth(clock());
-  const prepared = new Map<string, Prepared>();
-  const prepare = (key: KeyRecord, now: number): Prepared => {
-    if (now < day.startsAt || now >= day.endsAt) day = utcDay(now);
-    if (now < month.startsAt || now >= month.endsAt) month = utcMonth(now);
-    let p = prepared.get(key.id);
-    if (p === undefined || p.day !== day || p.month !== month || !sameLimits(p.limits, key, defaults)) {
-      const tag = `{${key.id}}`;
-      p = { limits: effectiveLimits(key, defaults), day, month, minuteKey: `${tag}:m`, dayKey: `${tag}:${day.id}`, monthKey: `${tag}:${month.id}` };
-      if (prepared.size >= MAX_PREPARED) prepared.clear();
-      prepared.set(key.id, p);
-    }
-    return p;
-  };
+  const prepare = preparer(defaults, clock);
   const lifetime = (w: UtcWindow, now: number): CountOptions => ({ customDuration: secondsUntil(w.endsAt, now, 1) + CALENDAR_GRACE_SECONDS });
   const used = async (key: string): Promise<number> => (await calendar.get(key))?.consumedPoints ?? 0;
 

@@ -38,6 +38,50 @@ function publicView(k: KeyRecord) {
   return { id: k.id, name: k.name, status: k.status, perMinute: k.perMinute, perDay: k.perDay, perMonth: k.perMonth, createdAt: k.createdAt };
 }
 
+/** `import FILE`: JSON lines, created in batches, each key printed once written. */
+async function importKeys(store: KeyStore, file: string, json: boolean): Promise<number> {
+  const text = await readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
+    throw new Error(`${file}: ${err.code === 'ENOENT' ? 'no such file' : err.message}`);
+  });
+  let inputs;
+  try {
+    inputs = parseKeyLines(text);
+  } catch (err) {
+    throw new Error(`${file}: ${(err as Error).message}; nothing imported`);
+  }
+  if (inputs.length === 0) throw new Error(`${file}: no key to import (one JSON object per line)`);
+  // Batches of IMPORT_BATCH keys, each one transaction (or script), each printed once it is written, in the
+  // file's order: whatever was written has been printed, even if a later batch fails.
+  const print = (created: Array<{ record: KeyRecord; key: string }>) =>
+    out(created.map(({ record, key }) => (json ? JSON.stringify({ ...publicView(record), key }) : key)).join('\n'));
+  let said = 0;
+  const progress = (done: number, total: number) => {
+    if (total <= IMPORT_BATCH || (done < total && performance.now() - said < 1000)) return;
+    said = performance.now();
+    process.stderr.write(`imported ${done} of ${total} keys\n`);
+  };
+  try {
+    await importInBatches(store, inputs, { onBatch: print, onProgress: progress, pause: yieldLock });
+  } catch (err) {
+    if (!(err instanceof ImportStoppedError)) throw err;
+    throw new Error(`${file}: ${err.message}; the ${err.done} keys printed were created, the other ${err.total - err.done} were not`);
+  }
+  return 0;
+}
+
+/** `list`: a table (or JSON), the server's defaults marked where a key has none of its own. */
+async function listKeys(store: KeyStore, json: boolean, config: Pick<Config, 'rateLimitPerMinute' | 'quotaPerDay' | 'quotaPerMonth'>): Promise<number> {
+  const keys = (await store.list()).map(publicView);
+  if (json) return out(JSON.stringify(keys)), 0;
+  const effective = (v: number | null, d: number) => (v === null ? `${d}*` : String(v));
+  out(['ID', 'NAME', 'STATUS', 'PER_MINUTE', 'PER_DAY', 'PER_MONTH', 'CREATED'].join('\t'));
+  for (const k of keys) {
+    out([k.id, k.name, k.status, effective(k.perMinute, config.rateLimitPerMinute), effective(k.perDay, config.quotaPerDay), effective(k.perMonth, config.quotaPerMonth), k.createdAt].join('\t'));
+  }
+  if (keys.some((k) => k.perMinute === null || k.perDay === null || k.perMonth === null)) out('* server default');
+  return 0;
+}
+
 export async function runKeys(argv: string[], store: KeyStore, config: Pick<Config, 'rateLimitPerMinute' | 'quotaPerDay' | 'quotaPerMonth'>): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
@@ -75,45 +119,10 @@ export async function runKeys(argv: string[], store: KeyStore, config: Pick<Conf
       if (values.name !== undefined || Object.values(limits).some((v) => v !== undefined)) {
         throw new UsageError('import takes each name and its limits from FILE');
       }
-      const text = await readFile(id, 'utf8').catch((err: NodeJS.ErrnoException) => {
-        throw new Error(`${id}: ${err.code === 'ENOENT' ? 'no such file' : err.message}`);
-      });
-      let inputs;
-      try {
-        inputs = parseKeyLines(text);
-      } catch (err) {
-        throw new Error(`${id}: ${(err as Error).message}; nothing imported`);
-      }
-      if (inputs.length === 0) throw new Error(`${id}: no key to import (one JSON object per line)`);
-      // Batches of IMPORT_BATCH keys, each one transaction (or script), each printed once it is written, in the
-      // file's order: whatever was written has been printed, even if a later batch fails.
-      const print = (created: Array<{ record: KeyRecord; key: string }>) =>
-        out(created.map(({ record, key }) => (values.json ? JSON.stringify({ ...publicView(record), key }) : key)).join('\n'));
-      let said = 0;
-      const progress = (done: number, total: number) => {
-        if (total <= IMPORT_BATCH || (done < total && performance.now() - said < 1000)) return;
-        said = performance.now();
-        process.stderr.write(`imported ${done} of ${total} keys\n`);
-      };
-      try {
-        await importInBatches(store, inputs, { onBatch: print, onProgress: progress, pause: yieldLock });
-      } catch (err) {
-        if (!(err instanceof ImportStoppedError)) throw err;
-        throw new Error(`${id}: ${err.message}; the ${err.done} keys printed were created, the other ${err.total - err.done} were not`);
-      }
-      return 0;
+      return importKeys(store, id, values.json);
     }
-    case 'list': {
-      const keys = (await store.list()).map(publicView);
-      if (values.json) return out(JSON.stringify(keys)), 0;
-      const effective = (v: number | null, d: number) => (v === null ? `${d}*` : String(v));
-      out(['ID', 'NAME', 'STATUS', 'PER_MINUTE', 'PER_DAY', 'PER_MONTH', 'CREATED'].join('\t'));
-      for (const k of keys) {
-        out([k.id, k.name, k.status, effective(k.perMinute, config.rateLimitPerMinute), effective(k.perDay, config.quotaPerDay), effective(k.perMonth, config.quotaPerMonth), k.createdAt].join('\t'));
-      }
-      if (keys.some((k) => k.perMinute === null || k.perDay === null || k.perMonth === null)) out('* server default');
-      return 0;
-    }
+    case 'list':
+      return listKeys(store, values.json, config);
     case 'revoke':
     case 'deactivate':
     case 'activate': {

@@ -126,6 +126,18 @@ async function createBackend(document: Record<string, any>, stockRouter = false)
   return { api, router };
 }
 
+/** The answer to a refused key (401 with WWW-Authenticate, or the 403 the key directory gave). */
+function unauthorizedHandler(c: Context, ctx: KoaContext): Reply {
+  const err = (c.security?.ApiKey as { error?: unknown } | undefined)?.error;
+  const refusal =
+    err instanceof ApiError && err.status === 401
+      ? new ApiError(401, err.code, err.message, { details: err.details, headers: { ...err.headers, 'WWW-Authenticate': WWW_AUTHENTICATE } })
+      : (err ?? new ApiError(401, 'UNAUTHORIZED', 'the X-Api-Key header is missing', { headers: { 'WWW-Authenticate': WWW_AUTHENTICATE } }));
+  // Anything but an ApiError is a fault: the error middleware logs it and answers 500.
+  if (!(refusal instanceof ApiError)) throw refusal;
+  return errorReply(refusal, ctx.path, (ctx.state as ApiState).requestId);
+}
+
 /**
  * The API step: the backend above with the service's hooks and handlers. A request goes through them top to bottom,
  * each step deciding its own statuses: route (404, 405), authenticate (401, 403), count (429),
@@ -156,16 +168,7 @@ export async function createApi(deps: ApiDeps): Promise<{ handle: (ctx: KoaConte
   api.registerSecurityHandler('ApiKey', (c: Context) => deps.keys.authenticate(c.request.headers['x-api-key']).then(undefined, asRefusal));
 
   api.register({
-    unauthorizedHandler: (c: Context, ctx: KoaContext): Reply => {
-      const err = (c.security?.ApiKey as { error?: unknown } | undefined)?.error;
-      const refusal =
-        err instanceof ApiError && err.status === 401
-          ? new ApiError(401, err.code, err.message, { details: err.details, headers: { ...err.headers, 'WWW-Authenticate': WWW_AUTHENTICATE } })
-          : (err ?? new ApiError(401, 'UNAUTHORIZED', 'the X-Api-Key header is missing', { headers: { 'WWW-Authenticate': WWW_AUTHENTICATE } }));
-      // Anything but an ApiError is a fault: the error middleware logs it and answers 500.
-      if (!(refusal instanceof ApiError)) throw refusal;
-      return errorReply(refusal, ctx.path, state(ctx).requestId);
-    },
+    unauthorizedHandler,
     /**
      * Count, then read the body: after authentication and before validation, so a malformed request of a known key
      * counts. Every matched operation passes here, whatever its security handlers decided; the operation and key are

@@ -58,29 +58,8 @@ function throttledRender(registry: Registry, intervalMs: number): () => Promise<
   };
 }
 
-export function createMetrics(opts: MetricsOptions = {}): Metrics {
-  const registry = new Registry();
-  if (opts.defaults !== false) collectDefaultMetrics({ register: registry });
-  const labelNames = ['operationId', 'status'] as const;
-  // Only the histogram counts per request: the request counter is its _count series, read at scrape time (half the
-  // metrics cost of a BIC request, docs/adr/0010).
-  new Counter({
-    name: 'http_requests_total',
-    help: 'Requests answered, by operationId and status',
-    labelNames,
-    registers: [registry],
-    async collect() {
-      this.reset();
-      for (const v of (await latency.get()).values) if (v.metricName === 'http_request_duration_seconds_count') this.inc(v.labels, v.value);
-    },
-  });
-  const latency = new Histogram({
-    name: 'http_request_duration_seconds',
-    help: 'Request latency in seconds, by operationId and status',
-    labelNames,
-    buckets: [...LATENCY_BUCKETS],
-    registers: [registry],
-  });
+/** The caches' hits, misses and entries, one series per registered cache, read at scrape time. */
+function cacheMetrics(registry: Registry): Map<string, () => CacheStats> {
   const caches = new Map<string, () => CacheStats>();
   const cacheGauge = (name: string, help: string, pick: (s: CacheStats) => number) =>
     new Gauge({
@@ -107,6 +86,33 @@ export function createMetrics(opts: MetricsOptions = {}): Metrics {
   cacheCounter('cache_hits_total', 'Cache hits since start', (s) => s.hits);
   cacheCounter('cache_misses_total', 'Cache misses since start', (s) => s.misses);
   cacheGauge('cache_entries', 'Entries held in the cache', (s) => s.size);
+  return caches;
+}
+
+export function createMetrics(opts: MetricsOptions = {}): Metrics {
+  const registry = new Registry();
+  if (opts.defaults !== false) collectDefaultMetrics({ register: registry });
+  const labelNames = ['operationId', 'status'] as const;
+  // Only the histogram counts per request: the request counter is its _count series, read at scrape time (half the
+  // metrics cost of a BIC request, docs/adr/0010).
+  new Counter({
+    name: 'http_requests_total',
+    help: 'Requests answered, by operationId and status',
+    labelNames,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const v of (await latency.get()).values) if (v.metricName === 'http_request_duration_seconds_count') this.inc(v.labels, v.value);
+    },
+  });
+  const latency = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'Request latency in seconds, by operationId and status',
+    labelNames,
+    buckets: [...LATENCY_BUCKETS],
+    registers: [registry],
+  });
+  const caches = cacheMetrics(registry);
   return {
     registry,
     render: throttledRender(registry, opts.renderIntervalMs ?? METRICS_RENDER_INTERVAL_MS),

@@ -77,46 +77,45 @@ function onceEach(resolver: DnsResolver): DnsResolver {
   };
 }
 
-export function createBulkOperations(deps: BulkDeps): {
+/** The item check of a single operation's bulk form (openapi.yaml), from the document. */
+function checkerOf(document: Record<string, any>, maxItems: number, single: Single): (item: string) => ApiError | null {
+  const spec = [...bulkSpecs(document, maxItems).values()].find((s) => s.single === single);
+  if (!spec) throw new Error(`openapi.yaml has no bulk operation of ${single}`);
+  return itemChecker(spec);
+}
+
+/** One item through the single operation's check and handler; a fault (not an ApiError of 400/502) fails the request. */
+function settle<S extends Single>(check: (item: string) => ApiError | null, item: string, run: () => Reply): Element<S> {
+  const refused = check(item);
+  if (refused) return failure(refused) as Element<S>;
+  try {
+    return { status: 200, result: run().body } as Element<S>;
+  } catch (err) {
+    return caught(err) as Element<S>;
+  }
+}
+
+/** The same for a handler that awaits (email: DNS). */
+async function answer<S extends Single>(check: (item: string) => ApiError | null, item: string, run: () => Promise<Reply>): Promise<Element<S>> {
+  const refused = check(item);
+  if (refused) return failure(refused) as Element<S>;
+  try {
+    return { status: 200, result: (await run()).body } as Element<S>;
+  } catch (err) {
+    return caught(err) as Element<S>;
+  }
+}
+
+const context = <Op extends OperationId>(request: Partial<OperationContext<Op>['request']>): OperationContext<Op> =>
+  ({ request: { params: {}, query: {}, requestBody: undefined, headers: {}, ip: '', ...request } }) as OperationContext<Op>;
+
+export function createBankingBulkOperations(deps: Omit<BulkDeps, 'email'>): {
   validateIbans: OperationHandler<'validateIbans'>;
   validateBics: OperationHandler<'validateBics'>;
-  validateEmails: OperationHandler<'validateEmails'>;
 } {
-  const specs = bulkSpecs(deps.document, deps.maxItems);
-  const checkers = new Map([...specs.values()].map((s) => [s.single, itemChecker(s)]));
-  const checkerOf = (single: Single) => {
-    const check = checkers.get(single);
-    if (!check) throw new Error(`openapi.yaml has no bulk operation of ${single}`);
-    return check;
-  };
   const banking = createBankingOperations(deps.banking);
-  const ibanCheck = checkerOf('validateIban');
-  const bicCheck = checkerOf('validateBic');
-  const emailCheck = checkerOf('validateEmail');
-
-  /** One item through the single operation's check and handler; a fault (not an ApiError of 400/502) fails the request. */
-  function settle<S extends Single>(check: (item: string) => ApiError | null, item: string, run: () => Reply): Element<S> {
-    const refused = check(item);
-    if (refused) return failure(refused) as Element<S>;
-    try {
-      return { status: 200, result: run().body } as Element<S>;
-    } catch (err) {
-      return caught(err) as Element<S>;
-    }
-  }
-  /** The same for a handler that awaits (email: DNS). */
-  async function answer<S extends Single>(check: (item: string) => ApiError | null, item: string, run: () => Promise<Reply>): Promise<Element<S>> {
-    const refused = check(item);
-    if (refused) return failure(refused) as Element<S>;
-    try {
-      return { status: 200, result: (await run()).body } as Element<S>;
-    } catch (err) {
-      return caught(err) as Element<S>;
-    }
-  }
-  const context = <Op extends OperationId>(request: Partial<OperationContext<Op>['request']>): OperationContext<Op> =>
-    ({ request: { params: {}, query: {}, requestBody: undefined, headers: {}, ip: '', ...request } }) as OperationContext<Op>;
-
+  const ibanCheck = checkerOf(deps.document, deps.maxItems, 'validateIban');
+  const bicCheck = checkerOf(deps.document, deps.maxItems, 'validateBic');
   return {
     // The banking handlers are synchronous: no promise per item (bench/ 'iban-bulk' row).
     validateIbans({ request }) {
@@ -132,7 +131,12 @@ export function createBulkOperations(deps: BulkDeps): {
       );
       return { status: 200, body: { results } };
     },
+  };
+}
 
+export function createEmailBulkOperations(deps: Omit<BulkDeps, 'banking'>): { validateEmails: OperationHandler<'validateEmails'> } {
+  const emailCheck = checkerOf(deps.document, deps.maxItems, 'validateEmail');
+  return {
     async validateEmails({ request }) {
       // Every item on the lists in use when the request came, whatever a reload swaps meanwhile.
       const lists = deps.email.email();

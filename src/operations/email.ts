@@ -34,6 +34,31 @@ export interface EmailOperations {
   deliverabilities(addresses: readonly string[], requested: boolean): Promise<Deliverability[]>;
 }
 
+/**
+ * Each domain's addresses verified together (shared sessions, one catch-all probe), SMTP_DOMAIN_CONCURRENCY domains
+ * at once; the verdicts written into `out` at the addresses' indexes.
+ */
+async function verifyByDomain(verifier: MailboxVerifier, byDomain: Map<string, Array<{ index: number; user: string }>>, out: Deliverability[]): Promise<void> {
+  const domains = [...byDomain];
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < domains.length) {
+      const [domain, items] = domains[next++];
+      let verdicts: Deliverability[];
+      try {
+        verdicts = await verifier.verify(domain, items.map((i) => i.user));
+      } catch (err) {
+        // The domain's MX answer was there a moment ago (the address checks asked for it): no mail server reached.
+        if (!(err instanceof UpstreamFailure)) throw err;
+        verdicts = items.map(() => verdictWithoutSession('unknown', 'connection_failed'));
+      }
+      // An implicit MX is the domain itself: a card number in it is masked here as in `domain`.
+      items.forEach((item, i) => (out[item.index] = { ...verdicts[i], mxHost: verdicts[i].mxHost === null ? null : maskCardNumbers(verdicts[i].mxHost!) }));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(SMTP_DOMAIN_CONCURRENCY, domains.length) }, worker));
+}
+
 export function createEmailOperations(deps: EmailDeps): EmailOperations {
   const { resolver } = deps;
   /** A domain the DNS operation refuses (printer.local) is never looked up, for mail servers neither. */
@@ -63,24 +88,7 @@ export function createEmailOperations(deps: EmailDeps): EmailOperations {
         else byDomain.set(parsed.domain, [{ index, user: parsed.user }]);
       }
     }
-    const domains = [...byDomain];
-    let next = 0;
-    const worker = async (): Promise<void> => {
-      while (next < domains.length) {
-        const [domain, items] = domains[next++];
-        let verdicts: Deliverability[];
-        try {
-          verdicts = await deps.verifier!.verify(domain, items.map((i) => i.user));
-        } catch (err) {
-          // The domain's MX answer was there a moment ago (the address checks asked for it): no mail server reached.
-          if (!(err instanceof UpstreamFailure)) throw err;
-          verdicts = items.map(() => verdictWithoutSession('unknown', 'connection_failed'));
-        }
-        // An implicit MX is the domain itself: a card number in it is masked here as in `domain`.
-        items.forEach((item, i) => (out[item.index] = { ...verdicts[i], mxHost: verdicts[i].mxHost === null ? null : maskCardNumbers(verdicts[i].mxHost!) }));
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(SMTP_DOMAIN_CONCURRENCY, domains.length) }, worker));
+    await verifyByDomain(deps.verifier!, byDomain, out);
     return out;
   }
 

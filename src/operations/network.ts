@@ -75,24 +75,8 @@ const NO_LOCATION: Omit<GeoResult, 'ip' | 'ipType'> = {
   asnOrganization: null,
 };
 
-export function createNetworkOperations(deps: NetworkDeps): NetworkOperations {
-  function locate(input: string, field: string, whose: string): Reply<200, GeoResult & { security: IpSecurity }> {
-    const c = classifyIp(input);
-    if (!c) throw invalidFormat(field, 'not an IPv4 or IPv6 address');
-    if (!c.public) throw notFound(`${whose} ${c.address} is not public (${c.range}); it has no geolocation`);
-    const geo = deps.geo();
-    if (!geo) throw serviceUnavailable('geolocation data is loading');
-    if (!geo.ready) throw serviceUnavailable('geolocation data is not available: the GeoIP databases could not be opened', 60);
-    const found = geo.lookup(c);
-    const security = deps.security().lookup(c);
-    if (found) return { status: 200, body: { ...found, security } };
-    // The flags are what the caller wants: an address only a hosting or Tor list knows is answered, not 404.
-    if (security.isHosting === true || security.isTor === true) {
-      return { status: 200, body: { ip: c.address, ipType: c.version === 4 ? 'IPV4' : 'IPV6', ...NO_LOCATION, security } };
-    }
-    throw notFound(`no geolocation data for address ${c.address}`);
-  }
-
+/** lookupDns: the records and the domain's mail security. */
+export function createDnsOperations(deps: Pick<NetworkDeps, 'resolver' | 'mailSecurity' | 'allowSpecialUse'>): Pick<NetworkOperations, 'lookupDns'> {
   return {
     async lookupDns({ request }) {
       const domain = normaliseLookupDomain(request.params.domain);
@@ -111,14 +95,46 @@ export function createNetworkOperations(deps: NetworkDeps): NetworkOperations {
       if (security.status === 'rejected') throw security.reason;
       return { status: 200, body: { domain, records: answers.value.flatMap((a) => a.records), queryTimeMs, security: security.value } };
     },
+  };
+}
 
+/** inspectTlsCertificate. */
+export function createTlsOperations(deps: Pick<NetworkDeps, 'tls'>): Pick<NetworkOperations, 'inspectTlsCertificate'> {
+  return {
     async inspectTlsCertificate({ request }) {
       // A blank value is given, not absent: INVALID_FORMAT like any other malformed target (openapi.yaml TlsHost).
       const target = requestedTlsTarget(request.params.domain);
       if (target.kind === 'invalid') throw invalidFormat('domain', target.reason);
       return { status: 200, body: await deps.tls.inspect(target.name) };
     },
+  };
+}
 
+/** The three parts together (the unit tests' view of the tag). */
+export function createNetworkOperations(deps: NetworkDeps): NetworkOperations {
+  return { ...createDnsOperations(deps), ...createTlsOperations(deps), ...createIpOperations(deps) };
+}
+
+/** lookupIp and lookupOwnIp: geolocation with the hosting and Tor flags. */
+export function createIpOperations(deps: Pick<NetworkDeps, 'geo' | 'security' | 'trustProxy'>): Pick<NetworkOperations, 'lookupIp' | 'lookupOwnIp'> {
+  function locate(input: string, field: string, whose: string): Reply<200, GeoResult & { security: IpSecurity }> {
+    const c = classifyIp(input);
+    if (!c) throw invalidFormat(field, 'not an IPv4 or IPv6 address');
+    if (!c.public) throw notFound(`${whose} ${c.address} is not public (${c.range}); it has no geolocation`);
+    const geo = deps.geo();
+    if (!geo) throw serviceUnavailable('geolocation data is loading');
+    if (!geo.ready) throw serviceUnavailable('geolocation data is not available: the GeoIP databases could not be opened', 60);
+    const found = geo.lookup(c);
+    const security = deps.security().lookup(c);
+    if (found) return { status: 200, body: { ...found, security } };
+    // The flags are what the caller wants: an address only a hosting or Tor list knows is answered, not 404.
+    if (security.isHosting === true || security.isTor === true) {
+      return { status: 200, body: { ip: c.address, ipType: c.version === 4 ? 'IPV4' : 'IPV6', ...NO_LOCATION, security } };
+    }
+    throw notFound(`no geolocation data for address ${c.address}`);
+  }
+
+  return {
     lookupIp({ request }) {
       // A blank value is given, not absent: classifyIp refuses it as INVALID_FORMAT (openapi.yaml lookupIp).
       return locate(request.params.ip.trim(), 'ip', 'address');

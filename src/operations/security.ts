@@ -6,17 +6,17 @@ import { validateCard } from '../domain/card.js';
 import { breachCountFor, mergeBreach, sha1Parts } from '../domain/password.js';
 import type { OperationHandler } from './types.js';
 
-export interface SecurityDeps {
+export interface PasswordDeps {
   estimator: StrengthEstimator;
   ranges: RangeClient;
+}
+
+export interface CardDeps {
   /** The BIN table in use: read once per request (a reload swaps it whole). */
   bin: () => BinTable;
 }
 
-export function createSecurityOperations(deps: SecurityDeps): {
-  checkPasswordStrength: OperationHandler<'checkPasswordStrength'>;
-  validateCard: OperationHandler<'validateCard'>;
-} {
+export function createPasswordOperations(deps: PasswordDeps): { checkPasswordStrength: OperationHandler<'checkPasswordStrength'> } {
   return {
     /** The validator guarantees a non-empty string; the value is never echoed, logged or stored. */
     async checkPasswordStrength({ request }) {
@@ -26,7 +26,11 @@ export function createSecurityOperations(deps: SecurityDeps): {
       const [strength, range] = await Promise.all([deps.estimator.estimate(password), deps.ranges.range(prefix)]);
       return { status: 200, body: mergeBreach(strength, breachCountFor(range, suffix)) };
     },
+  };
+}
 
+export function createCardOperations(deps: CardDeps): { validateCard: OperationHandler<'validateCard'> } {
+  return {
     /** The validator admits 1-64 characters with a digit (openapi.yaml CardValidationRequest); only the last four come back. */
     validateCard({ request }) {
       return { status: 200, body: validateCard(request.requestBody.cardNumber, deps.bin()) };

@@ -116,19 +116,44 @@ describe('SIGHUP', () => {
     expect(answered((o) => o.path === paths[1] && o.provider === 'Amazon Web Services')).toBe(true);
   });
 
-  it('with WORKERS=2, the primary passes it on and every worker reloads', { timeout: 180_000 }, async () => {
+  it('with WORKERS=2, the primary passes it on and every worker reloads and answers from the new list', { timeout: 180_000 }, async () => {
     const { url, key, out } = await start({ WORKERS: '2' });
     await waitFor(() => /with 2 workers/.test(out()), { timeoutMs: 60_000, what: 'both workers' });
     writeFileSync(torFile, '# date: 2026-02-02\n81.2.69.142\n');
     server!.child.kill('SIGHUP');
     await waitFor(() => new Set(reloadLines(out()).map((l) => l.pid)).size === 2, { timeoutMs: 60_000, what: `a reload line from each worker:\n${out()}` });
     expect(reloadLines(out()).every((l) => l.failed.length === 0)).toBe(true);
-    // Fresh connections reach both workers: each answers from the new list.
+
+    // Telling the workers apart from outside: one more SIGHUP to the first worker alone makes its reload count 2, the
+    // other's stays 1; each /metrics scrape then says which worker answered it and how many IP lookups it served.
+    const [first] = [...new Set(reloadLines(out()).map((l) => l.pid))];
+    process.kill(first, 'SIGHUP');
+    await waitFor(() => reloadLines(out()).filter((l) => l.pid === first).length === 2, { timeoutMs: 30_000, what: 'the first worker\'s second reload' });
+    const scrape = async () => {
+      const text = await (await fetch(`${url}/metrics`, { headers: { Connection: 'close' } })).text();
+      const reloads = Number(/^dataset_reloads_total\{dataset="ip-tor-exits"\} (\d+)$/m.exec(text)?.[1]);
+      const lookups = Number(/^http_requests_total\{(?=[^}]*operationId="lookupIp")(?=[^}]*status="200")[^}]*\} (\d+)$/m.exec(text)?.[1] ?? 0);
+      return { worker: reloads === 2 ? 'first' : 'second', lookups };
+    };
+
+    // Fresh connections go to the workers in turn: every answer comes from the new list...
     for (let i = 0; i < 12; i++) {
       const res = await fetch(`${url}/api/v1/ip/81.2.69.142`, { headers: { 'X-Api-Key': key, Connection: 'close' } });
       expect(res.status).toBe(200);
       expect(((await res.json()) as { security: { isTor: boolean } }).security.isTor).toBe(true);
     }
+    // ...and each worker served some of them (its /metrics counts them; a render may lag up to a second).
+    const served = new Map<string, number>();
+    await waitFor(
+      async () => {
+        const { worker, lookups } = await scrape();
+        served.set(worker, lookups);
+        return served.size === 2 && [...served.values()].reduce((a, b) => a + b, 0) === 12;
+      },
+      { timeoutMs: 30_000, what: 'both workers\' counts of the lookups' },
+    );
+    expect(served.get('first')).toBeGreaterThan(0);
+    expect(served.get('second')).toBeGreaterThan(0);
     expect(server!.child.exitCode).toBeNull();
   });
 });

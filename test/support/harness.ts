@@ -156,7 +156,7 @@ export async function startHarness(env: Record<string, string> = {}, options: Ha
   const logger = createLogger(config.logLevel, sink);
   // Tests read /metrics right after the requests they count: a render per scrape (test/security/metrics-scrapes.test.ts covers the throttle).
   const composition = await compose(config, logger, { defaultMetrics: false, metricsRenderIntervalMs: 0, ...opts });
-  await composition.geoLoading;
+  await composition.loaded;
   const app = await createApp(composition.deps);
   let server: Server | null = null;
   let listener: RequestListener | null = null;

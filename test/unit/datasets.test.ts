@@ -1,8 +1,8 @@
 // Dataset registry (dates as ISO 8601 calendar dates): states by date, the shipped records, and how the running
 // service reports them (/readyz, /metrics, one warning line at start per aged or expired dataset).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Dataset } from '../../src/adapters/files/dataset.js';
 import {
-  createDatasetRegistry,
   datasetStatus,
   loadDatasets,
   staleDatasets,
@@ -42,14 +42,16 @@ describe('datasetStatus', () => {
     expect(datasetStatus(record({ maxAgeDays: 1 }), new Date('2027-01-01T00:00:00Z')).state).toBe('expired');
   });
 
-  it('a registry takes a date learnt at run time; a malformed one is ignored', () => {
-    const reg = createDatasetRegistry([record({ name: 'geo', validUntil: null, maxAgeDays: 60 })]);
+  it('a dataset dated by its own file wins over its record; a malformed date falls back to the record', () => {
+    const geo = record({ name: 'geo', validUntil: null, maxAgeDays: 60 });
+    const catalogue = { path: 'datasets.json', names: ['geo'], record: () => geo, reread: async () => geo };
+    const dataset = new Dataset<number>({ name: 'geo', files: () => [] }, catalogue);
     const now = new Date('2026-11-25T00:00:00Z');
-    expect(reg.statuses(now)[0].state).toBe('aged');
-    reg.setDate('geo', '2026-11-01');
-    expect(reg.statuses(now)[0]).toMatchObject({ date: '2026-11-01', state: 'fresh' });
-    reg.setDate('geo', 'yesterday');
-    expect(reg.statuses(now)[0].date).toBe('2026-11-01');
+    expect(dataset.status(now).state).toBe('aged');
+    dataset.replace(1, '2026-11-01');
+    expect(dataset.status(now)).toMatchObject({ date: '2026-11-01', state: 'fresh' });
+    dataset.replace(2, 'yesterday');
+    expect(dataset.status(now).date).toBe('2026-06-08');
   });
 });
 

@@ -2,7 +2,7 @@
 // validator: what it refuses (400 INVALID_FORMAT) is tested through the app, test/contract/iban-card.test.ts.
 import { describe, it, expect } from 'vitest';
 import { createBankingOperations } from '../../src/operations/banking.js';
-import { createSecurityOperations } from '../../src/operations/security.js';
+import { createCardOperations } from '../../src/operations/security.js';
 import { binTableFromCsv } from '../../src/adapters/bank-data/bin-table.js';
 import { PACKAGED_BANKS } from '../../src/adapters/bank-data/bank-directory.js';
 
@@ -11,7 +11,7 @@ const bin = binTableFromCsv(
 );
 const ops: any = {
   ...createBankingOperations({ banks: () => PACKAGED_BANKS }),
-  ...createSecurityOperations({ bin: () => bin, estimator: null as never, ranges: null as never }),
+  ...createCardOperations({ bin: () => bin }),
 };
 
 /** openapi-backend's context as a handler gets it. */

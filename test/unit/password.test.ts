@@ -23,7 +23,7 @@ import {
 } from '../../src/domain/password.js';
 import { Overloaded, type ApiError } from '../../src/errors.js';
 import { asApiError } from '../../src/error-answers.js';
-import { createSecurityOperations } from '../../src/operations/security.js';
+import { createPasswordOperations } from '../../src/operations/security.js';
 
 /** Worker start-up (tsx + dictionaries) and 128-char estimates take seconds on a busy 2-core box. */
 const SLOW = 180_000;
@@ -227,10 +227,6 @@ afterEach(() => {
 const request = (body: unknown): any => ({
   request: { params: {}, query: {}, requestBody: body, headers: {}, ip: '127.0.0.1' },
 });
-
-/** The password handler (the card one is tested in iban-card-operations.test.ts). */
-const createPasswordOperations = (deps: { estimator: Parameters<typeof createSecurityOperations>[0]['estimator']; ranges: Parameters<typeof createSecurityOperations>[0]['ranges'] }) =>
-  createSecurityOperations({ ...deps, bin: () => null as never });
 
 const operations = (mirrorDir?: string) =>
   createPasswordOperations({ estimator, ranges: createRangeClient({ baseUrl, timeoutMs: 2_000, mirrorDir }) });

@@ -5,7 +5,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ensureDirectorySync, loadNamedFile, readCaBundle, requireDirectory } from '../../src/adapters/files/startup-files.js';
+import { ensureDirectorySync, readCaBundle, requireDirectory } from '../../src/adapters/files/startup-files.js';
 import { ConfigError } from '../../src/errors.js';
 import { GEOIP_TEST_DIR } from '../support/harness.js';
 import { runServerProcess } from '../support/server-process.js';
@@ -47,18 +47,6 @@ describe('requireDirectory', () => {
   ])('refuses a path that is %s', async (_, path, want) => {
     await expect(requireDirectory('PWNED_PASSWORDS_DIR', path)).rejects.toThrow(want);
     await expect(requireDirectory('PWNED_PASSWORDS_DIR', path)).rejects.toThrow(/^PWNED_PASSWORDS_DIR: /);
-  });
-});
-
-describe('loadNamedFile', () => {
-  it('names the variable when the file cannot be read', async () => {
-    const load = (p: string) => import('node:fs/promises').then((fs) => fs.readFile(p, 'utf8'));
-    await expect(loadNamedFile('BIN_DATA_FILE', join(dir, 'ranges.csv'), load)).rejects.toThrow(/^BIN_DATA_FILE: .*no such file/);
-  });
-
-  it('passes other failures through unchanged', async () => {
-    const boom = new SyntaxError('bad row');
-    await expect(loadNamedFile('BIN_DATA_FILE', 'x', () => Promise.reject(boom))).rejects.toBe(boom);
   });
 });
 

@@ -54,40 +54,39 @@ function checkRecord(r: DatasetRecord, path: string): DatasetRecord {
   return r;
 }
 
-/** Read the dataset records (once, at start). */
+/** Read the dataset records. */
 export async function loadDatasets(path: string): Promise<DatasetRecord[]> {
   const body = JSON.parse(await readFile(path, 'utf8')) as { datasets: DatasetRecord[] };
   return body.datasets.map((r) => checkRecord(r, path));
 }
 
-export interface DatasetRegistry {
-  /** Every dataset's state at `now` (default: the current time). */
-  statuses(now?: Date): DatasetStatus[];
-  /** Replace a dataset's date with one learnt at run time (e.g. the GeoLite2 build date once opened). */
-  setDate(name: string, date: string): void;
-  /** New records (data/datasets.json reloaded); the dates learnt at run time stay over them. */
-  replaceRecords(records: readonly DatasetRecord[]): void;
+/**
+ * data/datasets.json: each dataset's record (description, version, validity, maximum age, and the date of a dataset
+ * whose files carry none). Read at start; a dataset's reload reads its record again.
+ */
+export interface DatasetCatalogue {
+  readonly path: string;
+  /** The datasets it records, in its order. */
+  readonly names: readonly string[];
+  /** The record read at start; a dataset without one is a programming error (add it to data/datasets.json). */
+  record(name: string): DatasetRecord;
+  /** The file read again, this dataset's record from it (rejects when the file or the record is gone). */
+  reread(name: string): Promise<DatasetRecord>;
 }
 
-export function createDatasetRegistry(records: readonly DatasetRecord[]): DatasetRegistry {
-  let current = new Map(records.map((r) => [r.name, { ...r }]));
-  const learnt = new Map<string, string>();
+const recordIn = (records: readonly DatasetRecord[], name: string, path: string): DatasetRecord => {
+  const found = records.find((r) => r.name === name);
+  if (!found) throw new Error(`${path} has no record of dataset ${JSON.stringify(name)}`);
+  return found;
+};
+
+export async function openCatalogue(path: string): Promise<DatasetCatalogue> {
+  const records = await loadDatasets(path);
   return {
-    statuses: (now = new Date()) => [...current.values()].map((r) => datasetStatus(r, now)),
-    setDate(name, date) {
-      const r = current.get(name);
-      if (!r || !DATE.test(date)) return;
-      r.date = date;
-      learnt.set(name, date);
-    },
-    replaceRecords(next) {
-      const fresh = new Map(next.map((r) => [r.name, { ...r }]));
-      for (const [name, date] of learnt) {
-        const r = fresh.get(name);
-        if (r) r.date = date;
-      }
-      current = fresh;
-    },
+    path,
+    names: records.map((r) => r.name),
+    record: (name) => recordIn(records, name, path),
+    reread: async (name) => recordIn(await loadDatasets(path), name, path),
   };
 }
 

@@ -1,14 +1,14 @@
 // Datasets read from files, reloaded without a restart (SIGHUP): each new copy is built beside the one in use and
 // swapped in with one assignment; a file that fails keeps the data in use. docs/operations.md "Reloading datasets".
 
-/** One dataset read from files: what it is called, where it comes from, and how to build a fresh copy. */
+/** One dataset read from files (a Dataset<T>, src/adapters/files/dataset.ts): its name, files, and a fresh copy. */
 export interface Reloadable {
-  /** Dataset name(s) as /readyz and /metrics show them. */
-  name: string;
-  /** The file or directory a failure names. */
-  file: () => string;
+  /** The dataset's name, as /readyz and /metrics show it. */
+  readonly name: string;
+  /** The files or directories a failure names. */
+  files(): readonly string[];
   /** Build a new copy and, once built, swap it in (one assignment). Rejects, leaving the old copy in use, on failure. */
-  reload(): Promise<void>;
+  reload(): Promise<unknown>;
 }
 
 interface ReloadOutcome {
@@ -27,14 +27,10 @@ export interface Reloader {
    * bounds that to the largest). A call while a reload runs is not lost: one more pass runs after it.
    */
   reloadAll(): Promise<ReloadOutcome>;
-  /** Completed reloads and failed ones, by dataset (counters for /metrics). */
-  counts(): { reloads: Record<string, number>; failures: Record<string, number> };
 }
 
 /** One line per failure, naming the file; one line for the whole pass. */
-export function createReloader(items: readonly Reloadable[], logger: ReloadLogger, after: () => void = () => undefined): Reloader {
-  const reloads: Record<string, number> = Object.fromEntries(items.map((i) => [i.name, 0]));
-  const failures: Record<string, number> = Object.fromEntries(items.map((i) => [i.name, 0]));
+export function createReloader(items: readonly Reloadable[], logger: ReloadLogger): Reloader {
   let running: Promise<ReloadOutcome> | null = null;
   let again: Promise<ReloadOutcome> | null = null;
 
@@ -43,16 +39,14 @@ export function createReloader(items: readonly Reloadable[], logger: ReloadLogge
     for (const item of items) {
       try {
         await item.reload();
-        reloads[item.name]++;
         outcome.reloaded.push(item.name);
       } catch (err) {
-        failures[item.name]++;
         const error = err instanceof Error ? err.message : String(err);
-        outcome.failed.push({ name: item.name, file: item.file(), error });
-        logger.error({ dataset: item.name, file: item.file(), err: error }, `reload of ${item.file()} failed; the data loaded before stays in use`);
+        const file = item.files().join(', ');
+        outcome.failed.push({ name: item.name, file, error });
+        logger.error({ dataset: item.name, file, err: error }, `reload of ${file} failed; the data loaded before stays in use`);
       }
     }
-    after();
     logger.info({ pid: process.pid, reloaded: outcome.reloaded, failed: outcome.failed.map((f) => f.name) }, 'datasets reloaded');
     return outcome;
   }
@@ -71,6 +65,5 @@ export function createReloader(items: readonly Reloadable[], logger: ReloadLogge
       });
       return again;
     },
-    counts: () => ({ reloads: { ...reloads }, failures: { ...failures } }),
   };
 }

@@ -50,16 +50,6 @@ export async function requireDirectory(variable: string, path: string): Promise<
   if (!isDir) throw new ConfigError(variable, `${path} is not a directory`);
 }
 
-/** Runs load(path), turning a file that cannot be read into a ConfigError naming the variable. */
-export async function loadNamedFile<T>(variable: string, path: string, load: (path: string) => Promise<T>): Promise<T> {
-  try {
-    return await load(path);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code) throw new ConfigError(variable, `${path}: ${fileProblem(err)}`);
-    throw err;
-  }
-}
-
 /** Directories the service creates are its owner's alone (they hold the key store); an existing one is left as it is. */
 const PRIVATE_DIRECTORY_MODE = 0o700;
 /** Files the service creates under DATA_DIR (the database, its WAL and shared-memory files). */

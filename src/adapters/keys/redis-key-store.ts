@@ -74,6 +74,28 @@ function readFeed(cursor: number, head: number, entries: StreamEntry[]): KeyChan
   return { cursor: String(at), hashes, reset: false };
 }
 
+/** Index the records an earlier version wrote (it kept no index by hash); once per Redis, resumed if cut off. */
+function hashIndex(client: Redis, records: string, byHash: string, schemaName: string): () => Promise<void> {
+  let indexed: Promise<void> | null = null;
+  const buildIndex = async () => {
+    if ((await client.get(schemaName)) === SCHEMA) return;
+    let cursor = '0';
+    do {
+      const [next, flat] = await client.hscan(records, cursor, 'COUNT', 1000);
+      const pairs: string[] = [];
+      for (let i = 1; i < flat.length; i += 2) pairs.push(toRecord(flat[i]).hash, flat[i - 1]);
+      if (pairs.length > 0) await client.hset(byHash, ...pairs);
+      cursor = next;
+    } while (cursor !== '0');
+    await client.set(schemaName, SCHEMA);
+  };
+  return () =>
+    (indexed ??= buildIndex().catch((err: unknown) => {
+      indexed = null;
+      throw err;
+    }));
+}
+
 /** A key store on Redis. Commands fail fast while Redis is unreachable (KeyDirectory keeps its cache). */
 export function createRedisKeyStore(opts: RedisKeyStoreOptions): KeyStore & { ready(timeoutMs?: number): Promise<void> } {
   if (!opts.client && !opts.url) throw new Error('createRedisKeyStore needs a url or a client');
@@ -89,25 +111,7 @@ export function createRedisKeyStore(opts: RedisKeyStoreOptions): KeyStore & { re
   const [createScript, statusScript, limitsScript, lookupScript, feedScript] = (Object.keys(scripts) as Array<keyof typeof scripts>).map(script);
   const write = (s: Script, ...args: Array<string | number>) => s(4, ...writeKeys, MAX_LISTED_CHANGES, FEED_RETAINED, ...args);
 
-  /** Index the records an earlier version wrote (it kept no index by hash); once per Redis, resumed if cut off. */
-  let indexed: Promise<void> | null = null;
-  const buildIndex = async () => {
-    if ((await client.get(schemaName)) === SCHEMA) return;
-    let cursor = '0';
-    do {
-      const [next, flat] = await client.hscan(names.records, cursor, 'COUNT', 1000);
-      const pairs: string[] = [];
-      for (let i = 1; i < flat.length; i += 2) pairs.push(toRecord(flat[i]).hash, flat[i - 1]);
-      if (pairs.length > 0) await client.hset(names.byHash, ...pairs);
-      cursor = next;
-    } while (cursor !== '0');
-    await client.set(schemaName, SCHEMA);
-  };
-  const ensureIndex = () =>
-    (indexed ??= buildIndex().catch((err: unknown) => {
-      indexed = null;
-      throw err;
-    }));
+  const ensureIndex = hashIndex(client, names.records, names.byHash, schemaName);
 
   async function createMany(inputs: readonly NewKey[]) {
     const created = inputs.map(newKeyRecord);

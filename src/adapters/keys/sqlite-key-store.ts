@@ -79,15 +79,13 @@ const FEED_RETAINED = 10_000;
 /** Feed rows deleted per transaction: no other process waits long for the lock while a large feed is pruned. */
 export const FEED_PRUNE_BATCH = 1000;
 
-export function createSqliteKeyStore(db: Database.Database): KeyStore {
-  const present = db.prepare(`SELECT COUNT(*) FROM sqlite_master WHERE name IN (${SCHEMA_OBJECTS.map(() => '?').join(', ')})`).pluck();
-  // IMMEDIATE: two processes opening an old DATA_DIR at once migrate it one after the other. A current store is
-  // only read: a start or a CLI command does not queue for the lock behind another writer.
-  if (present.get(...SCHEMA_OBJECTS) !== SCHEMA_OBJECTS.length) db.transaction(() => db.exec(SCHEMA)).immediate();
-  const insert = db.prepare(
-    `INSERT INTO api_keys (id, name, key_hash, status, per_minute, per_day, per_month, created_at, updated_at)
-     VALUES (@id, @name, @hash, 'active', @perMinute, @perDay, @perMonth, @now, @now)`,
-  );
+type Changed = <A extends unknown[]>(fn: (...a: A) => boolean) => (...a: A) => Promise<boolean>;
+
+/**
+ * The change feed: `changed` wraps a write so that it and its feed rows commit in one transaction (the version
+ * bumped), the feed pruned after it in transactions of its own; `readChanges` reads the rows after a cursor.
+ */
+function changeFeed(db: Database.Database): { changed: Changed; readChanges: (cursor: string | null) => KeyChanges } {
   const bump = db.prepare('UPDATE api_keys_version SET version = version + 1 WHERE id = 1');
   const feedHead = db.prepare(
     `SELECT (SELECT MIN(seq) FROM api_key_changes) AS lo,
@@ -95,26 +93,7 @@ export function createSqliteKeyStore(db: Database.Database): KeyStore {
   );
   const feedSince = db.prepare('SELECT key_hash FROM api_key_changes WHERE seq > ? AND seq <= ? ORDER BY seq').pluck();
   const prune = db.prepare('DELETE FROM api_key_changes WHERE seq <= ?');
-  const selectAll = db.prepare('SELECT * FROM api_keys ORDER BY created_at, id');
-  const selectOne = db.prepare('SELECT * FROM api_keys WHERE id = ?');
-  const selectByHash = db.prepare('SELECT * FROM api_keys WHERE key_hash = ?');
-  const selectAny = db.prepare('SELECT EXISTS (SELECT 1 FROM api_keys)').pluck();
-  const setStatus = db.prepare('UPDATE api_keys SET status = ?, updated_at = ? WHERE id = ?');
   const head = () => feedHead.get() as { lo: number | null; hi: number | null };
-  // The change and its feed rows in one transaction; the feed is pruned after it, in transactions of its own.
-  const changed = <A extends unknown[]>(fn: (...a: A) => boolean) => {
-    const tx = db.transaction((...a: A) => {
-      const ok = fn(...a);
-      if (ok) bump.run();
-      return ok;
-    });
-    return async (...a: A): Promise<boolean> => {
-      // IMMEDIATE: the write lock first, so a concurrent writer is waited for here, never met half-way.
-      const ok = tx.immediate(...a);
-      if (ok) await pruneFeed();
-      return ok;
-    };
-  };
   // One batch: the oldest rows beyond the retained ones, at most FEED_PRUNE_BATCH of them; false when none is left.
   const pruneStep = db.transaction((): boolean => {
     const { lo, hi } = head();
@@ -138,7 +117,19 @@ export function createSqliteKeyStore(db: Database.Database): KeyStore {
       if (!isBusy(err)) throw err;
     }
   }
-
+  const changed: Changed = <A extends unknown[]>(fn: (...a: A) => boolean) => {
+    const tx = db.transaction((...a: A) => {
+      const ok = fn(...a);
+      if (ok) bump.run();
+      return ok;
+    });
+    return async (...a: A): Promise<boolean> => {
+      // IMMEDIATE: the write lock first, so a concurrent writer is waited for here, never met half-way.
+      const ok = tx.immediate(...a);
+      if (ok) await pruneFeed();
+      return ok;
+    };
+  };
   // One read transaction: the head and the rows after the cursor come from the same snapshot.
   const readChanges = db.transaction((cursor: string | null): KeyChanges => {
     const { lo, hi: max } = head();
@@ -151,38 +142,63 @@ export function createSqliteKeyStore(db: Database.Database): KeyStore {
     if (lo === null || from < lo - 1) return reset;
     return { cursor: String(hi), hashes: feedSince.all(from, hi) as string[], reset: false };
   });
-  const doCreate = changed((recs: KeyRecord[]) => {
+  return { changed, readChanges };
+}
+
+/** The three writes (create, status, limits), each with its feed rows through `changed`. */
+function keyWrites(db: Database.Database, changed: Changed) {
+  const insert = db.prepare(
+    `INSERT INTO api_keys (id, name, key_hash, status, per_minute, per_day, per_month, created_at, updated_at)
+     VALUES (@id, @name, @hash, 'active', @perMinute, @perDay, @perMonth, @now, @now)`,
+  );
+  const selectOne = db.prepare('SELECT * FROM api_keys WHERE id = ?');
+  const setStatus = db.prepare('UPDATE api_keys SET status = ?, updated_at = ? WHERE id = ?');
+  const create = changed((recs: KeyRecord[]) => {
     for (const rec of recs) insert.run({ ...rec, now: rec.createdAt });
     return recs.length > 0;
   });
-  const doStatus = changed((id: string, status: KeyStatus) => {
+  const status = changed((id: string, next: KeyStatus) => {
     const row = selectOne.get(id) as Row | undefined;
     // A revoked key stays revoked: revocation is final.
-    if (!row || (row.status === 'revoked' && status !== 'revoked')) return false;
-    return setStatus.run(status, new Date().toISOString(), id).changes === 1;
+    if (!row || (row.status === 'revoked' && next !== 'revoked')) return false;
+    return setStatus.run(next, new Date().toISOString(), id).changes === 1;
   });
-  const doLimits = changed((id: string, limits: Partial<KeyLimits>) => {
+  const limits = changed((id: string, given: Partial<KeyLimits>) => {
     const sets: string[] = [];
     const args: Record<string, unknown> = { id, now: new Date().toISOString() };
     for (const [k, col] of [['perMinute', 'per_minute'], ['perDay', 'per_day'], ['perMonth', 'per_month']] as const) {
-      if (limits[k] !== undefined) {
+      if (given[k] !== undefined) {
         sets.push(`${col} = @${k}`);
-        args[k] = limits[k];
+        args[k] = given[k];
       }
     }
     if (sets.length === 0) return selectOne.get(id) !== undefined;
     return db.prepare(`UPDATE api_keys SET ${sets.join(', ')}, updated_at = @now WHERE id = @id`).run(args).changes === 1;
   });
+  return { create, status, limits };
+}
+
+export function createSqliteKeyStore(db: Database.Database): KeyStore {
+  const present = db.prepare(`SELECT COUNT(*) FROM sqlite_master WHERE name IN (${SCHEMA_OBJECTS.map(() => '?').join(', ')})`).pluck();
+  // IMMEDIATE: two processes opening an old DATA_DIR at once migrate it one after the other. A current store is
+  // only read: a start or a CLI command does not queue for the lock behind another writer.
+  if (present.get(...SCHEMA_OBJECTS) !== SCHEMA_OBJECTS.length) db.transaction(() => db.exec(SCHEMA)).immediate();
+  const selectAll = db.prepare('SELECT * FROM api_keys ORDER BY created_at, id');
+  const selectOne = db.prepare('SELECT * FROM api_keys WHERE id = ?');
+  const selectByHash = db.prepare('SELECT * FROM api_keys WHERE key_hash = ?');
+  const selectAny = db.prepare('SELECT EXISTS (SELECT 1 FROM api_keys)').pluck();
+  const { changed, readChanges } = changeFeed(db);
+  const writes = keyWrites(db, changed);
 
   return {
     async create(input: NewKey) {
       const created = newKeyRecord(input);
-      await doCreate([created.record]);
+      await writes.create([created.record]);
       return created;
     },
     async createMany(inputs) {
       const created = inputs.map(newKeyRecord);
-      await doCreate(created.map((c) => c.record));
+      await writes.create(created.map((c) => c.record));
       return created;
     },
     async list() {
@@ -200,10 +216,10 @@ export function createSqliteKeyStore(db: Database.Database): KeyStore {
       return selectAny.get() === 0;
     },
     async setStatus(id, status) {
-      return doStatus(id, status);
+      return writes.status(id, status);
     },
     async updateLimits(id, limits) {
-      return doLimits(id, limits);
+      return writes.limits(id, limits);
     },
     async changes(cursor) {
       return readChanges(cursor);

@@ -59,12 +59,11 @@ const SCHEMA = `
   CREATE INDEX IF NOT EXISTS usage_counters_expiry ON usage_counters (expires_at);
 `;
 
-/** Load `calendar` from the usage_counters table and keep writing its changes there. */
-export function persistCalendar(calendar: CalendarLimiter, opts: PersistOptions): PersistedCalendar {
-  const { db } = opts;
-  const flushMs = opts.flushMs ?? 250;
-  const maxRetryMs = Math.max(flushMs, opts.maxRetryMs ?? 1000);
-  // Created when absent (start-up: this may still wait for the lock); a current store is only read here.
+/**
+ * The usage_counters table, created when absent (start-up: this may still wait for the lock; a current store is only
+ * read), its live rows loaded into `calendar`; then the connection never waits for another process's lock again.
+ */
+function openCounterTable(db: PersistOptions['db'], calendar: CalendarLimiter): { write(rows: CalendarRow[], t: number): void; pruneDue(): number } {
   const present = db.prepare("SELECT COUNT(*) FROM sqlite_master WHERE name IN ('usage_counters', 'usage_counters_expiry')").pluck();
   if (present.get() !== 2) db.transaction(() => db.exec(SCHEMA)).immediate();
   const upsert = db.prepare(
@@ -87,6 +86,15 @@ export function persistCalendar(calendar: CalendarLimiter, opts: PersistOptions)
   calendar.load(rows as CalendarRow[], now);
   // The start-up is over: from here this connection never waits for another process's lock.
   neverWait(db);
+  return { write: (batch, t) => writeRows.immediate(batch, t), pruneDue: () => pruneDue };
+}
+
+/** Load `calendar` from the usage_counters table and keep writing its changes there. */
+export function persistCalendar(calendar: CalendarLimiter, opts: PersistOptions): PersistedCalendar {
+  const { db } = opts;
+  const flushMs = opts.flushMs ?? 250;
+  const maxRetryMs = Math.max(flushMs, opts.maxRetryMs ?? 1000);
+  const table = openCounterTable(db, calendar);
 
   const health = trackWrites({ what: 'usage counters', degradedAfterMs: opts.degradedAfterMs ?? 5000, logger: opts.logger });
   let ok = true;
@@ -101,8 +109,9 @@ export function persistCalendar(calendar: CalendarLimiter, opts: PersistOptions)
     more = batch !== changed;
     try {
       const t = Date.now();
-      if (t >= pruneDue) calendar.prune(t);
-      if (batch.length > 0 || t >= pruneDue) writeRows.immediate(batch, t);
+      const pruning = t >= table.pruneDue();
+      if (pruning) calendar.prune(t);
+      if (batch.length > 0 || pruning) table.write(batch, t);
       health.succeeded(batch.length);
       ok = true;
     } catch (err) {

@@ -21,23 +21,37 @@ export const EMAIL_LIST_FILES = {
   free: require.resolve('freemail/data/free.txt'),
 };
 
-/** Read the lists (asynchronously: a reload must not stall requests on the disk). */
+/** A list that reads as empty would answer "not disposable" for everything while the server looks healthy. */
+function nonEmpty(name: string, set: ReadonlySet<string>): ReadonlySet<string> {
+  if (set.size === 0) throw new Error(`the ${name} list is empty`);
+  return set;
+}
+
+/** Each list read on its own (asynchronously: a reload must not stall requests on the disk). */
+export const EMAIL_LIST_READERS = {
+  async role(): Promise<ReadonlySet<string>> {
+    // A CommonJS module: taken out of require's cache (its documented cache) so a new version is read.
+    delete require.cache[EMAIL_LIST_FILES.role];
+    return nonEmpty('roleLocalParts', lowerSet(require(EMAIL_LIST_FILES.role) as string[]));
+  },
+  disposable: async (): Promise<ReadonlySet<string>> => nonEmpty('disposableDomains', lowerSet(await json(EMAIL_LIST_FILES.disposable))),
+  async free(): Promise<ReadonlySet<string>> {
+    const text = await readFile(EMAIL_LIST_FILES.free, 'utf8');
+    return nonEmpty('freeDomains', lowerSet(text.split('\n').map((s) => s.trim()).filter((s) => s.length > 0)));
+  },
+};
+
+/** The classification's lists from the three sets. */
+export const emailLists = (role: ReadonlySet<string>, disposable: ReadonlySet<string>, free: ReadonlySet<string>): EmailLists => ({
+  roleLocalParts: role,
+  disposableDomains: disposable,
+  // The list has no wildcard names: a subdomain is disposable only where the list names it.
+  disposableWildcardDomains: new Set(),
+  freeDomains: free,
+});
+
+/** The three lists at once. */
 export async function loadEmailLists(): Promise<EmailLists> {
-  // The role list is a CommonJS module: taken out of require's cache (its documented cache) so a new version is read.
-  delete require.cache[EMAIL_LIST_FILES.role];
-  const [role, disposable, free] = await Promise.all([
-    require(EMAIL_LIST_FILES.role) as string[],
-    json(EMAIL_LIST_FILES.disposable),
-    readFile(EMAIL_LIST_FILES.free, 'utf8'),
-  ]);
-  const lists: EmailLists = {
-    roleLocalParts: lowerSet(role),
-    disposableDomains: lowerSet(disposable),
-    // The list has no wildcard names: a subdomain is disposable only where the list names it.
-    disposableWildcardDomains: new Set(),
-    freeDomains: lowerSet(free.split('\n').map((s) => s.trim()).filter((s) => s.length > 0)),
-  };
-  // A list that reads as empty would answer "not disposable" for everything while the server looks healthy.
-  for (const [name, set] of Object.entries(lists)) if (set.size === 0 && name !== 'disposableWildcardDomains') throw new Error(`the ${name} list is empty`);
-  return lists;
+  const [role, disposable, free] = await Promise.all([EMAIL_LIST_READERS.role(), EMAIL_LIST_READERS.disposable(), EMAIL_LIST_READERS.free()]);
+  return emailLists(role, disposable, free);
 }

@@ -115,6 +115,18 @@ function failureKind(err: unknown): string {
   return 'connection';
 }
 
+/** A range from a mirror's files (PWNED_PASSWORDS_DIR/<PREFIX>.txt); an absent file is an empty range. */
+async function fromMirror(dir: string, prefix: string): Promise<Map<string, number>> {
+  let text: string;
+  try {
+    text = await readFile(join(dir, `${prefix}.txt`), { encoding: 'utf8' });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return new Map();
+    throw err;
+  }
+  return parseRange(text);
+}
+
 export function createRangeClient(opts: RangeClientOptions): RangeClient {
   const base = opts.baseUrl.replace(/\/+$/, '');
   const mirrorDir = opts.mirrorDir;
@@ -151,17 +163,6 @@ export function createRangeClient(opts: RangeClientOptions): RangeClient {
       throw new Error(`status ${res.status}`);
     }
     return parseRange(await readCapped(res));
-  }
-
-  async function fromMirror(dir: string, prefix: string): Promise<Map<string, number>> {
-    let text: string;
-    try {
-      text = await readFile(join(dir, `${prefix}.txt`), { encoding: 'utf8' });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return new Map();
-      throw err;
-    }
-    return parseRange(text);
   }
 
   async function load(prefix: string): Promise<Map<string, number>> {

@@ -2,7 +2,7 @@
 // the library's own matches, found without re-scanning what consecutive substitution variants share.
 import { createRequire } from 'node:module';
 import { MatcherBaseClass, type Matcher, type Options } from '@zxcvbn-ts/core';
-import { ListMatcher, WordFilteredDictionaryMatcher, WordFilteredReverseMatcher, lastEnd, type DictionaryMatch } from './dictionary.js';
+import { ListMatcher, WordFilteredDictionaryMatcher, WordFilteredReverseMatcher, lastEnd, type DictionaryMatch, type WordHit } from './dictionary.js';
 import { substitutedReadings, type Change, type Variant } from './readings.js';
 
 type MatchOptions = Parameters<MatcherBaseClass['match']>[0];
@@ -117,6 +117,41 @@ function sharedUntil(previous: Variant, previousLower: string, variant: Variant,
 const READ_STRIDE = 1 << 16;
 
 /**
+ * The matches of one window's hits that contain an actual substitution, each (position, dictionary, word) once;
+ * true when one of them spans the whole password.
+ */
+function keepHits(hits: readonly WordHit[], variant: Variant, i: number, password: string, kept: Set<string>, matches: L33tMatch[]): boolean {
+  let full = false;
+  for (const { j, word, ranks } of hits) {
+    const at = extras(variant, i, j);
+    if (at.i === 0 && at.j === password.length - 1) full = true;
+    const token = password.slice(at.i, at.j + 1);
+    // Only matches that contain an actual substitution.
+    if (token.toLowerCase() === word) continue;
+    for (const { name, rank } of ranks) {
+      // Each (position, dictionary, word) once.
+      const key = `${at.i}\u0000${at.j}\u0000${name}\u0000${word}`;
+      if (kept.has(key)) continue;
+      kept.add(key);
+      matches.push({
+        pattern: 'dictionary',
+        i: at.i,
+        j: at.j,
+        token,
+        matchedWord: word,
+        rank,
+        dictionaryName: name,
+        reversed: false,
+        l33t: true,
+        subs: at.subs,
+        subDisplay: at.subDisplay,
+      });
+    }
+  }
+  return full;
+}
+
+/**
  * Same matches, in the same order, as the library's l33t matcher with Levenshtein off: every substituted
  * variant is looked up in every dictionary, but a window a variant shares with the one before it (the variants
  * come depth-first, so most share all but their tail) is not looked up again, since its match was already
@@ -188,32 +223,7 @@ export class SharedPrefixL33tMatcher extends ListMatcher {
         const hits = lists.hitsAt(lower, n, i, minEnd, last);
         reach[i] = lists.reach;
         if (window !== undefined) (read[i] ??= new Map()).set(window, minEnd * READ_STRIDE + lists.reach + 1);
-        for (const { j, word, ranks } of hits) {
-          const at = extras(variant, i, j);
-          if (!hasFullMatch) hasFullMatch = at.i === 0 && at.j === password.length - 1;
-          const token = password.slice(at.i, at.j + 1);
-          // Only matches that contain an actual substitution.
-          if (token.toLowerCase() === word) continue;
-          for (const { name, rank } of ranks) {
-            // Each (position, dictionary, word) once.
-            const key = `${at.i}\u0000${at.j}\u0000${name}\u0000${word}`;
-            if (kept.has(key)) continue;
-            kept.add(key);
-            matches.push({
-              pattern: 'dictionary',
-              i: at.i,
-              j: at.j,
-              token,
-              matchedWord: word,
-              rank,
-              dictionaryName: name,
-              reversed: false,
-              l33t: true,
-              subs: at.subs,
-              subDisplay: at.subDisplay,
-            });
-          }
-        }
+        if (keepHits(hits, variant, i, password, kept, matches)) hasFullMatch = true;
       }
     }
     // As the library: single-character l33t matches ('4' read as 'a') are noise.

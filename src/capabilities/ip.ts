@@ -1,0 +1,97 @@
+// IP geolocation with hosting and Tor flags (openapi.yaml lookupIp, lookupOwnIp): the GeoIP databases, loaded in the
+// background (~0.7 s for GeoLite2; /readyz and the IP endpoints answer 503 until then) unless GEOIP_CITY_DB or
+// GEOIP_ASN_DB names one (then awaited: a bad one stops the boot naming it), and the hosting and Tor lists.
+import { access } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Dataset } from '../adapters/files/dataset.js';
+import type { DatasetCatalogue } from '../adapters/files/datasets.js';
+import { GeoDatabaseError, openGeoIp, UNAVAILABLE_GEOIP, type GeoIp } from '../adapters/geoip/geoip-reader.js';
+import { createIpSecurity, loadHostingRanges, loadTorExits, type LoadedRanges } from '../adapters/ip-data/ip-lists.js';
+import type { Config } from '../config.js';
+import { ConfigError } from '../errors.js';
+import type { Logger } from '../http/logging.js';
+import { projectPath } from '../http/spec.js';
+import { createIpOperations } from '../operations/network.js';
+import { defineCapability } from './capability.js';
+
+type GeoConfig = Pick<Config, 'dataDir' | 'geoipCityDb' | 'geoipAsnDb'>;
+type GeoPaths = { cityDb: string; asnDb: string };
+
+/** The configured GeoIP databases, or the bundled GeoLite2 ones under DATA_DIR/geoip (newest City first). */
+async function geoPaths(config: GeoConfig): Promise<GeoPaths> {
+  const dir = join(config.dataDir, 'geoip');
+  const exists = (p: string) => access(p).then(() => true, () => false);
+  const latest = join(dir, 'GeoLite2-City.latest.mmdb');
+  const bundledCity = (await exists(latest)) ? latest : join(dir, 'GeoLite2-City.mmdb');
+  return { cityDb: config.geoipCityDb ?? bundledCity, asnDb: config.geoipAsnDb ?? join(dir, 'GeoLite2-ASN.mmdb') };
+}
+
+const openAt = async (config: GeoConfig) => {
+  const paths = await geoPaths(config);
+  return { paths, geo: await openGeoIp(paths) };
+};
+
+/** At start: a database named in the environment that fails is a configuration error, whatever failed beside it. */
+function startFailure(err: unknown, config: GeoConfig, logger: Logger): GeoIp {
+  const failures = err instanceof AggregateError ? (err.errors as unknown[]) : [err];
+  for (const f of failures) {
+    if (!(f instanceof GeoDatabaseError)) continue;
+    const variable = f.kind === 'city' ? 'GEOIP_CITY_DB' : 'GEOIP_ASN_DB';
+    if ((f.kind === 'city' ? config.geoipCityDb : config.geoipAsnDb) !== null) throw new ConfigError(variable, f.message);
+  }
+  logger.error({ err: String(err) }, 'GeoIP databases could not be opened: IP endpoints answer 503 (run make geoip or set GEOIP_CITY_DB/GEOIP_ASN_DB)');
+  return UNAVAILABLE_GEOIP;
+}
+
+/** A hosting or Tor list, dated by its own `# date:` line (else the file's modification day). */
+function rangeList(name: string, variable: string, path: string, load: (path: string) => Promise<LoadedRanges>, catalogue: DatasetCatalogue) {
+  const read = async () => {
+    const value = await load(path);
+    return { value, date: value.date };
+  };
+  return new Dataset<LoadedRanges>({ name, variable, files: () => [path], read }, catalogue);
+}
+
+export const ip = defineCapability({
+  name: 'ip',
+  config: ['dataDir', 'geoipCityDb', 'geoipAsnDb', 'hostingRangesFile', 'torExitFile', 'trustProxy'],
+  // The GeoIP files (~75 MB for GeoLite2) are read from the very start, so that the reads overlap the start-up's CPU
+  // work (marked handled here: a failure is reported by start, not as an unhandled rejection).
+  begin(config) {
+    const opening = openAt(config);
+    opening.catch(() => undefined);
+    return opening;
+  },
+  async start({ config, catalogue, logger, metrics }, opening) {
+    let early: typeof opening | null = opening;
+    let paths: GeoPaths | null = null;
+    const read = async () => {
+      const next = early ?? openAt(config);
+      early = null;
+      const opened = await next;
+      paths = opened.paths;
+      // Dated by the older of the two databases' build dates.
+      return { value: opened.geo, date: opened.geo.databases.map((d) => d.buildDate.slice(0, 10)).sort()[0] };
+    };
+    const geolite2 = new Dataset<GeoIp>({ name: 'geolite2', files: () => (paths ? Object.values(paths) : ['the GeoIP databases']), read }, catalogue);
+    metrics.addCache('geoip', () => geolite2.current?.stats() ?? { hits: 0, misses: 0, size: 0 });
+    const opened = geolite2.load().then(
+      (g) => logger.info({ databases: g.databases }, 'GeoIP databases open'),
+      (err: unknown) => geolite2.replace(startFailure(err, config, logger)),
+    );
+    if (config.geoipCityDb !== null || config.geoipAsnDb !== null) await opened;
+
+    const hosting = rangeList('ip-hosting', 'HOSTING_RANGES_FILE', config.hostingRangesFile ?? projectPath('data/ip/hosting-ranges.csv'), loadHostingRanges, catalogue);
+    const tor = rangeList('ip-tor-exits', 'TOR_EXIT_FILE', config.torExitFile ?? projectPath('data/ip/tor-exits.txt'), loadTorExits, catalogue);
+    const [h, t] = [await hosting.load(), await tor.load()];
+    let security = createIpSecurity(h, t);
+    for (const list of [hosting, tor]) list.onSwap(() => (security = createIpSecurity(hosting.value, tor.value)));
+    logger.info({ hosting: { entries: h.entries, ranges: h.table.size }, tor: { entries: t.entries, ranges: t.table.size } }, 'hosting and Tor lists loaded');
+    return {
+      handlers: createIpOperations({ geo: () => geolite2.current ?? null, security: () => security, trustProxy: config.trustProxy }),
+      datasets: [geolite2, hosting, tor],
+      readiness: { geoip: () => geolite2.current?.ready === true },
+      loaded: opened.catch(() => undefined),
+    };
+  },
+});
