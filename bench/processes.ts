@@ -87,7 +87,7 @@ function spawnLogged(name: string, args: string[], env: NodeJS.ProcessEnv, dir: 
   return { child, logFile };
 }
 
-/** A baseline server (bench/baseline-*.ts) on a free port, ready when `/` answers 200. */
+/** A bench server (bench/baselines.ts, fastify-peer.ts) on a free port, ready when `/` answers 200. */
 export async function startBaseline(name: string, script: string, dir: string, nodeArgs: string[] = [], env: Record<string, string> = {}): Promise<Proc> {
   const port = await freePort();
   const t0 = Date.now();
@@ -167,7 +167,7 @@ export function processTree(pid: number): number[] {
   return out.filter((p) => existsSync(`/proc/${p}`) && (p === pid || program(p) === 'node'));
 }
 
-function statusKb(pid: number, field: 'VmHWM' | 'VmRSS'): number {
+function statusKb(pid: number, field: 'VmHWM'): number {
   try {
     const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m ? Number(m[1]) : 0;
@@ -177,40 +177,29 @@ function statusKb(pid: number, field: 'VmHWM' | 'VmRSS'): number {
 }
 
 /**
- * Peak resident memory of a process tree during a window: the kernel's high-water mark (VmHWM, reset at the
- * start through /proc/PID/clear_refs), summed over the tree; where that reset fails, VmRSS sampled every 250 ms.
- * The tree is listed once at start (scanning /proc while measuring would cost the load generator throughput).
+ * Peak resident memory of a process tree during a window: the kernel's high-water mark (VmHWM), reset at the start
+ * through /proc/PID/clear_refs ("5", proc(5)) and summed over the tree; null where that reset is not allowed.
  */
 export class PeakRss {
-  private sampled = 0;
-  private timer: NodeJS.Timeout | null = null;
   private tree: number[] = [];
+  private reset = true;
 
   constructor(private readonly pid: number) {}
 
   start(): void {
     this.tree = processTree(this.pid);
-    let reset = true;
     for (const p of this.tree) {
       try {
         writeFileSync(`/proc/${p}/clear_refs`, '5');
       } catch {
-        reset = false;
+        this.reset = false;
       }
     }
-    if (reset) return;
-    const sample = (): void => {
-      this.sampled = Math.max(this.sampled, this.tree.reduce((sum, p) => sum + statusKb(p, 'VmRSS'), 0));
-    };
-    sample();
-    this.timer = setInterval(sample, 250);
   }
 
   /** Peak in MB since start(). */
-  stop(): number {
-    const kb = this.timer ? this.sampled : this.tree.reduce((sum, p) => sum + statusKb(p, 'VmHWM'), 0);
-    if (this.timer) clearInterval(this.timer);
-    return Math.round(kb / 102.4) / 10;
+  stop(): number | null {
+    return this.reset ? Math.round(this.tree.reduce((sum, p) => sum + statusKb(p, 'VmHWM'), 0) / 102.4) / 10 : null;
   }
 }
 

@@ -57,12 +57,10 @@ async function profileRun(name: string, proc: Proc, key: string, profDir: string
   log(`${name}: warm-up 4 s (${Math.round(warm.rps)} req/s); profiling ${durationS} s of ${e.label}`);
   // V8's sample times and process.hrtime both read CLOCK_MONOTONIC (microseconds and nanoseconds).
   const cpu0 = cpuSeconds(proc.pid);
-  const main0 = threadCpuSeconds(proc.pid);
   const th0 = threadsBy(proc.pid);
   const t0 = Number(process.hrtime.bigint() / 1000n);
   const m = await runLoad({ url: proc.url, requests, connections, durationS });
   const t1 = Number(process.hrtime.bigint() / 1000n);
-  const main1 = threadCpuSeconds(proc.pid);
   const th1 = threadsBy(proc.pid);
   const perThread = [...th1].map(([n, c]): [string, number] => [n, ((c - (th0.get(n) ?? 0)) * 1e6) / m.responses]).filter(([, v]) => v >= 0.05);
   const cpu1 = cpuSeconds(proc.pid);
@@ -71,7 +69,7 @@ async function profileRun(name: string, proc: Proc, key: string, profDir: string
   const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
   if (!file) throw new Error(`${name}: no .cpuprofile written in ${profDir}`);
   const profile = JSON.parse(readFileSync(join(profDir, file), 'utf8')) as CpuProfile;
-  const mainUsPerReq = ((main1 - main0) * 1e6) / m.responses;
+  const mainUsPerReq = (((th1.get('MainThread') ?? 0) - (th0.get('MainThread') ?? 0)) * 1e6) / m.responses;
   const budget = scaled(groupProfile(profile, t0, t1, m.responses), mainUsPerReq);
   return { name, requests: m.responses, rps: m.rps, p99: m.p99, processUsPerReq: ((cpu1 - cpu0) * 1e6) / m.responses, mainUsPerReq, budget, perThread };
 }
@@ -90,13 +88,6 @@ function threadsBy(pid: number): Map<string, number> {
     }
   }
   return out;
-}
-
-/** CPU seconds (user + system) of a process's main thread so far (proc(5): /proc/PID/task/PID/stat). */
-function threadCpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(f[11]) + Number(f[12])) / 100;
 }
 
 /**

@@ -6,7 +6,7 @@ import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { BREACHED, ENDPOINTS, endpoint, probe, requestsFor } from './endpoints.js';
 import { redisBinaryPresent, startFixtures, startRedis, type BenchRedis } from './fixtures.js';
-import { runLoad, wrkPresent, type Loader } from './load.js';
+import { median, runLoad, wrkPresent, type Loader } from './load.js';
 import { PeakRss, ROOT, startBaseline, waitIdle, type Proc } from './processes.js';
 import { evaluateTargets, formatRotations, formatTable, formatTargets } from './report.js';
 import { geoDatabases, serviceEnv } from './service-env.js';
@@ -32,8 +32,8 @@ const stops: Array<Proc | null> = [];
 const FIXED = ['koa', 'http', 'fastify-peer', 'bic', 'iban', 'card', 'ip'];
 const PEER_KEY = 'vls_bench_peer_key';
 const baselines: Array<[string, string, string, Record<string, string>, string | null]> = [
-  ['koa', 'bare Koa (baseline)', 'baseline-koa.ts', {}, null],
-  ['http', 'bare node:http (baseline)', 'baseline-http.ts', {}, null],
+  ['koa', 'bare Koa (baseline)', 'baselines.ts', { BASELINE: 'koa' }, null],
+  ['http', 'bare node:http (baseline)', 'baselines.ts', { BASELINE: 'http' }, null],
   ['fastify-peer', 'Fastify peer, BIC', 'fastify-peer.ts', { PEER_API_KEY: PEER_KEY }, PEER_KEY],
 ];
 const sides: Side[] = [];
@@ -64,9 +64,10 @@ for (const loader of sides.length > 1 ? loaders : []) {
   run.log(`the fixed bench with ${loader}: ${sides.map((s) => s.id).join(', ')} in turn, ${settings.rounds} rounds of ${settings.warmupS} s warm-up + ${durationS} s`);
   const rotation = await run.rotate(`fixed bench`, sides, { loader });
   fixedRuns.set(loader, ratioOf(rotation, 'bic', 'fastify-peer'));
-  const busy = rotation.slices.flat().map((sl) => sl.loaderBusyPct).sort((a, b) => a - b);
-  const mid = busy[busy.length >> 1] ?? 0;
-  peerLines.push(`${loader}: the generator used ${mid.toFixed(0)}% of a CPU (median)${mid > 90 ? ': it set the pace, so these req/s ratios are compressed towards 1; read CPU per answer' : ''}`);
+  const mid = (f: (sl: (typeof rotation.slices)[0][0]) => number) => median(rotation.slices.flat().map(f));
+  const [loaderBusy, serverBusy] = [mid((sl) => sl.loaderBusyPct), mid((sl) => sl.serverBusyPct)];
+  const why = loaderBusy > 90 ? ': the generator set the pace' : serverBusy < 90 ? ': the servers did not get their CPU (a busy host)' : '';
+  peerLines.push(`${loader}: the servers used ${serverBusy.toFixed(0)}% of a CPU, the generator ${loaderBusy.toFixed(0)}% (medians)${why ? `${why}; req/s ratios are not to be judged, CPU per answer is` : ''}`);
   for (const id of ['bic', 'iban', 'card', 'ip']) {
     const r = ratioOf(rotation, id, 'fastify-peer');
     if (r) peerLines.push(`${loader}: ${id} vs the peer's BIC ${r.ratio.toFixed(2)}x req/s (rounds ${r.rounds.map((v) => v.toFixed(2)).join(', ')}), ${r.cpu.toFixed(2)}x its CPU per answer`);
@@ -106,7 +107,7 @@ for (const [id, label] of [...single.filter(([i]) => !usesPool(i)), ...single.fi
     runLoad({ url: main.svc.url, requests: requestsFor(endpoint('bic'), main.key), connections, durationS, overallRate: bicRate, loader: 'autocannon' }),
   ]);
   const peak = rss.stop();
-  const asSlice = (m: typeof pw) => [{ ...m, cpuUsPerReq: NaN, loaderUsPerReq: NaN, loaderBusyPct: NaN, othersCpuS: 0, stealPct: NaN, busyPct: NaN, load1: NaN }];
+  const asSlice = (m: typeof pw) => [{ ...m, cpuUsPerReq: NaN, loaderUsPerReq: NaN, loaderBusyPct: NaN, serverBusyPct: NaN, othersCpuS: 0, stealPct: NaN, busyPct: NaN, load1: NaN }];
   rows.push(toRow({ ...serviceSide(main, 'password'), id: CONCURRENT[0][0], label: CONCURRENT[0][1] }, asSlice(pw), peak, []));
   rows.push(toRow({ ...serviceSide(main, 'bic'), id: CONCURRENT[1][0], label: CONCURRENT[1][1] }, asSlice(bic), peak, [`open loop at ${bicRate} req/s (autocannon); target p99 < 25 ms`]));
 }

@@ -40,6 +40,8 @@ export interface Slice extends Measured {
   loaderUsPerReq: number;
   /** The generator's CPU over the window, percent of one CPU: near 100 it, not the server, set the pace. */
   loaderBusyPct: number;
+  /** The server's CPU over the window, percent of one CPU: well under its CPUs, something else held them. */
+  serverBusyPct: number;
   /** CPU seconds the other sides used during the window: near 0, or they were still busy with their own load. */
   othersCpuS: number;
   stealPct: number;
@@ -136,11 +138,11 @@ export class Session {
         const own = pids.indexOf(s.pid);
         const ok = Math.max(1, m.responses - m.non2xx);
         const others = win.cpuS.reduce((sum, c, k) => sum + (k === own || pids[k] === s.pid ? 0 : c), 0);
-        slices[i].push({ ...m, cpuUsPerReq: (win.cpuS[own] * 1e6) / ok, loaderUsPerReq: m.loaderCpuUs / ok, loaderBusyPct: m.loaderCpuUs / (m.durationS * 1e4), othersCpuS: others, stealPct: win.stealPct, busyPct: win.busyPct, load1: win.load1 });
+        slices[i].push({ ...m, cpuUsPerReq: (win.cpuS[own] * 1e6) / ok, loaderUsPerReq: m.loaderCpuUs / ok, loaderBusyPct: m.loaderCpuUs / (m.durationS * 1e4), serverBusyPct: (100 * win.cpuS[own]) / m.durationS, othersCpuS: others, stealPct: win.stealPct, busyPct: win.busyPct, load1: win.load1 });
         const sl = slices[i][slices[i].length - 1];
         this.log(
           `${name} ${loader} round ${round + 1}/${rounds} ${s.label}: ${Math.round(sl.rps)} req/s, p99 ${sl.p99.toFixed(2)} ms, ` +
-            `CPU ${sl.cpuUsPerReq.toFixed(1)} us/req, ${loader} ${sl.loaderUsPerReq.toFixed(1)} us/req (${sl.loaderBusyPct.toFixed(0)}% of a CPU); the others idle after ${Math.max(0, ...idle.map((x) => x.waitedS)).toFixed(1)} s, ${others.toFixed(2)} s CPU in the window; ` +
+            `CPU ${sl.cpuUsPerReq.toFixed(1)} us/req (${sl.serverBusyPct.toFixed(0)}% of a CPU), ${loader} ${sl.loaderUsPerReq.toFixed(1)} us/req (${sl.loaderBusyPct.toFixed(0)}% of a CPU); the others idle after ${Math.max(0, ...idle.map((x) => x.waitedS)).toFixed(1)} s, ${others.toFixed(2)} s CPU in the window; ` +
             `steal ${sl.stealPct.toFixed(1)}%, host busy ${sl.busyPct.toFixed(0)}%, load ${sl.load1.toFixed(2)}`,
         );
       }
