@@ -75,6 +75,7 @@ for (const loader of sides.length > 1 ? loaders : []) {
   if (loader !== loaders[0]) continue;
   sides.forEach((s, i) => rows.push(toRow(s, rotation.slices[i], null, s.id === 'fastify-peer' ? ['Fastify 5 defaults + fastify-openapi-glue on openapi.yaml, SHA-256 key hook, @fastify/rate-limit, pino at info on stdout (to a file)'] : [])));
 }
+if (sides.length === 1) rows.push(await run.measure(sides[0])); // one side wanted: measured alone
 for (const p of stops.splice(0, stops.length - 1)) await p?.stop();
 
 // ---- 2. the other endpoints alone on the same service (warm-up discarded, one window), the password pool last
