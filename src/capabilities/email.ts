@@ -4,6 +4,7 @@ import type { DnsResolver } from '../adapters/dns/resolver.js';
 import { Dataset } from '../adapters/files/dataset.js';
 import { EMAIL_LIST_FILES, EMAIL_LIST_READERS, emailLists } from '../adapters/mail/email-lists.js';
 import { createMailboxVerifier, type MailboxVerifier } from '../adapters/smtp/mailbox-verifier.js';
+import { smtpMetrics } from '../adapters/smtp/smtp-metrics.js';
 import type { Config } from '../config.js';
 import { createEmailClassifier } from '../domain/email.js';
 import type { Logger } from '../http/logging.js';
@@ -19,14 +20,18 @@ declare module './capability.js' {
   }
 }
 
-type SmtpConfig = Pick<Config, 'smtpCheck' | 'smtpPort' | 'smtpHeloName' | 'smtpMailFrom' | 'smtpTimeoutMs' | 'smtpMaxPerHost' | 'smtpProxy' | 'allowPrivateTargets'>;
+type SmtpConfig = Pick<
+  Config,
+  'smtpCheck' | 'smtpPort' | 'smtpHeloName' | 'smtpMailFrom' | 'smtpTimeoutMs' | 'smtpDeadlineMs' | 'smtpMaxPerHost' | 'smtpMaxSessions' | 'smtpProxy' | 'allowPrivateTargets'
+>;
 
 /**
- * SMTP mailbox verification (SMTP_CHECK=on): one verifier, so that its per-host session limit and its verdict cache
- * are shared by single requests and bulk items alike.
+ * SMTP mailbox verification (SMTP_CHECK=on): one verifier, so that its session slots (per server address and per
+ * process), its flights and its verdict cache are shared by single requests and bulk items alike.
  */
 function smtpVerifier(config: SmtpConfig, resolver: DnsResolver, logger: Logger, metrics: Metrics): MailboxVerifier | null {
   if (!config.smtpCheck) return null;
+  const events = smtpMetrics(metrics.registry);
   const verifier = createMailboxVerifier({
     resolver,
     allowPrivate: config.allowPrivateTargets,
@@ -34,21 +39,24 @@ function smtpVerifier(config: SmtpConfig, resolver: DnsResolver, logger: Logger,
     heloName: config.smtpHeloName!,
     mailFrom: config.smtpMailFrom!,
     timeoutMs: config.smtpTimeoutMs,
+    deadlineMs: config.smtpDeadlineMs,
     maxPerHost: config.smtpMaxPerHost,
+    maxSessions: config.smtpMaxSessions,
     proxy: config.smtpProxy,
     logger,
+    events,
   });
   metrics.addCache('smtp_verdicts', () => {
     const s = verifier.stats();
     return { hits: s.cacheHits, misses: s.cacheMisses, size: s.cacheEntries };
   });
-  metrics.addCounter('smtp_sessions_total', 'SMTP sessions opened for mailbox verification', () => verifier.stats().sessions);
+  events.watch(verifier);
   return verifier;
 }
 
 export const email = defineCapability({
   name: 'email',
-  config: ['smtpCheck', 'smtpPort', 'smtpHeloName', 'smtpMailFrom', 'smtpTimeoutMs', 'smtpMaxPerHost', 'smtpProxy', 'allowPrivateTargets', 'bulkMaxItems'],
+  config: ['smtpCheck', 'smtpPort', 'smtpHeloName', 'smtpMailFrom', 'smtpTimeoutMs', 'smtpDeadlineMs', 'smtpMaxPerHost', 'smtpMaxSessions', 'smtpProxy', 'allowPrivateTargets', 'bulkMaxItems'],
   async start({ config, catalogue, resolver, logger, metrics, spec, provide }) {
     const list = (name: string, file: keyof typeof EMAIL_LIST_FILES) =>
       new Dataset<ReadonlySet<string>>({ name, files: () => [EMAIL_LIST_FILES[file]], read: async () => ({ value: await EMAIL_LIST_READERS[file]() }) }, catalogue);

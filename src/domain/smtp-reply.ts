@@ -12,6 +12,7 @@ export type DeliverabilityReason =
   | 'blocked'
   | 'timeout'
   | 'connection_failed'
+  | 'smtputf8_unsupported'
   | 'null_mx'
   | 'no_mail_server'
   | 'invalid_format'

@@ -6,6 +6,7 @@ import { ApiError } from '../errors.js';
 import { asApiError, errorInfo } from '../error-answers.js';
 import { createBankingOperations, type BankingDeps } from './banking.js';
 import { bulkSpecs, itemChecker } from './bulk-items.js';
+import { clientGone } from './client-gone.js';
 import { createEmailOperations, type EmailDeps } from './email.js';
 import type { OperationContext, OperationHandler, OperationId, Reply, SuccessBody } from './types.js';
 
@@ -137,7 +138,7 @@ export function createBankingBulkOperations(deps: Omit<BulkDeps, 'email'>): {
 export function createEmailBulkOperations(deps: Omit<BulkDeps, 'banking'>): { validateEmails: OperationHandler<'validateEmails'> } {
   const emailCheck = checkerOf(deps.document, deps.maxItems, 'validateEmail');
   return {
-    async validateEmails({ request }) {
+    async validateEmails({ request }, koa?: unknown) {
       // Every item on the lists in use when the request came, whatever a reload swaps meanwhile.
       const lists = deps.email.email();
       const { validateEmail, deliverabilities } = createEmailOperations({ ...deps.email, email: () => lists, resolver: onceEach(deps.email.resolver) });
@@ -148,7 +149,7 @@ export function createEmailBulkOperations(deps: Omit<BulkDeps, 'banking'>): { va
       if (smtp) {
         // Verified together once every address is checked: one domain's addresses share sessions and one catch-all probe.
         const answered = results.flatMap((r, i) => (r.status === 200 ? [i] : []));
-        const verdicts = await deliverabilities(answered.map((i) => items[i]), true);
+        const verdicts = await deliverabilities(answered.map((i) => items[i]), true, clientGone(koa));
         answered.forEach((i, k) => {
           const r = results[i];
           if (r.status === 200) r.result = { ...r.result, deliverability: verdicts[k] };

@@ -8,6 +8,7 @@ import { maskEchoedEmail, parseEmailAddress, type EmailClassifier, type ParsedEm
 import { verdictWithoutSession, type Deliverability } from '../domain/smtp-reply.js';
 import { specialUseReason } from '../domain/special-use-names.js';
 import { UpstreamFailure } from '../errors.js';
+import { clientGone } from './client-gone.js';
 import type { OperationHandler } from './types.js';
 
 export interface EmailDeps {
@@ -30,15 +31,21 @@ export interface EmailOperations {
   /**
    * The deliverability of each address (same order): `not_checked` when not requested, turned off or malformed, else
    * the verifier's verdict, the addresses of one domain verified together (shared sessions, one catch-all probe).
+   * `signal`: the client went away (its sessions end, QUIT sent).
    */
-  deliverabilities(addresses: readonly string[], requested: boolean): Promise<Deliverability[]>;
+  deliverabilities(addresses: readonly string[], requested: boolean, signal?: AbortSignal): Promise<Deliverability[]>;
 }
 
 /**
  * Each domain's addresses verified together (shared sessions, one catch-all probe), SMTP_DOMAIN_CONCURRENCY domains
  * at once; the verdicts written into `out` at the addresses' indexes.
  */
-async function verifyByDomain(verifier: MailboxVerifier, byDomain: Map<string, Array<{ index: number; user: string }>>, out: Deliverability[]): Promise<void> {
+async function verifyByDomain(
+  verifier: MailboxVerifier,
+  byDomain: Map<string, Array<{ index: number; user: string }>>,
+  out: Deliverability[],
+  signal: AbortSignal | undefined,
+): Promise<void> {
   const domains = [...byDomain];
   let next = 0;
   const worker = async (): Promise<void> => {
@@ -46,7 +53,7 @@ async function verifyByDomain(verifier: MailboxVerifier, byDomain: Map<string, A
       const [domain, items] = domains[next++];
       let verdicts: Deliverability[];
       try {
-        verdicts = await verifier.verify(domain, items.map((i) => i.user));
+        verdicts = await verifier.verify(domain, items.map((i) => i.user), signal);
       } catch (err) {
         // The domain's MX answer was there a moment ago (the address checks asked for it): no mail server reached.
         if (!(err instanceof UpstreamFailure)) throw err;
@@ -73,7 +80,7 @@ export function createEmailOperations(deps: EmailDeps): EmailOperations {
     return null;
   }
 
-  async function deliverabilities(addresses: readonly string[], requested: boolean): Promise<Deliverability[]> {
+  async function deliverabilities(addresses: readonly string[], requested: boolean, signal?: AbortSignal): Promise<Deliverability[]> {
     const out = new Array<Deliverability>(addresses.length);
     const byDomain = new Map<string, Array<{ index: number; user: string }>>();
     for (let index = 0; index < addresses.length; index++) {
@@ -88,14 +95,14 @@ export function createEmailOperations(deps: EmailDeps): EmailOperations {
         else byDomain.set(parsed.domain, [{ index, user: parsed.user }]);
       }
     }
-    await verifyByDomain(deps.verifier!, byDomain, out);
+    await verifyByDomain(deps.verifier!, byDomain, out, signal);
     return out;
   }
 
   return {
     deliverabilities,
     /** The validator guarantees the address, 1-320 characters (absent: MISSING_PARAMETER, empty: INVALID_FORMAT). */
-    async validateEmail({ request }) {
+    async validateEmail({ request }, koa?: unknown) {
       const address = request.query.address;
       const email = deps.email(); // the lists at the start of the request, whatever a reload swaps meanwhile
       const parsed = parseEmailAddress(address);
@@ -112,7 +119,8 @@ export function createEmailOperations(deps: EmailDeps): EmailOperations {
         mxRecord = mx.records.some((r) => r.value !== '.' && r.value !== '');
         aRecord = a.records.length > 0 || aaaa.records.length > 0;
       }
-      const [deliverability] = await deliverabilities([address], request.query.smtp === 'true');
+      const smtp = request.query.smtp === 'true';
+      const [deliverability] = await deliverabilities([address], smtp, smtp ? clientGone(koa) : undefined);
       return {
         status: 200,
         // Card numbers are masked in the echoed fields; formatProblem says why validFormat is false.

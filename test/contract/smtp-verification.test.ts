@@ -1,11 +1,13 @@
 // SMTP mailbox verification end to end (issue #46): GET /api/v1/email?smtp=true and POST /api/v1/email/bulk with
 // "smtp": true against real SMTP servers (test/support/smtp-fixture.ts) and a real DNS server, all on loopback. The
 // fixture records each session; the tests assert the dialogue as well as the answer.
+import http from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startDnsServer, type TestDnsServer, type Zone } from '../support/dns-server.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { startSmtpFixture, type RecordedSession, type SmtpFixture } from '../support/smtp-fixture.js';
 import { startSocks5Server, type Socks5Fixture } from '../support/socks5-server.js';
+import { waitFor } from '../support/wait.js';
 
 const HOSTS = {
   standard: '127.0.0.10',
@@ -18,6 +20,19 @@ const HOSTS = {
   starttls: '127.0.0.17',
   brokenTls: '127.0.0.18',
   three: '127.0.0.19',
+  /** One transaction takes one recipient, answered 20 ms late: many sessions, two MX names point here. */
+  shared: '127.0.0.20',
+  /** 421 at the greeting. */
+  closing: '127.0.0.21',
+  slow1: '127.0.0.22',
+  slow2: '127.0.0.23',
+  slow3: '127.0.0.24',
+  /** Greets, then answers RCPT only after 10 s. */
+  hang: '127.0.0.25',
+  /** Answers RCPT 200 ms late (ten requests arrive meanwhile). */
+  late: '127.0.0.26',
+  /** No SMTPUTF8 in its EHLO answer. */
+  asciiOnly: '127.0.0.27',
   /** Nothing listens here: connections are refused. */
   nobody: '127.0.0.2',
 } as const;
@@ -48,6 +63,23 @@ const zone: Zone = {
     { type: 'MX', data: { preference: 10, exchange: 'mx1.backup.test' } },
   ],
   'mx1.backup.test': [{ type: 'A', data: HOSTS.nobody }],
+  ...mxAt('shared1.test', HOSTS.shared),
+  ...mxAt('shared2.test', HOSTS.shared),
+  ...mxAt('hang.test', HOSTS.hang),
+  ...mxAt('late.test', HOSTS.late),
+  ...mxAt('ascii.test', HOSTS.asciiOnly),
+  'twoaddr.test': [{ type: 'MX', data: { preference: 10, exchange: 'mx.twoaddr.test' } }],
+  'mx.twoaddr.test': [{ type: 'A', data: HOSTS.nobody }, { type: 'A', data: HOSTS.standard }],
+  'greet421.test': [
+    { type: 'MX', data: { preference: 10, exchange: 'mx1.greet421.test' } },
+    { type: 'MX', data: { preference: 20, exchange: 'mx2.greet421.test' } },
+  ],
+  'mx1.greet421.test': [{ type: 'A', data: HOSTS.closing }],
+  'mx2.greet421.test': [{ type: 'A', data: HOSTS.standard }],
+  'slow.test': [1, 2, 3].map((n) => ({ type: 'MX', data: { preference: n * 10, exchange: `mx${n}.slow.test` } })),
+  'mx1.slow.test': [{ type: 'A', data: HOSTS.slow1 }],
+  'mx2.slow.test': [{ type: 'A', data: HOSTS.slow2 }],
+  'mx3.slow.test': [{ type: 'A', data: HOSTS.slow3 }],
   'mx2.backup.test': [{ type: 'A', data: HOSTS.standard }],
   'nullmx.test': [{ type: 'MX', data: { preference: 0, exchange: '.' } }, { type: 'A', data: HOSTS.standard }],
   'aonly.test': [{ type: 'A', data: HOSTS.standard }],
@@ -92,6 +124,14 @@ beforeAll(async () => {
     [HOSTS.starttls]: { starttls: true, users: ['alice'] },
     [HOSTS.brokenTls]: { brokenTls: true },
     [HOSTS.three]: { rcpt: (local, i) => (i >= 3 ? { code: 452, text: '4.5.3 too many recipients' } : /^u\d+$/.test(local) ? null : { code: 550, text: '5.1.1 unknown' }) },
+    [HOSTS.shared]: { rcptDelayMs: 20, rcpt: (local, i) => (i >= 1 ? { code: 452, text: '4.5.3 one at a time' } : /^s\d+$/.test(local) ? null : { code: 550, text: '5.1.1 unknown' }) },
+    [HOSTS.closing]: { greeting: { code: 421, text: '4.3.2 too busy, try later' } },
+    [HOSTS.slow1]: { silent: true },
+    [HOSTS.slow2]: { silent: true },
+    [HOSTS.slow3]: { silent: true },
+    [HOSTS.hang]: { users: ['alice'], rcptDelayMs: 10_000 },
+    [HOSTS.late]: { users: ['alice'], rcptDelayMs: 200 },
+    [HOSTS.asciiOnly]: { users: ['bob'], noSmtpUtf8: true },
   });
   socks = await startSocks5Server();
   h = await startHarness(env());
@@ -122,7 +162,7 @@ describe('the dialogue', () => {
     expect(await verify('alice@known.test')).toEqual({
       status: 'deliverable', reason: 'accepted', catchAll: false, mxHost: 'mx.known.test', smtpCode: 250, enhancedCode: null, tls: false,
     });
-    expect(only(HOSTS.standard)).toEqual({ helo: HELO, mailFrom: MAIL_FROM, rcpts: ['alice@known.test', PROBE('known.test')], data: false, tls: false });
+    expect(only(HOSTS.standard)).toMatchObject({ helo: HELO, mailFrom: MAIL_FROM, rcpts: ['alice@known.test', PROBE('known.test')], data: false, tls: false, quit: true });
   });
 
   it('unknown user 550 5.1.1: undeliverable, no probe needed (the domain refuses unknown addresses)', async () => {
@@ -178,12 +218,16 @@ describe('the dialogue', () => {
     expect(only(HOSTS.starttls)).toMatchObject({ helo: HELO, tls: true, data: false });
   });
 
-  it('a STARTTLS handshake that fails: a new plain session answers', async () => {
+  it('a STARTTLS handshake that fails: a new plain session answers, and the host is asked in plain from then on', async () => {
     expect(await verify('alice@brokentls.test')).toMatchObject({ status: 'risky', reason: 'catch_all', tls: false });
     const sessions = smtp.sessions(HOSTS.brokenTls);
     expect(sessions).toHaveLength(2);
     expect(sessions[0].rcpts).toEqual([]);
     expect(sessions[1]).toMatchObject({ helo: HELO, mailFrom: MAIL_FROM, rcpts: ['alice@brokentls.test', PROBE('brokentls.test')], data: false });
+    // The host's failure is remembered (an hour): the next verification goes plain at once, one session.
+    smtp.reset();
+    expect(await verify('bob@brokentls.test')).toMatchObject({ tls: false });
+    expect(only(HOSTS.brokenTls).rcpts).toEqual(['bob@brokentls.test']);
   });
 
   it('null MX: undeliverable/null_mx without any connection', async () => {
@@ -319,6 +363,70 @@ describe('configurations', () => {
     } finally {
       await proxied.close();
     }
+  });
+});
+
+describe('server addresses, deadline, cancel (issue #55)', () => {
+  it('an MX host with two addresses whose first refuses: the second address answers', async () => {
+    expect(await verify('alice@twoaddr.test')).toMatchObject({ status: 'deliverable', mxHost: 'mx.twoaddr.test' });
+    expect(only(HOSTS.standard).rcpts[0]).toBe('alice@twoaddr.test');
+  });
+
+  it('two MX names on one address: SMTP_MAX_PER_HOST holds across them (the fixture records concurrency)', async () => {
+    const items = [1, 2].flatMap((d) => Array.from({ length: 6 }, (_, i) => `s${i}@shared${d}.test`));
+    const res = await h.call('/api/v1/email/bulk', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ items, smtp: true }) });
+    expect(res.body.results.map((r: any) => r.result.deliverability.status)).toEqual(Array(12).fill('deliverable'));
+    expect(smtp.sessions(HOSTS.shared).length).toBeGreaterThanOrEqual(12);
+    expect(smtp.maxConcurrent(HOSTS.shared)).toBe(2);
+  });
+
+  it('421 at the greeting of the first MX: the next MX answers', async () => {
+    expect(await verify('alice@greet421.test')).toMatchObject({ status: 'deliverable', mxHost: 'mx2.greet421.test' });
+    expect(only(HOSTS.closing)).toMatchObject({ mailFrom: null, rcpts: [] });
+  });
+
+  it('three slow MX hosts: SMTP_DEADLINE_MS ends the verification unknown/timeout, later hosts never dialled', async () => {
+    const short = await startHarness({ ...env(), SMTP_TIMEOUT_MS: '60000', SMTP_DEADLINE_MS: '300' });
+    try {
+      expect(await verify('alice@slow.test', short)).toEqual({ status: 'unknown', reason: 'timeout', catchAll: null, mxHost: null, smtpCode: null, enhancedCode: null, tls: null });
+      expect(smtp.sessions(HOSTS.slow1)).toHaveLength(1);
+      expect([...smtp.sessions(HOSTS.slow2), ...smtp.sessions(HOSTS.slow3)]).toEqual([]);
+      await waitFor(() => smtp.sessions(HOSTS.slow1)[0].closed, { what: 'the first slow host\'s connection closed' });
+    } finally {
+      await short.close();
+    }
+  });
+
+  it('a client that disconnects mid-verification: QUIT sent, the connection closed', async () => {
+    // Over TCP: the subject is the client's connection going away.
+    const tcp = await startHarness(env(), { tcp: true });
+    try {
+      const req = http.get(`${tcp.url}/api/v1/email?address=alice%40hang.test&smtp=true`, { headers: { 'x-api-key': tcp.key } });
+      req.on('error', () => undefined);
+      await waitFor(() => smtp.sessions(HOSTS.hang)[0]?.rcpts.length === 1, { what: 'the RCPT of the hanging session' });
+      req.destroy();
+      // The server answers RCPT only after 10 s: a connection closed sooner was closed by the verifier.
+      const session = await waitFor(() => (smtp.sessions(HOSTS.hang)[0].closed ? smtp.sessions(HOSTS.hang)[0] : null), { timeoutMs: 8000, what: 'the session closed' });
+      expect(session).toMatchObject({ quit: true, rcpts: ['alice@hang.test'], data: false });
+    } finally {
+      await tcp.close();
+    }
+  });
+
+  it('ten concurrent requests for one address: one session answers them all', async () => {
+    const answers = await Promise.all(Array.from({ length: 10 }, () => verify('alice@late.test')));
+    expect(answers.every((a) => a.status === 'deliverable' && a.mxHost === 'mx.late.test')).toBe(true);
+    expect(only(HOSTS.late).rcpts).toEqual(['alice@late.test', PROBE('late.test')]);
+  });
+
+  it('a UTF-8 local part at a server without SMTPUTF8: unknown/smtputf8_unsupported, no RCPT for it', async () => {
+    expect(await verify('josé@ascii.test')).toEqual({ status: 'unknown', reason: 'smtputf8_unsupported', catchAll: null, mxHost: null, smtpCode: null, enhancedCode: null, tls: null });
+    expect(smtp.sessions(HOSTS.asciiOnly).flatMap((s) => s.rcpts)).toEqual([]);
+  });
+
+  it('a UTF-8 local part at a server offering SMTPUTF8: asked, with SMTPUTF8 in MAIL FROM', async () => {
+    expect(await verify('josé@known.test')).toMatchObject({ status: 'undeliverable', reason: 'mailbox_not_found', mxHost: 'mx.known.test' });
+    expect(only(HOSTS.standard).rcpts).toEqual(['josé@known.test']);
   });
 });
 

@@ -29,6 +29,8 @@ export interface SmtpBehaviour {
   brokenTls?: boolean;
   /** Answer each RCPT this many milliseconds late, as a distant server does (the bench; tests leave it 0). */
   rcptDelayMs?: number;
+  /** Do not offer SMTPUTF8 (RFC 6531) in the EHLO answer. */
+  noSmtpUtf8?: boolean;
 }
 
 export interface RecordedSession {
@@ -40,6 +42,10 @@ export interface RecordedSession {
   /** DATA (or BDAT) was sent. */
   data: boolean;
   tls: boolean;
+  /** The client sent QUIT. */
+  quit: boolean;
+  /** The connection is closed. */
+  closed: boolean;
 }
 
 export interface SmtpFixture {
@@ -76,11 +82,14 @@ function listenOn(server: net.Server, ip: string, port: number): Promise<number>
 /** A hand-written server whose STARTTLS handshake always fails (smtp-server completes every handshake it starts). */
 function brokenTlsServer(host: Host): net.Server {
   return net.createServer((socket) => {
-    const rec: RecordedSession = { helo: null, mailFrom: null, rcpts: [], data: false, tls: false };
+    const rec: RecordedSession = { helo: null, mailFrom: null, rcpts: [], data: false, tls: false, quit: false, closed: false };
     host.sessions.push(rec);
     host.open++;
     host.max = Math.max(host.max, host.open);
-    socket.on('close', () => host.open--);
+    socket.on('close', () => {
+      host.open--;
+      rec.closed = true;
+    });
     socket.on('error', () => undefined);
     socket.setEncoding('utf8');
     socket.write('220 mx.broken.test ESMTP\r\n');
@@ -107,42 +116,59 @@ function brokenTlsServer(host: Host): net.Server {
         } else if (verb === 'DATA' || verb === 'BDAT') {
           rec.data = true;
           socket.write('554 5.5.1 no\r\n');
-        } else if (verb === 'QUIT') socket.end('221 2.0.0 bye\r\n');
+        } else if (verb === 'QUIT') {
+          rec.quit = true;
+          socket.end('221 2.0.0 bye\r\n');
+        }
         else socket.write('502 5.5.2 unknown command\r\n');
       }
     });
   });
 }
 
+/** Marks the session of each connection that sends QUIT (smtp-server answers QUIT itself, with no hook). */
+function tapQuit(server: SMTPServer, byPort: Map<number, RecordedSession>): void {
+  server.server.on('connection', (socket: net.Socket) => {
+    const port = socket.remotePort!;
+    socket.on('data', (chunk: Buffer) => {
+      const rec = byPort.get(port);
+      if (rec && /^QUIT\r?$/im.test(chunk.toString('latin1'))) rec.quit = true;
+    });
+  });
+}
+
 function smtpServer(b: SmtpBehaviour, host: Host): SMTPServer {
   const bySession = new Map<string, RecordedSession>();
+  const byPort = new Map<number, RecordedSession>();
   const recordOf = (session: SMTPServerSession): RecordedSession => {
     let rec = bySession.get(session.id);
     if (!rec) {
-      rec = { helo: null, mailFrom: null, rcpts: [], data: false, tls: false };
+      rec = { helo: null, mailFrom: null, rcpts: [], data: false, tls: false, quit: false, closed: false };
       bySession.set(session.id, rec);
       host.sessions.push(rec);
     }
     return rec;
   };
-  return new SMTPServer({
+  const server = new SMTPServer({
     name: 'mx.fixture.test',
     logger: false,
     authOptional: true,
     disableReverseLookup: true,
     // The scenarios write their own enhanced codes into the reply text.
     hideENHANCEDSTATUSCODES: true,
+    hideSMTPUTF8: b.noSmtpUtf8 === true,
     disabledCommands: b.starttls ? ['AUTH'] : ['AUTH', 'STARTTLS'],
     key: CERT.keyPem,
     cert: CERT.certPem,
     onConnect(session, callback) {
-      recordOf(session);
+      byPort.set(session.remotePort, recordOf(session));
       host.open++;
       host.max = Math.max(host.max, host.open);
       callback(b.greeting ? replyError(b.greeting) : null);
     },
-    onClose() {
+    onClose(session) {
       host.open--;
+      recordOf(session).closed = true;
     },
     onMailFrom(address, session, callback) {
       const rec = recordOf(session);
@@ -167,6 +193,8 @@ function smtpServer(b: SmtpBehaviour, host: Host): SMTPServer {
       stream.on('end', () => callback(replyError({ code: 554, text: '5.5.1 a verifier must not send data' })));
     },
   });
+  tapQuit(server, byPort);
+  return server;
 }
 
 export async function startSmtpFixture(hosts: Record<string, SmtpBehaviour>): Promise<SmtpFixture> {
@@ -177,8 +205,11 @@ export async function startSmtpFixture(hosts: Record<string, SmtpBehaviour>): Pr
     if (b.silent || b.brokenTls) {
       const server = b.silent
         ? net.createServer((socket) => {
-            host.sessions.push({ helo: null, mailFrom: null, rcpts: [], data: false, tls: false });
+            const rec: RecordedSession = { helo: null, mailFrom: null, rcpts: [], data: false, tls: false, quit: false, closed: false };
+            host.sessions.push(rec);
             socket.on('error', () => undefined);
+            socket.on('data', (chunk) => (rec.quit ||= /^QUIT\r?$/im.test(chunk.toString('latin1'))));
+            socket.on('close', () => (rec.closed = true));
           })
         : brokenTlsServer(host);
       server.on('connection', (socket) => {

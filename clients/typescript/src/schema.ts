@@ -334,15 +334,22 @@ export interface paths {
          *     and answers in `deliverability` (always present: `not_checked` when not asked). No message is ever sent: the
          *     dialogue stops after `RCPT TO` (EHLO, opportunistic STARTTLS, `MAIL FROM` the configured sender, `RCPT TO`
          *     the address, then `RCPT TO` a random local part at the same domain to detect a catch-all domain, then QUIT).
-         *     MX hosts are tried by preference, the next when one refuses the connection or does not answer in time; a domain
-         *     without MX is its own mail server (RFC 5321 §5.1); a null MX (`0 .`, RFC 7505) is `undeliverable`/`null_mx`
+         *     MX hosts are tried by preference and every address of each in turn, the next when one refuses the connection
+         *     or does not answer in time, the next MX host when one answers 4xx at the greeting, EHLO or MAIL (`greylisted`
+         *     only when none answers better); a domain without MX is its own mail server (RFC 5321 §5.1); a null MX (`0 .`, RFC 7505) is `undeliverable`/`null_mx`
          *     without any connection. Deferrals (any 4xx, greylisting) and policy refusals (5.7.x: the verifier's IP listed)
          *     are `unknown`, never `undeliverable`. Verdicts are cached: definitive ones (`deliverable`, `undeliverable`,
          *     `risky`) for 6 hours, `unknown` ones for 10 minutes, so asking again sooner gives the same answer without a
-         *     new session. A verification takes up to `SMTP_TIMEOUT_MS` (10 s by default) per MX host tried.
+         *     new session. A session with one server address takes up to `SMTP_TIMEOUT_MS` (10 s by default); the whole
+         *     verification of an address (every host and address tried, waits for a free session slot, a plain retry after
+         *     a failed STARTTLS) at most `SMTP_DEADLINE_MS` (30 s by default), past which it answers `unknown`/`timeout`.
+         *     Requests asking about the same address at the same time share one session's answer. A client that closes the
+         *     connection cancels the sessions only it was waiting for (QUIT is sent). A local part with non-ASCII characters
+         *     is asked only of servers offering SMTPUTF8 (RFC 6531): otherwise `unknown`/`smtputf8_unsupported`.
          *
          *     It is off unless the operator turns it on (`SMTP_CHECK=on`, with `SMTP_HELO_NAME` and `SMTP_MAIL_FROM`; see
-         *     `SMTP_PORT`, `SMTP_TIMEOUT_MS`, `SMTP_MAX_PER_HOST`, `SMTP_PROXY` in the operations guide): when off,
+         *     `SMTP_PORT`, `SMTP_TIMEOUT_MS`, `SMTP_DEADLINE_MS`, `SMTP_MAX_PER_HOST`, `SMTP_MAX_SESSIONS`, `SMTP_PROXY` in the
+         *     operations guide): when off,
          *     `deliverability` is `not_checked`/`disabled`. MX hosts at private or special addresses are never contacted.
          */
         get: operations["validateEmail"];
@@ -437,8 +444,10 @@ export interface paths {
          *     does (same `deliverability` object, same cache), the addresses of one domain together: one SMTP session carries
          *     up to 20 of its recipients (fewer when the server answers 452 "too many recipients": the rest go to a new
          *     session), the catch-all probe is made once per domain after real recipients, and at most `SMTP_MAX_PER_HOST`
-         *     sessions are open to one MX host at a time, this request's and others' together. Up to 16 domains are verified
-         *     at once; a large list at one slow domain takes correspondingly long (each session has `SMTP_TIMEOUT_MS`).
+         *     sessions are open to one server address at a time (whatever MX names point at it), this request's and
+         *     others' together, and `SMTP_MAX_SESSIONS` in the whole process. Up to 16 domains are verified at once; each
+         *     domain's verification ends within `SMTP_DEADLINE_MS` (then `unknown`/`timeout` for the addresses not yet
+         *     answered), each session within `SMTP_TIMEOUT_MS`.
          *
          *     Every item counts as one request against the key's per-minute limit and daily and monthly quotas (a request
          *     of N items counts N), all or nothing, before any item is checked: when N does not fit, the whole request is
@@ -1199,8 +1208,9 @@ export interface components {
          *     | `undeliverable` | `no_mail_server` | the domain has no MX and no address record (or does not exist) |
          *     | `unknown` | `greylisted` | any 4xx (450, 451, 452, 421: greylisting, rate limits): ask again later, after the 10-minute cache |
          *     | `unknown` | `blocked` | a 5.7.x policy refusal (the verifier's IP or sender refused) at the greeting, EHLO, MAIL or RCPT, or another permanent refusal that does not judge the mailbox: the mailbox was not judged |
-         *     | `unknown` | `timeout` | no complete answer from the mail servers within `SMTP_TIMEOUT_MS` each |
+         *     | `unknown` | `timeout` | no complete answer from the mail servers within `SMTP_TIMEOUT_MS` each, or none within `SMTP_DEADLINE_MS` for the whole verification |
          *     | `unknown` | `connection_failed` | every MX host refused or reset the connection (or none could be contacted) |
+         *     | `unknown` | `smtputf8_unsupported` | the local part has non-ASCII characters and no MX host offered SMTPUTF8 (RFC 6531): it was not asked |
          *     | `not_checked` | `not_requested` | `smtp=true` was not asked: no connection is made |
          *     | `not_checked` | `disabled` | the operator has SMTP verification off (`SMTP_CHECK=off`) |
          *     | `not_checked` | `invalid_format` | the address fails the format checks (`validFormat: false`) |
@@ -1220,7 +1230,7 @@ export interface components {
              * @example accepted
              * @enum {string}
              */
-            reason: "accepted" | "mailbox_not_found" | "mailbox_disabled" | "mailbox_full" | "catch_all" | "greylisted" | "blocked" | "timeout" | "connection_failed" | "null_mx" | "no_mail_server" | "invalid_format" | "not_requested" | "disabled";
+            reason: "accepted" | "mailbox_not_found" | "mailbox_disabled" | "mailbox_full" | "catch_all" | "greylisted" | "blocked" | "timeout" | "connection_failed" | "smtputf8_unsupported" | "null_mx" | "no_mail_server" | "invalid_format" | "not_requested" | "disabled";
             /**
              * @description The domain accepted a random local part (true), or refused one or the address itself as unknown (false); null when not known (not verified, the probe deferred, the server refused the session).
              * @example false

@@ -1,35 +1,83 @@
-// A counting semaphore per key (an MX host): at most `limit` holders of one key at once, the others queued in order.
+// Session slots of the SMTP verifier: at most `perAddress` sessions to one server address (the IP dialled, whatever
+// MX names point at it) and at most `total` in the process; waiters queued in order, a cancelled wait leaves the queue.
 
-export interface HostSlots {
-  /** Wait for a slot of `key`; the returned function gives it back (call it exactly once). */
-  acquire(key: string): Promise<() => void>;
-  /** Slots of `key` held now (tests, metrics). */
-  held(key: string): number;
+export interface SessionSlots {
+  /**
+   * Wait for a slot of `address` and one of the process; the returned function gives both back (once). Rejects with
+   * the signal's reason when it aborts first, holding nothing.
+   */
+  acquire(address: string, signal?: AbortSignal): Promise<() => void>;
+  /** Slots of `address` held now (tests). */
+  held(address: string): number;
+  /** Sessions of the process holding a slot now (the in-flight gauge). */
+  inFlight(): number;
 }
 
-export function createHostSlots(limit: number): HostSlots {
-  const state = new Map<string, { held: number; queue: Array<() => void> }>();
+/** A counting semaphore per key: `limit` holders of a key at once. */
+class KeyedSemaphore {
+  private readonly state = new Map<string, { held: number; queue: Array<() => void> }>();
 
-  const release = (key: string): void => {
-    const s = state.get(key)!;
+  constructor(private readonly limit: number) {}
+
+  async take(key: string, signal?: AbortSignal): Promise<void> {
+    signal?.throwIfAborted();
+    let s = this.state.get(key);
+    if (!s) this.state.set(key, (s = { held: 0, queue: [] }));
+    if (s.held < this.limit) {
+      s.held++;
+      return;
+    }
+    const queue = s.queue;
+    await new Promise<void>((resolve, reject) => {
+      const granted = (): void => {
+        signal?.removeEventListener('abort', cancel);
+        resolve();
+      };
+      const cancel = (): void => {
+        queue.splice(queue.indexOf(granted), 1);
+        reject(signal!.reason);
+      };
+      queue.push(granted);
+      signal?.addEventListener('abort', cancel, { once: true });
+    });
+  }
+
+  give(key: string): void {
+    const s = this.state.get(key)!;
     const next = s.queue.shift();
     if (next) next(); // the slot passes straight to the next in line
-    else if (--s.held === 0) state.delete(key);
-  };
+    else if (--s.held === 0) this.state.delete(key);
+  }
 
+  held(key: string): number {
+    return this.state.get(key)?.held ?? 0;
+  }
+}
+
+const PROCESS = '';
+
+export function createSessionSlots(perAddress: number, total: number): SessionSlots {
+  const byAddress = new KeyedSemaphore(perAddress);
+  const all = new KeyedSemaphore(total);
   return {
-    async acquire(key) {
-      let s = state.get(key);
-      if (!s) state.set(key, (s = { held: 0, queue: [] }));
-      if (s.held < limit) s.held++;
-      else await new Promise<void>((resolve) => s!.queue.push(resolve));
+    async acquire(address, signal) {
+      // The address first: a session waiting for a busy server holds none of the process's slots meanwhile.
+      await byAddress.take(address, signal);
+      try {
+        await all.take(PROCESS, signal);
+      } catch (err) {
+        byAddress.give(address);
+        throw err;
+      }
       let released = false;
       return () => {
         if (released) return;
         released = true;
-        release(key);
+        all.give(PROCESS);
+        byAddress.give(address);
       };
     },
-    held: (key) => state.get(key)?.held ?? 0,
+    held: (address) => byAddress.held(address),
+    inFlight: () => all.held(PROCESS),
   };
 }

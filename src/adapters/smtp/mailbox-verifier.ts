@@ -1,25 +1,16 @@
-// Mailbox verification over SMTP (RFC 5321 §5.1 MX selection and implicit MX, RFC 7505 null MX): MX hosts in order
-// under the target guard, several recipients per session, one catch-all probe per domain after the real ones, a
-// per-host session limit and a verdict cache. Never sends a message (smtp-client.ts stops at RCPT).
+// Mailbox verification over SMTP (RFC 5321 §5.1, RFC 7505, RFC 3207, RFC 6531; docs/adr/0029-smtp-verifier-design.md):
+// a verdict cache, one flight per address however many requests ask, one deadline per verification, a domain's
+// catch-all probe sent once, the plan (src/domain/smtp-plan.ts) run over real sessions. Never sends a message.
 import { randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import {
-  catchAllOf,
-  isDefinitive,
-  recipientDeliverability,
-  recipientVerdict,
-  sessionRefusal,
-  tooManyRecipients,
-  verdictWithoutSession,
-  type Deliverability,
-  type SmtpReply,
-} from '../../domain/smtp-reply.js';
-import { parseTlsTarget } from '../../domain/tls-target.js';
-import { RefusedTarget, UpstreamFailure } from '../../errors.js';
+import { createListingWatch, type SessionLabel } from '../../domain/smtp-plan-watch.js';
+import { VerificationPlan, type SessionOutcome } from '../../domain/smtp-plan.js';
+import { isDefinitive, verdictWithoutSession, type Deliverability } from '../../domain/smtp-reply.js';
 import type { DnsResolver } from '../dns/resolver.js';
-import { addressResolver, guardedAddress } from '../tls/target-guard.js';
-import { createHostSlots, type HostSlots } from './host-slots.js';
-import { runSmtpSession, type SessionOutcome, type SmtpSessionOptions } from './smtp-client.js';
+import { createSessionSlots, type SessionSlots } from './host-slots.js';
+import { runSmtpSession, type SmtpSessionOptions } from './smtp-client.js';
+import { routeOf, targetsOf } from './smtp-route.js';
+import { runPlan, type SessionRunner } from './smtp-sessions.js';
 
 export interface MailboxVerifierOptions {
   resolver: Pick<DnsResolver, 'query'>;
@@ -28,22 +19,40 @@ export interface MailboxVerifierOptions {
   port: number;
   heloName: string;
   mailFrom: string;
+  /** SMTP_TIMEOUT_MS: the limit of one session with one server address. */
   timeoutMs: number;
+  /** SMTP_DEADLINE_MS: the limit of a whole verification (every host and address, slot waits, the plain retry). */
+  deadlineMs?: number;
+  /** SMTP_MAX_PER_HOST: sessions to one server address at once. */
   maxPerHost: number;
+  /** SMTP_MAX_SESSIONS: sessions of the process at once. */
+  maxSessions?: number;
   proxy: { host: string; port: number } | null;
-  logger?: { debug: (obj: object, msg?: string) => void };
+  logger?: { debug: (obj: object, msg?: string) => void; warn: (obj: object, msg?: string) => void };
   /** Default VERDICT_TTL_MS. */
   definitiveTtlMs?: number;
   /** Default UNKNOWN_TTL_MS. */
   unknownTtlMs?: number;
   /** Replaces runSmtpSession (unit tests of the orchestration). */
   session?: (o: SmtpSessionOptions) => Promise<SessionOutcome>;
+  /** Metrics of verdicts and sessions (smtp-metrics.ts). */
+  events?: VerifierEvents;
+  /** The caches' clock (tests of their lifetimes); default performance. */
+  clock?: { now(): number };
+}
+
+export interface VerifierEvents {
+  session(label: SessionLabel, seconds: number): void;
+  verdict(d: Deliverability): void;
 }
 
 export interface MailboxVerifier {
-  /** The verdict for each local part at `domain`, in the order given (duplicates answered alike). */
-  verify(domain: string, localParts: readonly string[]): Promise<Deliverability[]>;
-  stats(): { sessions: number; cacheHits: number; cacheMisses: number; cacheEntries: number };
+  /**
+   * The verdict for each local part at `domain`, in the order given (duplicates answered alike). `signal`: the client
+   * went away; sessions and waits no other request shares end (QUIT sent) and the answer is not cached.
+   */
+  verify(domain: string, localParts: readonly string[], signal?: AbortSignal): Promise<Deliverability[]>;
+  stats(): { sessions: number; cacheHits: number; cacheMisses: number; cacheEntries: number; inFlight: number; listed: boolean; blockedShare: number };
 }
 
 /**
@@ -55,261 +64,202 @@ const VERDICT_TTL_MS = 6 * 3600_000;
 /**
  * An `unknown` one (greylisted, blocked, timeout, unreachable) for 10 minutes: long enough to cover the usual
  * greylisting delay (postgrey's default is 5 minutes, so asking sooner is deferred again and counts against the IP),
- * short enough that a retry after it gets a real answer.
+ * short enough that a retry after it gets a real answer. A `blocked` verdict is `unknown`: a listed verifier IP
+ * delisted meanwhile is asked again after 10 minutes, not 6 hours.
  */
 const UNKNOWN_TTL_MS = 10 * 60_000;
-/** Real recipients asked in one session at most (RFC 5321 §4.5.3.1.8 has servers take at least 100). */
-const RECIPIENTS_PER_SESSION = 20;
-
-/** Where mail for a domain goes: MX hosts by preference, the domain itself (implicit MX), or nowhere. */
-type Route = { kind: 'hosts'; hosts: string[] } | { kind: 'null_mx' } | { kind: 'none' };
-
-async function routeOf(resolver: Pick<DnsResolver, 'query'>, domain: string): Promise<Route> {
-  const mx = await resolver.query(domain, 'MX');
-  const exchanges = mx.records.filter((r) => r.type === 'MX');
-  // RFC 7505 §3: a null MX ("0 .") is the only MX of a domain that takes no mail.
-  const real = exchanges.filter((r) => r.value !== '.' && r.value !== '');
-  if (exchanges.length > 0 && real.length === 0) return { kind: 'null_mx' };
-  if (real.length > 0) {
-    const ordered = [...real].sort((a, b) => (a.priority ?? 0) - (b.priority ?? 0));
-    return { kind: 'hosts', hosts: [...new Set(ordered.map((r) => r.value.toLowerCase().replace(/\.$/, '')))] };
-  }
-  if (mx.rcode === 'NXDOMAIN') return { kind: 'none' };
-  // RFC 5321 §5.1: no MX, so the domain's own address records are its implicit MX.
-  const [a, aaaa] = await Promise.all([resolver.query(domain, 'A'), resolver.query(domain, 'AAAA')]);
-  return a.records.some((r) => r.type === 'A') || aaaa.records.some((r) => r.type === 'AAAA') ? { kind: 'hosts', hosts: [domain] } : { kind: 'none' };
-}
-
-/** `list` in consecutive pieces of `size` (the last one shorter). */
-function chunksOf<T>(list: readonly T[], size: number): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < list.length; i += size) out.push(list.slice(i, i + size));
-  return out;
-}
+/** How long a host whose STARTTLS failed is asked in plain sessions straight away (no doomed handshake first). */
+const PLAIN_HOST_TTL_MS = 3600_000;
+const DEFAULT_DEADLINE_MS = 30_000;
+const DEFAULT_MAX_SESSIONS = 50;
 
 /** A local part no mailbox has: a letter and 20 random hex digits (the catch-all probe). */
 const probeLocalPart = (): string => `q${randomBytes(10).toString('hex')}`;
 
-/** What became of one real recipient. */
-type Outcome =
-  | { kind: 'reply'; reply: SmtpReply; mxHost: string; tls: boolean }
-  | { kind: 'refused'; reply: SmtpReply; mxHost: string; tls: boolean }
-  | { kind: 'failed'; cause: 'timeout' | 'connection_failed' };
+/** One verification of some local parts at a domain in progress: what it will answer and how many requests wait for it. */
+interface Flight {
+  done: Promise<Map<string, Deliverability>>;
+  waiting: number;
+  /** Aborted when every request waiting for the flight has gone. */
+  cancel: AbortController;
+}
 
-export function createMailboxVerifier(o: MailboxVerifierOptions, slots: HostSlots = createHostSlots(o.maxPerHost)): MailboxVerifier {
-  const definitiveTtl = o.definitiveTtlMs ?? VERDICT_TTL_MS;
-  const unknownTtl = o.unknownTtlMs ?? UNKNOWN_TTL_MS;
-  const session = o.session ?? runSmtpSession;
-  const verdicts = new LRUCache<string, Deliverability>({ max: 50_000, ttl: definitiveTtl });
-  const catchAllDomains = new LRUCache<string, boolean>({ max: 10_000, ttl: definitiveTtl });
-  const resolveAddresses = addressResolver(o.resolver as DnsResolver);
-  let sessions = 0;
-  let hits = 0;
-  let misses = 0;
+/** The verifier's shared state: caches, flights in progress, the domains' probes in progress, the listing watch. */
+interface State {
+  o: MailboxVerifierOptions;
+  runner: SessionRunner;
+  verdicts: LRUCache<string, Deliverability>;
+  catchAll: LRUCache<string, boolean>;
+  plainHosts: LRUCache<string, true>;
+  flights: Map<string, Flight>;
+  probes: Map<string, Promise<boolean | null>>;
+  counts: { sessions: number; hits: number; misses: number };
+}
 
-  /** The address to connect to for an MX host, under the guard; null when there is none or it is refused. */
-  async function addressOf(host: string): Promise<string | null> {
-    const target = parseTlsTarget(host);
-    if (target.kind === 'invalid') return null;
-    try {
-      const found = await guardedAddress({ resolve: resolveAddresses, allowPrivate: o.allowPrivate }, target);
-      return 'address' in found ? found.address : null;
-    } catch (err) {
-      if (err instanceof RefusedTarget || err instanceof UpstreamFailure) {
-        o.logger?.debug({ mxHost: host, reason: err.message }, 'MX host not contacted');
-        return null;
-      }
-      throw err;
-    }
-  }
+/** Whether a plan at `domain` may send the catch-all probe: not when the state is known or another plan sends it. */
+function claimProbe(s: State, domain: string, settle: { fn: ((v: boolean | null) => void) | null }): boolean {
+  if (s.probes.has(domain) || s.catchAll.has(domain)) return false;
+  s.probes.set(domain, new Promise((resolve) => (settle.fn = resolve)));
+  return true;
+}
 
-  async function verifyUncached(domain: string, users: string[]): Promise<Map<string, Deliverability>> {
-    const out = new Map<string, Deliverability>();
-    const route = await routeOf(o.resolver, domain);
+/** The catch-all state another verification's probe finds, waited for until `signal` aborts (then null). */
+function probeElsewhere(s: State, domain: string, signal: AbortSignal): Promise<boolean | null> {
+  const pending = s.probes.get(domain);
+  if (pending === undefined || signal.aborted) return Promise.resolve(s.catchAll.get(domain) ?? null);
+  return new Promise((resolve) => {
+    const give = (v: boolean | null): void => {
+      signal.removeEventListener('abort', gone);
+      resolve(v);
+    };
+    const gone = (): void => give(null);
+    signal.addEventListener('abort', gone, { once: true });
+    void pending.then(give);
+  });
+}
+
+/** The verdicts for `users` at `domain` from DNS and sessions, within the deadline or until `cancel` aborts. */
+async function verifyUncached(s: State, domain: string, users: string[], cancel: AbortSignal): Promise<Map<string, Deliverability>> {
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(), s.o.deadlineMs ?? DEFAULT_DEADLINE_MS);
+  const signal = AbortSignal.any([cancel, deadline.signal]);
+  const settle: { fn: ((v: boolean | null) => void) | null } = { fn: null };
+  try {
+    const route = await routeOf(s.o.resolver, domain);
     if (route.kind !== 'hosts') {
-      const d = route.kind === 'null_mx' ? verdictWithoutSession('undeliverable', 'null_mx') : verdictWithoutSession('undeliverable', 'no_mail_server');
-      for (const u of users) out.set(u, d);
-      return out;
+      const d = verdictWithoutSession('undeliverable', route.kind === 'null_mx' ? 'null_mx' : 'no_mail_server');
+      return new Map(users.map((u) => [u, d]));
     }
-    const outcomes = new Map<string, Outcome>();
-    const known = catchAllDomains.get(domain);
-    // The domain's catch-all state, shared by every session of this verification.
-    const domainState = {
-      probe: known === undefined ? ('wanted' as 'wanted' | 'asked' | 'done') : ('done' as const),
-      probeReply: null as SmtpReply | null,
-      probeTries: 0,
-      accepted: false,
-      notFound: false,
-    };
-    /** What a real recipient's reply tells of the domain: it takes some mail, or refuses unknown local parts. */
-    const noteReal = (reply: SmtpReply): void => {
-      const reason = recipientVerdict(reply).reason;
-      if (reason === 'accepted') domainState.accepted = true;
-      if (reason === 'mailbox_not_found') domainState.notFound = true;
-    };
-    /** A host's failure for a user; a timeout on any host is what the answer reports (it says more than a refusal). */
-    const fail = (u: string, cause: 'timeout' | 'connection_failed'): void => {
-      const had = outcomes.get(u);
-      if (had === undefined || (had.kind === 'failed' && had.cause !== 'timeout')) outcomes.set(u, { kind: 'failed', cause });
-    };
-    const utf8 = users.some((u) => /[^\x00-\x7f]/.test(u));
-    let pending = users;
-    for (const host of route.hosts) {
-      if (pending.length === 0) break;
-      const address = await addressOf(host);
-      if (address === null) {
-        for (const u of pending) fail(u, 'connection_failed');
-        continue;
-      }
-      await Promise.all(chunksOf(pending, RECIPIENTS_PER_SESSION).map((chunk) => runChunk(host, address, chunk)));
-      // Those this host gave no answer for go to the next MX host.
-      pending = pending.filter((u) => outcomes.get(u)?.kind === 'failed');
+    const targets = await targetsOf(s.o, route.hosts);
+    const plan = new VerificationPlan({
+      domain,
+      users,
+      targets,
+      plainHosts: s.plainHosts,
+      catchAllKnown: s.catchAll.get(domain) ?? null,
+      claimProbe: () => claimProbe(s, domain, settle),
+      probeLocalPart,
+    });
+    await runPlan(s.runner, plan, domain, signal);
+    let catchAll = plan.catchAll();
+    if (settle.fn === null && plan.awaitsProbe()) catchAll = (await probeElsewhere(s, domain, signal)) ?? catchAll;
+    if (catchAll !== null) s.catchAll.set(domain, catchAll);
+    return plan.verdicts(catchAll, deadline.signal.aborted);
+  } finally {
+    clearTimeout(timer);
+    if (settle.fn !== null) {
+      s.probes.delete(domain);
+      settle.fn(s.catchAll.get(domain) ?? null);
     }
-
-    /**
-     * Sessions with one host until every user of the chunk has an outcome from it (or it failed them). `perSession`:
-     * the recipients this server takes in one transaction, once a 452 "too many recipients" said so.
-     */
-    async function runChunk(host: string, address: string, chunk: string[], perSession = RECIPIENTS_PER_SESSION): Promise<void> {
-      const queue = [...chunk];
-      let startTls = true;
-      const wantProbe = () => domainState.probe === 'wanted' && domainState.accepted && !domainState.notFound && domainState.probeTries < 2;
-      while (queue.length > 0 || wantProbe()) {
-        const asked: Array<string | null> = []; // null: the probe
-        const probeAddress = `${probeLocalPart()}@${domain}`;
-        const release = await slots.acquire(host);
-        let outcome: SessionOutcome;
-        try {
-          sessions++;
-          outcome = await session({
-            address,
-            mxHost: host,
-            port: o.port,
-            heloName: o.heloName,
-            mailFrom: o.mailFrom,
-            timeoutMs: o.timeoutMs,
-            proxy: o.proxy,
-            startTls,
-            utf8,
-            next(replies) {
-              const last = replies[replies.length - 1];
-              // 452 after progress: the server takes no more recipients in this transaction (the rest: a new session).
-              if (replies.length > 1 && tooManyRecipients(last)) return null;
-              if (last && asked[replies.length - 1] !== null) noteReal(last);
-              if (queue.length > 0 && asked.filter((a) => a !== null).length < perSession) {
-                const user = queue.shift()!;
-                asked.push(user);
-                return `${user}@${domain}`;
-              }
-              // The probe comes after the real recipients, so that a server refusing a second RCPT cannot spoil them.
-              // A server whose recipient limit is known and reached gets the probe in a session of its own.
-              const room = perSession === RECIPIENTS_PER_SESSION || asked.length < perSession;
-              if (wantProbe() && room && !asked.includes(null)) {
-                domainState.probe = 'asked';
-                domainState.probeTries++;
-                asked.push(null);
-                return probeAddress;
-              }
-              return null;
-            },
-          });
-        } finally {
-          release();
-        }
-        o.logger?.debug({ mxHost: host, outcome: outcome.kind, ...('reply' in outcome ? { code: outcome.reply.code } : {}) }, 'SMTP session');
-        // Recipients asked but not answered (a cut session, a 452) go back to the front of the queue, in order.
-        const unanswered = (answered: number) => {
-          const back = asked.slice(answered).filter((a): a is string => a !== null);
-          queue.unshift(...back);
-          if (asked.slice(answered).includes(null) && domainState.probe === 'asked') domainState.probe = 'wanted';
-        };
-        if (outcome.kind === 'tls_failed' && startTls) {
-          startTls = false; // RFC 3207 leaves the client free to go on without TLS: a new plain session
-          unanswered(0);
-          continue;
-        }
-        if (outcome.kind === 'unreachable' || outcome.kind === 'tls_failed') {
-          unanswered(0);
-          const cause = outcome.kind === 'unreachable' && outcome.cause === 'timeout' ? 'timeout' : 'connection_failed';
-          for (const u of queue) fail(u, cause);
-          return;
-        }
-        if (outcome.kind === 'refused') {
-          unanswered(0);
-          for (const u of queue) outcomes.set(u, { kind: 'refused', reply: outcome.reply, mxHost: host, tls: outcome.tls });
-          if (domainState.probe === 'asked') domainState.probe = 'wanted';
-          return;
-        }
-        const { replies, tls } = outcome;
-        let answered = replies.length;
-        if (answered > 1 && tooManyRecipients(replies[answered - 1])) answered--;
-        for (let i = 0; i < answered; i++) {
-          const user = asked[i];
-          if (user === null) {
-            domainState.probe = 'done';
-            domainState.probeReply = replies[i];
-            continue;
-          }
-          outcomes.set(user, { kind: 'reply', reply: replies[i], mxHost: host, tls });
-          noteReal(replies[i]);
-        }
-        unanswered(answered);
-        const real = asked.slice(0, answered).filter((a) => a !== null).length;
-        if (answered < replies.length && real > 0 && queue.length > 0) {
-          // The server takes `real` recipients a transaction: the rest in sessions of that size, side by side under the
-          // per-host limit, rather than one after another.
-          await Promise.all(chunksOf(queue.splice(0), real).map((c) => runChunk(host, address, c, real)));
-          if (!wantProbe()) return;
-          continue;
-        }
-        if (answered === 0) {
-          // Cut before a single answer: this host gives none now.
-          const cause = outcome.cut === 'timeout' ? 'timeout' : 'connection_failed';
-          for (const u of queue) fail(u, cause);
-          return;
-        }
-      }
-    }
-
-    const probed = catchAllOf(domainState.probeReply);
-    const catchAll = probed ?? known ?? (domainState.notFound ? false : null);
-    if (catchAll !== null) catchAllDomains.set(domain, catchAll);
-    for (const u of users) {
-      const r = outcomes.get(u);
-      if (r === undefined || r.kind === 'failed') {
-        out.set(u, verdictWithoutSession('unknown', r?.cause ?? 'connection_failed'));
-      } else if (r.kind === 'refused') {
-        out.set(u, { ...sessionRefusal(r.reply), catchAll: null, mxHost: r.mxHost, smtpCode: r.reply.code, enhancedCode: r.reply.enhancedCode, tls: r.tls });
-      } else {
-        out.set(u, recipientDeliverability(r.reply, catchAll, { mxHost: r.mxHost, tls: r.tls }));
-      }
-    }
-    return out;
   }
+}
 
-  return {
-    async verify(domain, localParts) {
-      const d = domain.toLowerCase();
-      const found = new Map<string, Deliverability>();
-      const ask: string[] = [];
-      for (const u of new Set(localParts)) {
-        const cached = verdicts.get(`${u}@${d}`);
-        if (cached) {
-          hits++;
-          found.set(u, cached);
-        } else {
-          misses++;
-          ask.push(u);
-        }
+/** A new flight for `users` at `domain`, registered under each address until it lands (then its verdicts cached). */
+function startFlight(s: State, domain: string, users: string[]): Flight {
+  const cancel = new AbortController();
+  const flight: Flight = { done: null as never, waiting: 0, cancel };
+  const land = (): void => {
+    for (const u of users) if (s.flights.get(`${u}@${domain}`) === flight) s.flights.delete(`${u}@${domain}`);
+  };
+  flight.done = verifyUncached(s, domain, users, cancel.signal).then(
+    (found) => {
+      land();
+      // A flight every client left ended early: its timeouts say nothing of the servers.
+      if (!cancel.signal.aborted) {
+        for (const [u, v] of found) s.verdicts.set(`${u}@${domain}`, v, { ttl: isDefinitive(v) ? s.o.definitiveTtlMs ?? VERDICT_TTL_MS : s.o.unknownTtlMs ?? UNKNOWN_TTL_MS });
       }
-      if (ask.length > 0) {
-        for (const [u, v] of await verifyUncached(d, ask)) {
-          found.set(u, v);
-          verdicts.set(`${u}@${d}`, v, { ttl: isDefinitive(v) ? definitiveTtl : unknownTtl });
-        }
-      }
-      return localParts.map((u) => found.get(u)!);
+      return found;
     },
-    stats: () => ({ sessions, cacheHits: hits, cacheMisses: misses, cacheEntries: verdicts.size }),
+    (err: unknown) => {
+      land();
+      throw err;
+    },
+  );
+  for (const u of users) s.flights.set(`${u}@${domain}`, flight);
+  return flight;
+}
+
+/** Wait for a flight's verdicts as one of its requests; when `signal` aborts and no other request waits, cancel it. */
+async function join(flight: Flight, signal: AbortSignal | undefined): Promise<Map<string, Deliverability>> {
+  flight.waiting++;
+  const gone = (): void => {
+    if (--flight.waiting === 0) flight.cancel.abort();
+  };
+  signal?.addEventListener('abort', gone, { once: true });
+  if (signal?.aborted) gone();
+  try {
+    return await flight.done;
+  } finally {
+    signal?.removeEventListener('abort', gone);
+  }
+}
+
+async function verify(s: State, domain: string, localParts: readonly string[], signal?: AbortSignal): Promise<Deliverability[]> {
+  const d = domain.toLowerCase();
+  const found = new Map<string, Deliverability>();
+  const flights = new Set<Flight>();
+  const ask: string[] = [];
+  for (const u of new Set(localParts)) {
+    const cached = s.verdicts.get(`${u}@${d}`);
+    if (cached) {
+      s.counts.hits++;
+      found.set(u, cached);
+      continue;
+    }
+    s.counts.misses++;
+    // A flight every client left is ending: a new request asks again rather than take its cut-short answer.
+    const flying = s.flights.get(`${u}@${d}`);
+    if (flying && !flying.cancel.signal.aborted) flights.add(flying);
+    else ask.push(u);
+  }
+  if (ask.length > 0) flights.add(startFlight(s, d, ask));
+  for (const answer of await Promise.all([...flights].map((f) => join(f, signal)))) {
+    for (const [u, v] of answer) if (!found.has(u)) found.set(u, v);
+  }
+  const out = localParts.map((u) => found.get(u)!);
+  for (const v of out) s.o.events?.verdict(v);
+  return out;
+}
+
+export function createMailboxVerifier(o: MailboxVerifierOptions, slots: SessionSlots = createSessionSlots(o.maxPerHost, o.maxSessions ?? DEFAULT_MAX_SESSIONS)): MailboxVerifier {
+  const watch = createListingWatch();
+  const definitiveTtl = o.definitiveTtlMs ?? VERDICT_TTL_MS;
+  const s: State = {
+    o,
+    runner: null as never,
+    verdicts: new LRUCache({ max: 50_000, ttl: definitiveTtl, perf: o.clock }),
+    catchAll: new LRUCache({ max: 10_000, ttl: definitiveTtl, perf: o.clock }),
+    plainHosts: new LRUCache({ max: 10_000, ttl: PLAIN_HOST_TTL_MS, perf: o.clock }),
+    flights: new Map(),
+    probes: new Map(),
+    counts: { sessions: 0, hits: 0, misses: 0 },
+  };
+  s.runner = {
+    slots,
+    session: o.session ?? runSmtpSession,
+    base: { port: o.port, heloName: o.heloName, mailFrom: o.mailFrom, timeoutMs: o.timeoutMs, proxy: o.proxy },
+    noteTlsFailure: (host) => s.plainHosts.set(host, true),
+    logger: o.logger,
+    events: {
+      session(label, seconds, domain) {
+        s.counts.sessions++;
+        o.events?.session(label, seconds);
+        const change = watch.record(domain, label);
+        // One line when the state changes, never per session: the address and the domains stay out of it.
+        if (change === 'listed') o.logger?.warn({ blockedShare: watch.blockedShare() }, 'most recent SMTP sessions at several domains were refused by policy: the verifier\'s IP address is probably listed (verdicts stay unknown/blocked)');
+      },
+    },
+  };
+  return {
+    verify: (domain, localParts, signal) => verify(s, domain, localParts, signal),
+    stats: () => ({
+      sessions: s.counts.sessions,
+      cacheHits: s.counts.hits,
+      cacheMisses: s.counts.misses,
+      cacheEntries: s.verdicts.size,
+      inFlight: slots.inFlight(),
+      listed: watch.listed(),
+      blockedShare: watch.blockedShare(),
+    }),
   };
 }

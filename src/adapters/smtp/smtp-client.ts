@@ -3,6 +3,7 @@
 import net from 'node:net';
 import tls from 'node:tls';
 import { SocksClient } from 'socks';
+import type { SessionOutcome } from '../../domain/smtp-plan.js';
 import { enhancedCodeOf, type SmtpReply } from '../../domain/smtp-reply.js';
 
 export interface SmtpSessionOptions {
@@ -13,7 +14,7 @@ export interface SmtpSessionOptions {
   port: number;
   heloName: string;
   mailFrom: string;
-  /** Budget for the whole session, connect to QUIT. */
+  /** Budget for the whole session with this address, connect to QUIT (SMTP_TIMEOUT_MS). */
   timeoutMs: number;
   /** Connect through this SOCKS5 proxy (SMTP_PROXY); null: directly. */
   proxy: { host: string; port: number } | null;
@@ -21,19 +22,13 @@ export interface SmtpSessionOptions {
   startTls: boolean;
   /** Announce SMTPUTF8 in MAIL FROM (RFC 6531) when the server offers it: some recipient has a non-ASCII local part. */
   utf8: boolean;
-  /** The next recipient to ask, given the replies so far (in order); null ends the transaction. */
-  next(replies: readonly SmtpReply[]): string | null;
+  /** Ends the session early (the verification's deadline, a client gone): QUIT, then the socket closed. */
+  signal?: AbortSignal;
+  /** The next recipient to ask, given the replies so far (in order) and whether the server offers SMTPUTF8; null ends the transaction. */
+  next(replies: readonly SmtpReply[], server: { smtpUtf8: boolean }): string | null;
 }
 
-export type SessionOutcome =
-  /** No verdict from this host: it refused or reset the connection, closed it, or did not answer in time. */
-  | { kind: 'unreachable'; cause: 'refused' | 'closed' | 'timeout' }
-  /** The server refused the session before any recipient: at the greeting, EHLO/HELO or MAIL FROM. */
-  | { kind: 'refused'; stage: 'greeting' | 'helo' | 'mail'; reply: SmtpReply; tls: boolean }
-  /** The STARTTLS handshake failed: the caller may try again without it. */
-  | { kind: 'tls_failed' }
-  /** Recipients answered, in the order asked; `cut` when the session ended before `next` said it was done. */
-  | { kind: 'answered'; replies: SmtpReply[]; tls: boolean; cut: 'closed' | 'timeout' | null };
+export type { SessionOutcome };
 
 interface Reply extends SmtpReply {
   lines: string[];
@@ -125,14 +120,16 @@ class ReplyReader {
 /** One open TCP connection to the host, directly or through the SOCKS5 proxy (the `socks` library's client). */
 async function open(o: SmtpSessionOptions, signal: AbortSignal): Promise<net.Socket> {
   if (o.proxy) {
-    const { socket } = await SocksClient.createConnection({
+    const connecting = SocksClient.createConnection({
       proxy: { host: o.proxy.host, port: o.proxy.port, type: 5 },
       command: 'connect',
       destination: { host: o.address, port: o.port },
       timeout: o.timeoutMs,
-    });
-    if (signal.aborted) socket.destroy();
-    return socket;
+    }).then(({ socket }) => socket);
+    // The library takes no signal: an abort (the deadline, a client gone) stops the wait, a late socket is closed.
+    const aborted = new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(new SessionEnded('timeout')), { once: true }));
+    connecting.then((socket) => signal.aborted && socket.destroy(), () => undefined);
+    return Promise.race([connecting, aborted]);
   }
   return new Promise((resolve, reject) => {
     const socket = net.connect({ host: o.address, port: o.port });
@@ -192,80 +189,115 @@ function command(socket: net.Socket, text: string): void {
 /** The EHLO keywords (upper case), from the lines after the first of a 250 reply. */
 const keywordsOf = (reply: Reply): Set<string> => new Set(reply.lines.slice(1).map((l) => l.split(' ')[0].toUpperCase()));
 
-/** One session with one host. Resolves with what the host said; rejects only on a programming error. */
+/** How long QUIT's 221 is waited for before the socket is closed anyway (the slot is held until then). */
+const QUIT_GRACE_MS = 1000;
+
+/** QUIT (RFC 5321 §4.1.1.10), then the socket closed when the server closes it or after QUIT_GRACE_MS, whichever first. */
+function quit(socket: net.Socket): Promise<void> {
+  if (socket.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve();
+    };
+    const timer = setTimeout(done, QUIT_GRACE_MS);
+    socket.once('close', done);
+    if (socket.writable) socket.end('QUIT\r\n');
+    else done();
+  });
+}
+
+/** One plain or TLS connection being talked to, and where the dialogue is. */
+interface Dialogue {
+  socket: net.Socket;
+  reader: ReplyReader;
+  secure: boolean;
+  stage: 'greeting' | 'helo' | 'mail' | 'rcpt';
+  replies: SmtpReply[];
+}
+
+function say(d: Dialogue, text: string): Promise<Reply> {
+  command(d.socket, text);
+  return d.reader.read();
+}
+
+/** The greeting and EHLO (HELO when EHLO is refused), STARTTLS when offered and wanted; the EHLO keywords, or a refusal. */
+async function hello(d: Dialogue, o: SmtpSessionOptions, signal: AbortSignal): Promise<Set<string> | SessionOutcome> {
+  const greeting = await d.reader.read();
+  if (greeting.code !== 220) return { kind: 'refused', stage: 'greeting', reply: greeting, tls: false };
+  d.stage = 'helo';
+  let ehlo = await say(d, `EHLO ${o.heloName}`);
+  const keywords = ehlo.code === 250 ? keywordsOf(ehlo) : new Set<string>();
+  if (ehlo.code !== 250 && ehlo.code !== 421) ehlo = await say(d, `HELO ${o.heloName}`);
+  if (ehlo.code !== 250) return { kind: 'refused', stage: 'helo', reply: ehlo, tls: false };
+  if (!o.startTls || !keywords.has('STARTTLS')) return keywords;
+  const go = await say(d, 'STARTTLS');
+  if (go.code !== 220) return keywords;
+  d.reader.detach();
+  const upgraded = await upgrade(d.socket, o.mxHost, signal);
+  if (upgraded === null) {
+    d.socket.destroy();
+    return signal.aborted ? { kind: 'unreachable', cause: 'timeout' } : { kind: 'tls_failed' };
+  }
+  d.socket = upgraded;
+  d.reader = new ReplyReader(upgraded);
+  d.secure = true;
+  // RFC 3207 §4.2: everything learnt before the handshake is forgotten; greet again.
+  ehlo = await say(d, `EHLO ${o.heloName}`);
+  if (ehlo.code !== 250) return { kind: 'refused', stage: 'helo', reply: ehlo, tls: true };
+  return keywordsOf(ehlo);
+}
+
+/** MAIL FROM, then RCPT TO for each recipient `next` gives, then QUIT. */
+async function transaction(d: Dialogue, o: SmtpSessionOptions, keywords: Set<string>): Promise<SessionOutcome> {
+  d.stage = 'mail';
+  const smtpUtf8 = keywords.has('SMTPUTF8');
+  const mail = await say(d, `MAIL FROM:<${o.mailFrom}>${o.utf8 && smtpUtf8 ? ' SMTPUTF8' : ''}`);
+  if (mail.code !== 250) return { kind: 'refused', stage: 'mail', reply: mail, tls: d.secure };
+  d.stage = 'rcpt';
+  for (let rcpt = o.next(d.replies, { smtpUtf8 }); rcpt !== null; rcpt = o.next(d.replies, { smtpUtf8 })) {
+    const reply = await say(d, `RCPT TO:<${rcpt}>`);
+    d.replies.push({ code: reply.code, enhancedCode: reply.enhancedCode });
+    // 421: the server is closing the channel (RFC 5321 §3.8); nothing more can be asked.
+    if (reply.code === 421) return { kind: 'answered', replies: d.replies, tls: d.secure, cut: 'closed' };
+  }
+  return { kind: 'answered', replies: d.replies, tls: d.secure, cut: null };
+}
+
+/**
+ * One session with one server address. Resolves with what the server said; rejects only on a programming error. Ends
+ * at `timeoutMs` or when `signal` aborts (the verification's deadline, a client gone): QUIT is sent and the socket
+ * closed within QUIT_GRACE_MS, as after a normal end; the slot is the caller's to give back after that.
+ */
 export async function runSmtpSession(o: SmtpSessionOptions): Promise<SessionOutcome> {
   const controller = new AbortController();
-  let reader: ReplyReader | null = null;
-  const timer = setTimeout(() => {
-    controller.abort();
-    reader?.fail(new SessionEnded('timeout'));
-  }, o.timeoutMs);
-  let socket: net.Socket;
-  try {
-    socket = await open(o, controller.signal);
-  } catch (err) {
-    clearTimeout(timer);
-    return { kind: 'unreachable', cause: controller.signal.aborted || (err as Error).name === 'SocksClientError' && /timed out/i.test((err as Error).message) ? 'timeout' : 'refused' };
-  }
-  if (controller.signal.aborted) {
-    clearTimeout(timer);
-    socket.destroy();
-    return { kind: 'unreachable', cause: 'timeout' };
-  }
-  reader = new ReplyReader(socket);
-  let secure = false;
-  let stage: 'greeting' | 'helo' | 'mail' | 'rcpt' = 'greeting';
-  const replies: SmtpReply[] = [];
-  const say = async (text: string): Promise<Reply> => {
-    command(socket, text);
-    return reader!.read();
+  const signal = o.signal ? AbortSignal.any([controller.signal, o.signal]) : controller.signal;
+  let d: Dialogue | null = null;
+  const stop = (): void => {
+    if (d && d.socket.writable) d.socket.write('QUIT\r\n');
+    d?.reader.fail(new SessionEnded('timeout'));
   };
+  signal.addEventListener('abort', stop, { once: true });
+  const timer = setTimeout(() => controller.abort(), o.timeoutMs);
   try {
-    const greeting = await reader.read();
-    if (greeting.code !== 220) return { kind: 'refused', stage: 'greeting', reply: greeting, tls: false };
-    stage = 'helo';
-    let hello = await say(`EHLO ${o.heloName}`);
-    let keywords = hello.code === 250 ? keywordsOf(hello) : new Set<string>();
-    if (hello.code !== 250 && hello.code !== 421) hello = await say(`HELO ${o.heloName}`);
-    if (hello.code !== 250) return { kind: 'refused', stage: 'helo', reply: hello, tls: false };
-    if (o.startTls && keywords.has('STARTTLS')) {
-      const go = await say('STARTTLS');
-      if (go.code === 220) {
-        reader.detach();
-        const upgraded = await upgrade(socket, o.mxHost, controller.signal);
-        if (upgraded === null) {
-          socket.destroy();
-          return controller.signal.aborted ? { kind: 'unreachable', cause: 'timeout' } : { kind: 'tls_failed' };
-        }
-        socket = upgraded;
-        reader = new ReplyReader(socket);
-        secure = true;
-        // RFC 3207 §4.2: everything learnt before the handshake is forgotten; greet again.
-        hello = await say(`EHLO ${o.heloName}`);
-        if (hello.code !== 250) return { kind: 'refused', stage: 'helo', reply: hello, tls: secure };
-        keywords = keywordsOf(hello);
-      }
+    if (signal.aborted) return { kind: 'unreachable', cause: 'timeout' };
+    const socket = await open(o, signal).catch((err: unknown) => err as Error);
+    if (socket instanceof Error || signal.aborted) {
+      if (!(socket instanceof Error)) socket.destroy();
+      return { kind: 'unreachable', cause: signal.aborted || (socket as Error).name === 'SocksClientError' && /timed out/i.test((socket as Error).message) ? 'timeout' : 'refused' };
     }
-    stage = 'mail';
-    const mail = await say(`MAIL FROM:<${o.mailFrom}>${o.utf8 && keywords.has('SMTPUTF8') ? ' SMTPUTF8' : ''}`);
-    if (mail.code !== 250) return { kind: 'refused', stage: 'mail', reply: mail, tls: secure };
-    stage = 'rcpt';
-    for (let rcpt = o.next(replies); rcpt !== null; rcpt = o.next(replies)) {
-      const reply = await say(`RCPT TO:<${rcpt}>`);
-      replies.push({ code: reply.code, enhancedCode: reply.enhancedCode });
-      // 421: the server is closing the channel (RFC 5321 §3.8); nothing more can be asked.
-      if (reply.code === 421) return { kind: 'answered', replies, tls: secure, cut: 'closed' };
-    }
-    // QUIT ends the transaction without a message (RFC 5321 §4.1.1.10); its answer is not waited for past the budget.
-    command(socket, 'QUIT');
-    await reader.read().catch(() => undefined);
-    return { kind: 'answered', replies, tls: secure, cut: null };
+    d = { socket, reader: new ReplyReader(socket), secure: false, stage: 'greeting', replies: [] };
+    const keywords = await hello(d, o, signal);
+    if (!(keywords instanceof Set)) return keywords;
+    return await transaction(d, o, keywords);
   } catch (err) {
-    if (!(err instanceof SessionEnded)) throw err;
-    if (stage === 'rcpt') return { kind: 'answered', replies, tls: secure, cut: err.cause };
+    if (!(err instanceof SessionEnded) || d === null) throw err;
+    if (d.stage === 'rcpt') return { kind: 'answered', replies: d.replies, tls: d.secure, cut: err.cause };
     return { kind: 'unreachable', cause: err.cause };
   } finally {
     clearTimeout(timer);
-    socket.destroy();
+    signal.removeEventListener('abort', stop);
+    if (d) await quit(d.socket);
   }
 }

@@ -33,6 +33,15 @@ export async function guardedAddress(
   o: TargetGuardOptions,
   target: Exclude<TlsTarget, { kind: 'invalid' }>,
 ): Promise<{ address: string } | { failure: string }> {
+  const found = await guardedAddresses(o, target);
+  return 'addresses' in found ? { address: found.addresses[0] } : found;
+}
+
+/** Every address of a target in the resolver's order (A then AAAA), under the same guard as guardedAddress. */
+export async function guardedAddresses(
+  o: TargetGuardOptions,
+  target: Exclude<TlsTarget, { kind: 'invalid' }>,
+): Promise<{ addresses: string[] } | { failure: string }> {
   let addresses: string[];
   if (target.kind === 'ip' || target.kind === 'numeric-ipv4') addresses = [target.address];
   else {
@@ -51,5 +60,5 @@ export async function guardedAddress(
     throw new RefusedTarget('domain', reason, `refusing to inspect ${target.name}: it ${reason}`);
   }
   if (ips.length === 0) return { failure: `${target.name} has no A or AAAA records` };
-  return { address: ips[0].address };
+  return { addresses: ips.map((c) => c.address) };
 }

@@ -45,3 +45,8 @@ export function withTraceContext(headers: Record<string, string>): Record<string
   if (tracer !== null) propagation.inject(context.active(), headers);
   return headers;
 }
+
+/** Attributes added to the span `traced` runs its call in (what is learnt during the call: reply codes, TLS). */
+export function annotate(attributes: Attributes): void {
+  if (tracer !== null) trace.getActiveSpan()?.setAttributes(attributes);
+}

@@ -1,0 +1,132 @@
+// SMTP politeness per server address (issue #55): SMTP_POLITE_ADDRESSES addresses over 100 fixture domains whose MX
+// names resolve to 10 addresses (10 names per address, as Microsoft 365 tenants share a few), 20 ms per RCPT, sent as
+// concurrent bulks of 1,000 while GET /api/v1/bic/DEUTDEFF runs as an open loop. Reports the most sessions one
+// address had open at once (the fixture's record, against SMTP_MAX_PER_HOST), total sessions, the time, and BIC's p99
+// during the run (whole, and past the bulks' first seconds of address checks) against the same load without it.
+//   make build && node --import tsx bench/smtp-politeness.ts          (not part of make bench)
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { GEOIP_TEST_ASN_DB, GEOIP_TEST_CITY_DB } from '../test/fixtures/paths.js';
+import { startDnsServer, type Zone } from '../test/support/dns-server.js';
+import { startSmtpFixture } from '../test/support/smtp-fixture.js';
+import { runLoad } from './load.js';
+import { createKey, startService } from './processes.js';
+
+const ADDRESSES = Number(process.env.SMTP_POLITE_ADDRESSES ?? 10_000);
+const DOMAINS = 100;
+const SERVERS = 10;
+const MAX_PER_HOST = 2;
+const BIC = { rate: Number(process.env.BENCH_BIC_RATE ?? 500), connections: 16, baselineS: Number(process.env.BENCH_DURATION ?? 10) };
+/** Seconds of BIC load from the bulks' start: about their own time on 2 cores. */
+const DURING_S = Number(process.env.SMTP_POLITE_DURING ?? 12);
+/**
+ * A second round with fresh addresses measures BIC only from this many seconds after the bulks' start, for
+ * SESSIONS_S: past the first seconds, in which the service checks the 10,000 addresses' syntax, lists and DNS (the
+ * same bulks without SMTP cost BIC as much on their own), only the SMTP sessions run.
+ */
+const SESSIONS_FROM_S = Number(process.env.SMTP_POLITE_SESSIONS_FROM ?? 4);
+const SESSIONS_S = Number(process.env.SMTP_POLITE_SESSIONS ?? 8);
+
+const domain = (d: number) => `d${d}.polite.test`;
+const serverIp = (d: number) => `127.0.2.${10 + (d % SERVERS)}`;
+
+function zone(): Zone {
+  const z: Zone = {};
+  for (let d = 0; d < DOMAINS; d++) {
+    z[domain(d)] = [{ type: 'MX', data: { preference: 10, exchange: `mx.${domain(d)}` } }];
+    z[`mx.${domain(d)}`] = [{ type: 'A', data: serverIp(d) }];
+  }
+  return z;
+}
+
+/** The bulks: address i at domain i % 100, 1,000 to a request, all sent at once; resolves with the seconds taken. */
+async function sendBulks(url: string, key: string, prefix: string): Promise<{ s: number; statuses: Record<string, number> }> {
+  const t0 = performance.now();
+  const statuses: Record<string, number> = {};
+  const bulks = Array.from({ length: Math.ceil(ADDRESSES / 1000) }, (_, b) => Array.from({ length: Math.min(1000, ADDRESSES - b * 1000) }, (_, i) => `${prefix}${b * 1000 + i}@${domain((b * 1000 + i) % DOMAINS)}`));
+  await Promise.all(
+    bulks.map(async (items) => {
+      const res = await fetch(`${url}/api/v1/email/bulk`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify({ items, smtp: true }) });
+      if (res.status !== 200) throw new Error(`bulk answered ${res.status}`);
+      const body = (await res.json()) as { results: Array<{ result: { deliverability: { status: string; reason: string } } }> };
+      for (const r of body.results) {
+        const k = `${r.result.deliverability.status}/${r.result.deliverability.reason}`;
+        statuses[k] = (statuses[k] ?? 0) + 1;
+      }
+    }),
+  );
+  return { s: (performance.now() - t0) / 1000, statuses };
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'vls-smtp-polite-'));
+  const dns = await startDnsServer(zone());
+  // Local parts ending in 0 unknown (550 5.1.1), the rest accepted; the catch-all probe (q + hex) is refused.
+  const rcpt = (local: string) => (/^[pr]\d*[1-9]$/.test(local) ? null : { code: 550, text: '5.1.1 no such user' });
+  const smtp = await startSmtpFixture(Object.fromEntries(Array.from({ length: SERVERS }, (_, s) => [serverIp(s), { rcptDelayMs: 20, rcpt }])));
+  const env = {
+    DATA_DIR: dir,
+    DNS_SERVERS: `127.0.0.1:${dns.port}`,
+    ALLOW_PRIVATE_TARGETS: 'true',
+    GEOIP_CITY_DB: GEOIP_TEST_CITY_DB,
+    GEOIP_ASN_DB: GEOIP_TEST_ASN_DB,
+    RATE_LIMITS: 'off',
+    LOG_LEVEL: 'warn',
+    SMTP_CHECK: 'on',
+    SMTP_HELO_NAME: 'verifier.bench.test',
+    SMTP_MAIL_FROM: 'check@verifier.bench.test',
+    SMTP_PORT: String(smtp.port),
+    SMTP_MAX_PER_HOST: String(MAX_PER_HOST),
+  };
+  const key = await createKey('smtp-polite', env, dir);
+  const svc = await startService({ name: 'smtp-polite', env, dir });
+  const load = (durationS: number, started?: () => void) =>
+    runLoad({ url: svc.url, requests: [{ method: 'GET', path: '/api/v1/bic/DEUTDEFF', headers: { 'x-api-key': key } }], connections: BIC.connections, durationS, overallRate: BIC.rate, loader: 'autocannon', started });
+  try {
+    await load(1); // warm-up
+    const baseline = await load(BIC.baselineS);
+    let fire!: () => void;
+    const fired = new Promise<void>((resolve) => (fire = resolve));
+    const during = load(DURING_S, fire);
+    await fired;
+    const { s, statuses } = await sendBulks(svc.url, key, 'p');
+    const loaded = await during;
+    const ips = Array.from({ length: SERVERS }, (_, i) => serverIp(i));
+    const sessions = ips.flatMap((ip) => [...smtp.sessions(ip)]); // round one's
+    // Round two: BIC from SESSIONS_FROM_S after the bulks' start (fresh addresses: no verdict from the cache).
+    const bulks2 = sendBulks(svc.url, key, 'r');
+    await delay(SESSIONS_FROM_S * 1000);
+    const sessionPhase = await load(SESSIONS_S);
+    await bulks2;
+    const maxPerAddress = Math.max(...ips.map((ip) => smtp.maxConcurrent(ip)));
+    console.log(JSON.stringify({
+      settings: { addresses: ADDRESSES, domains: DOMAINS, serverAddresses: SERVERS, rcptDelayMs: 20, maxPerHost: MAX_PER_HOST, bicRate: BIC.rate, baselineS: BIC.baselineS, duringS: DURING_S, sessionsFromS: SESSIONS_FROM_S, sessionsS: SESSIONS_S },
+      seconds: Number(s.toFixed(2)),
+      sessions: sessions.length,
+      rcpts: sessions.reduce((a, x) => a + x.rcpts.length, 0),
+      data: sessions.filter((x) => x.data).length,
+      maxSessionsToOneAddress: maxPerAddress, // over both rounds
+      statuses,
+      bic: {
+        baselineP99: baseline.p99,
+        duringP99: loaded.p99,
+        p99Ratio: Number((loaded.p99 / baseline.p99).toFixed(3)),
+        sessionPhaseP99: sessionPhase.p99,
+        sessionPhaseRatio: Number((sessionPhase.p99 / baseline.p99).toFixed(3)),
+        non2xx: baseline.non2xx + loaded.non2xx + sessionPhase.non2xx,
+      },
+      targets: { perAddress: maxPerAddress <= MAX_PER_HOST ? 'met' : 'MISSED', bicP99: loaded.p99 <= baseline.p99 * 1.2 ? 'met' : 'MISSED' },
+    }, null, 2));
+  } finally {
+    await svc.stop();
+    await smtp.close();
+    await dns.close();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
