@@ -5,6 +5,7 @@ import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, track } from './children.js';
 import { cpuPlan, pinned } from './cpu-usage.js';
+import { waitFor as poll } from '../test/support/wait.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -60,21 +61,16 @@ async function stopChild(child: ChildProcess, graceMs = 10_000): Promise<void> {
 
 /** Poll `url` until it answers 200 (or the child exits, or the deadline passes). */
 async function waitFor(url: string, child: ChildProcess, logFile: string, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let last = 'no answer';
-  while (Date.now() < deadline) {
-    if (exited(child)) throw new Error(`exited (${child.exitCode ?? child.signalCode}) before ${url} answered 200:\n${logTail(logFile)}`);
-    try {
-      const res = await fetch(url, { signal: AbortSignal.timeout(2_000) });
-      last = `${res.status} ${(await res.text()).slice(0, 200)}`;
-      if (res.status === 200) return;
-    } catch (err) {
-      last = (err as Error).message;
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  await stopChild(child);
-  throw new Error(`${url} did not answer 200 within ${timeoutMs} ms (last: ${last}):\n${logTail(logFile)}`);
+  const ok = async () => {
+    const res = await fetch(url, { signal: AbortSignal.timeout(2_000) });
+    await res.arrayBuffer();
+    return res.status === 200;
+  };
+  const gone = () => (exited(child) ? `the process exited (${child.exitCode ?? child.signalCode})` : null);
+  await poll(() => ok().catch(() => false), { timeoutMs, intervalMs: 100, what: `200 from ${url}`, giveUp: gone }).catch(async (err: Error) => {
+    await stopChild(child);
+    throw new Error(`${err.message}:\n${logTail(logFile)}`);
+  });
 }
 
 /** A Node child logging to a file in `dir`; a server (`server`) runs on the servers' CPUs (cpu-usage.ts, cpuPlan). */
