@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts', 'clients/typescript/test/**/*.test.ts'],
+    // The SDK's generated types (not committed) before any file imports the SDK.
+    globalSetup: ['test/support/sdk-types.ts'],
     // Hang guards, not speed limits (speed is measured by make bench): sized for a starved machine, 2 cores at load
     // average 10+, where one test that starts processes or makes hundreds of requests takes several times its quiet
     // duration. A deadline inside a test (test/support/wait.ts) stays below these.

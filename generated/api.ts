@@ -336,9 +336,12 @@ export interface paths {
          *     the address, then `RCPT TO` a random local part at the same domain to detect a catch-all domain, then QUIT).
          *     MX hosts are tried by preference and every address of each in turn, the next when one refuses the connection
          *     or does not answer in time, the next MX host when one answers 4xx at the greeting, EHLO or MAIL (`greylisted`
-         *     only when none answers better); a domain without MX is its own mail server (RFC 5321 §5.1); a null MX (`0 .`, RFC 7505) is `undeliverable`/`null_mx`
-         *     without any connection. Deferrals (any 4xx, greylisting) and policy refusals (5.7.x: the verifier's IP listed)
-         *     are `unknown`, never `undeliverable`. Verdicts are cached: definitive ones (`deliverable`, `undeliverable`,
+         *     only when none answers better); a domain without MX is its own mail server (RFC 5321 §5.1); a null MX (`0 .`,
+         *     RFC 7505) is `undeliverable`/`null_mx` without any connection. Deferrals (any 4xx, greylisting) and policy
+         *     refusals (5.7.x, or a refusal whose text names a blocklist: the verifier's IP listed) are `unknown`, never
+         *     `undeliverable`; a refusal that neither its codes nor its text explain is `unknown`/`rejected` (see
+         *     `Deliverability` for how replies are read). Each address asked with `smtp=true` counts against the key's daily
+         *     SMTP quota (429 `SMTP_QUOTA_EXCEEDED`). Verdicts are cached: definitive ones (`deliverable`, `undeliverable`,
          *     `risky`) for 6 hours, `unknown` ones for 10 minutes, so asking again sooner gives the same answer without a
          *     new session. A session with one server address takes up to `SMTP_TIMEOUT_MS` (10 s by default); the whole
          *     verification of an address (every host and address tried, waits for a free session slot, a plain retry after
@@ -448,6 +451,8 @@ export interface paths {
          *     others' together, and `SMTP_MAX_SESSIONS` in the whole process. Up to 16 domains are verified at once; each
          *     domain's verification ends within `SMTP_DEADLINE_MS` (then `unknown`/`timeout` for the addresses not yet
          *     answered), each session within `SMTP_TIMEOUT_MS`.
+         *     Every well-formed address then counts against the key's daily SMTP quota, all or nothing: a bulk that does not
+         *     fit is refused with 429 `SMTP_QUOTA_EXCEEDED` before any item is checked (its details say how many would fit).
          *
          *     Every item counts as one request against the key's per-minute limit and daily and monthly quotas (a request
          *     of N items counts N), all or nothing, before any item is checked: when N does not fit, the whole request is
@@ -637,6 +642,10 @@ export interface components {
             checks: {
                 [key: string]: boolean;
             };
+            /** @description Present when something works less well without making the service unready: `store` (usage counters kept in memory while another process holds the database's write lock), `smtpProxy` (SMTP_PROXY down or refusing: SMTP verifications answer `proxy_failed`). Each says since when and why. */
+            degraded?: {
+                [key: string]: string;
+            };
         };
         /** @description The calling key's limits and usage per window. */
         UsageResult: {
@@ -648,10 +657,12 @@ export interface components {
             day: components["schemas"]["UsageWindow"];
             /** @description The monthly quota; resets on the first day of the month, 00:00 UTC. */
             month: components["schemas"]["UsageWindow"];
+            /** @description The daily SMTP verification quota (docs/limits.md): addresses asked with `smtp=true` today; resets at 00:00 UTC. Its limit may be 0 (a key that may not verify over SMTP). */
+            smtpDay: components["schemas"]["UsageWindow"];
         };
         /** @description One limit window. */
         UsageWindow: {
-            /** @description Requests allowed in the window (the key's own limit, or the server default when it has none). */
+            /** @description Requests (for `smtpDay`, SMTP verifications) allowed in the window: the key's own limit, or the server default when it has none. Only `smtpDay`'s may be 0. */
             limit: number;
             /** @description Requests counted in the window so far (refused requests are not counted). */
             used: number;
@@ -678,7 +689,7 @@ export interface components {
          * @description Machine-readable code of a failure, in ErrorInfo and in a bulk item's error.
          * @enum {string}
          */
-        ErrorCode: "UNAUTHORIZED" | "FORBIDDEN" | "MISSING_PARAMETER" | "INVALID_FORMAT" | "VALIDATION_ERROR" | "RESOURCE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "RATE_LIMIT_EXCEEDED" | "QUOTA_EXCEEDED" | "DAILY_QUOTA_EXCEEDED" | "UPSTREAM_UNAVAILABLE" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
+        ErrorCode: "UNAUTHORIZED" | "FORBIDDEN" | "MISSING_PARAMETER" | "INVALID_FORMAT" | "VALIDATION_ERROR" | "RESOURCE_NOT_FOUND" | "METHOD_NOT_ALLOWED" | "RATE_LIMIT_EXCEEDED" | "QUOTA_EXCEEDED" | "DAILY_QUOTA_EXCEEDED" | "SMTP_QUOTA_EXCEEDED" | "UPSTREAM_UNAVAILABLE" | "SERVICE_UNAVAILABLE" | "INTERNAL_ERROR";
         /** @description The one error body of every failure. */
         ErrorInfo: {
             /** @description Correlation id (also in `X-Request-Id`); null only for the missing-key 401. */
@@ -1201,22 +1212,30 @@ export interface components {
          *     |---|---|---|
          *     | `deliverable` | `accepted` | `RCPT TO` answered 250/251, and the domain refused a random local part (or that is not known: `catchAll` null) |
          *     | `risky` | `catch_all` | accepted, but so was a random local part: the domain accepts everything, the mailbox may not exist |
-         *     | `risky` | `mailbox_full` | 552, or enhanced code 5.2.2: the mailbox exists but takes no mail now |
-         *     | `undeliverable` | `mailbox_not_found` | 550/551/553 with a 5.1.x enhanced code or none (or any 5xx with 5.1.x) |
-         *     | `undeliverable` | `mailbox_disabled` | enhanced code 5.2.1 |
+         *     | `risky` | `mailbox_full` | enhanced code X.2.2 (a 4xx or a 5xx), a plain 552, or an over-quota / too-many-messages text: the mailbox exists but takes no mail now |
+         *     | `undeliverable` | `mailbox_not_found` | a 5xx with a 5.1.x enhanced code (the address; not 5.1.0, 5.1.7, 5.1.8), or a reply whose codes leave the mailbox open and whose text says no such user |
+         *     | `undeliverable` | `mailbox_disabled` | enhanced code 5.2.1, or a reply whose codes leave the mailbox open and whose text says disabled |
          *     | `undeliverable` | `null_mx` | the domain publishes a null MX (`0 .`, RFC 7505): it takes no mail; no connection is made |
          *     | `undeliverable` | `no_mail_server` | the domain has no MX and no address record (or does not exist) |
          *     | `unknown` | `greylisted` | any 4xx (450, 451, 452, 421: greylisting, rate limits): ask again later, after the 10-minute cache |
-         *     | `unknown` | `blocked` | a 5.7.x policy refusal (the verifier's IP or sender refused) at the greeting, EHLO, MAIL or RCPT, or another permanent refusal that does not judge the mailbox: the mailbox was not judged |
+         *     | `unknown` | `blocked` | a 5.7.x policy refusal (the verifier's IP or sender refused) at the greeting, EHLO, MAIL or RCPT, or a refusal whose text names a blocklist, a reputation, relaying or the client: the mailbox was not judged |
+         *     | `unknown` | `rejected` | a permanent refusal whose codes leave the mailbox open (a plain 5xx, 5.0.0, 5.3-5.6.x) and whose text no row of the reply table explains: RFC 5321 gives 550 to policy refusals as well as missing mailboxes |
+         *     | `unknown` | `mailbox_unavailable` | a mailbox-status code (5.2.x) other than 5.2.1 and 5.2.2 whose text says no more (never `blocked`: subject 2 is the mailbox's status, not a policy) |
          *     | `unknown` | `timeout` | no complete answer from the mail servers within `SMTP_TIMEOUT_MS` each, or none within `SMTP_DEADLINE_MS` for the whole verification |
          *     | `unknown` | `connection_failed` | every MX host refused or reset the connection (or none could be contacted) |
+         *     | `unknown` | `protocol_error` | the server's replies broke RFC 5321 §4.2 (not three digits then a space or hyphen, or a multi-line reply whose lines carry different codes): the session was ended |
+         *     | `unknown` | `proxy_failed` | the SOCKS proxy (`SMTP_PROXY`) is down or refused to connect: no server was asked |
          *     | `unknown` | `smtputf8_unsupported` | the local part has non-ASCII characters and no MX host offered SMTPUTF8 (RFC 6531): it was not asked |
          *     | `not_checked` | `not_requested` | `smtp=true` was not asked: no connection is made |
          *     | `not_checked` | `disabled` | the operator has SMTP verification off (`SMTP_CHECK=off`) |
          *     | `not_checked` | `invalid_format` | the address fails the format checks (`validFormat: false`) |
          *
-         *     Codes decide, never the reply text: the reply code (RFC 5321 §4.2) and the RFC 3463 enhanced status code its
-         *     text starts with. A 452 to the catch-all probe never changes the real recipient's answer (it is asked first).
+         *     Codes first, then the text: the reply code (RFC 5321 §4.2) and the RFC 3463 enhanced status code (where RFC 2034
+         *     puts it, at the start of the text, or in qmail's trailing `(#5.1.1)` form) decide wherever they say something
+         *     about the mailbox; a 5.7.x policy refusal is never a verdict on the mailbox, and a 4xx is never `undeliverable`.
+         *     Where the codes leave the mailbox open (a plain 5xx, a 554, 5.0.0, subjects 3-6), a table of reply texts
+         *     decides, each row from an RFC or an MTA's or provider's published wording (docs/adr/0028); a text that names a
+         *     blocklist or the client also keeps a 5.1.x from reading as `undeliverable`. A 452 to the catch-all probe never changes the real recipient's answer (it is asked first).
          */
         Deliverability: {
             /**
@@ -1230,7 +1249,7 @@ export interface components {
              * @example accepted
              * @enum {string}
              */
-            reason: "accepted" | "mailbox_not_found" | "mailbox_disabled" | "mailbox_full" | "catch_all" | "greylisted" | "blocked" | "timeout" | "connection_failed" | "smtputf8_unsupported" | "null_mx" | "no_mail_server" | "invalid_format" | "not_requested" | "disabled";
+            reason: "accepted" | "mailbox_not_found" | "mailbox_disabled" | "mailbox_full" | "catch_all" | "greylisted" | "blocked" | "rejected" | "mailbox_unavailable" | "timeout" | "connection_failed" | "protocol_error" | "proxy_failed" | "smtputf8_unsupported" | "null_mx" | "no_mail_server" | "invalid_format" | "not_requested" | "disabled";
             /**
              * @description The domain accepted a random local part (true), or refused one or the address itself as unknown (false); null when not known (not verified, the probe deferred, the server refused the session).
              * @example false
@@ -1247,7 +1266,7 @@ export interface components {
              */
             smtpCode: number | null;
             /**
-             * @description The RFC 3463 enhanced status code of that reply (such as `5.1.1`), when the server gave one; else null.
+             * @description The RFC 3463 enhanced status code of that reply (such as `5.1.1`), when the server gave one where RFC 2034 puts it (the start of the text) or in qmail's trailing `(#5.1.1)` form; else null.
              * @example 2.1.5
              */
             enhancedCode: string | null;

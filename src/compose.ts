@@ -70,7 +70,8 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
     spec,
     docsPage: docsPageInBackground(logger),
     readiness,
-    degraded: store.degraded,
+    // The store's problems (a held write lock) and the capabilities' (an SMTP proxy down): ready, but told.
+    degraded: () => ({ ...store.degraded(), ...started.degraded() }),
     datasets: datasets.statuses,
   };
   return {

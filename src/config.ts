@@ -1,4 +1,4 @@
-// Configuration: every setting read once from the environment, documented (docs/operations.md), validated and frozen.
+// Configuration: every setting read once from the environment, documented (docs/configuration.md), validated and frozen.
 
 import { parseHostPortOrName } from './domain/host-port.js';
 import type { HostPort } from './domain/host-port.js';
@@ -7,7 +7,7 @@ import { ConfigError } from './errors.js';
 export type { HostPort } from './domain/host-port.js';
 
 /** The largest per-key limits: for the server-wide defaults here and for a key's own (the keys CLI). */
-export const MAX_LIMITS = Object.freeze({ perMinute: 1e9, perDay: 1e12, perMonth: 1e12 });
+export const MAX_LIMITS = Object.freeze({ perMinute: 1e9, perDay: 1e12, perMonth: 1e12, smtpPerDay: 1e9 });
 
 export interface Config {
   port: number;
@@ -51,6 +51,7 @@ export interface Config {
   smtpMaxPerHost: number;
   smtpMaxSessions: number;
   smtpProxy: SocksProxy | null;
+  smtpDailyPerKey: number;
 }
 
 /** A SOCKS5 proxy the SMTP verification connects through (SMTP_PROXY). */
@@ -187,7 +188,7 @@ function settings(cpus: number): Setting<keyof Config>[] {
     s('tlsInspectPort', 'TLS_INSPECT_PORT', 443, int(1, 65535), 'port certificate inspection connects to'),
     s('tlsTimeoutMs', 'TLS_TIMEOUT_MS', 5000, int(1, 60000), 'TLS connect + handshake timeout'),
     s('tlsExtraCaFile', 'TLS_EXTRA_CA_FILE', null, optionalText, 'PEM file of extra trusted roots for inspection'),
-    s('allowPrivateTargets', 'ALLOW_PRIVATE_TARGETS', false, bool, 'let certificate inspection reach private addresses (tests only)'),
+    s('allowPrivateTargets', 'ALLOW_PRIVATE_TARGETS', false, bool, 'tests only: lift the outbound target guard (TLS inspection, MTA-STS fetches and SMTP verification may reach private and special addresses) and let the DNS and email operations look up private names'),
     s('pwnedPasswordsUrl', 'PWNED_PASSWORDS_URL', 'https://api.pwnedpasswords.com', url, 'base of the k-anonymity range API'),
     s('pwnedPasswordsDir', 'PWNED_PASSWORDS_DIR', null, optionalText, 'local mirror of range files; no prefix leaves the machine'),
     s('pwnedTimeoutMs', 'PWNED_TIMEOUT_MS', 2000, int(1, 60000), 'range request timeout'),
@@ -199,9 +200,8 @@ function settings(cpus: number): Setting<keyof Config>[] {
     s('trustProxy', 'TRUST_PROXY', false, bool, 'take the client address of GET /api/v1/ip from X-Forwarded-For'),
     s('logLevel', 'LOG_LEVEL', 'info', level, 'pino level'),
     s('workers', 'WORKERS', 1, workers(cpus), 'processes serving the port (auto = number of CPUs)'),
-    // Each thread costs memory (~50 MB RSS for the first, with the shared word lists; ~15 MB each further one), so the
-    // default does not grow with the machine.
-    s('passwordThreads', 'PASSWORD_THREADS', Math.max(1, Math.min(2, cpus - 1)), workers(cpus), 'zxcvbn worker threads per process, ~50 MB RSS for the first, ~15 MB each further one: one core is left to the event loop, at most 2 (auto = number of CPUs)'),
+    // Each thread costs memory (the word lists are shared; figures: BENCHMARKS.md), so the default does not grow with the machine.
+    s('passwordThreads', 'PASSWORD_THREADS', Math.max(1, Math.min(2, cpus - 1)), workers(cpus), 'zxcvbn worker threads per process, reading one shared copy of the word lists (memory: BENCHMARKS.md): one core is left to the event loop, at most 2 (auto = number of CPUs)'),
     s('passwordMinThreads', 'PASSWORD_MIN_THREADS', 0, int(0, 256), 'zxcvbn threads kept warm; above it threads start on demand and leave after 10 idle minutes'),
     s('passwordExtraLanguages', 'PASSWORD_EXTRA_LANGUAGES', false, bool, 'also match German, French and Spanish word lists (doubles the zxcvbn cost per call)'),
     s('rateLimits', 'RATE_LIMITS', true, onOff, 'off disables rate limits and quotas (trusted deployments, benchmarks)'),
@@ -217,10 +217,11 @@ function settings(cpus: number): Setting<keyof Config>[] {
     s('smtpMaxPerHost', 'SMTP_MAX_PER_HOST', 2, int(1, 100), 'simultaneous SMTP sessions to one server address (the IP dialled, whatever MX names point at it), single requests and bulk items together'),
     s('smtpMaxSessions', 'SMTP_MAX_SESSIONS', 50, int(1, 10000), 'simultaneous SMTP sessions of the whole process'),
     s('smtpProxy', 'SMTP_PROXY', null, socksProxy, 'socks5://host:port: reach MX hosts through this SOCKS5 proxy; default: direct connections'),
+    s('smtpDailyPerKey', 'SMTP_DAILY_PER_KEY', 1000, int(0, MAX_LIMITS.smtpPerDay), 'per-key daily SMTP verification quota default (UTC day; 0: none); keys CLI --smtp-per-day sets a key\'s own'),
   ];
 }
 
-/** The settings with their docs: docs/operations.md is tested against them; the bench clears them from its services' env. */
+/** The settings with their docs: docs/configuration.md's reference is generated from them (scripts/config-docs.ts); the bench clears them from its services' env. */
 export function describeSettings(cpus = 1): Array<{ env: string; default: unknown; doc: string }> {
   return settings(cpus).map((s) => ({ env: s.env, default: s.default, doc: s.doc }));
 }

@@ -6,6 +6,7 @@ export default defineConfig({
   root: fileURLToPath(new URL('../..', import.meta.url)),
   test: {
     include: ['clients/typescript/test/**/*.test.ts'],
+    globalSetup: ['test/support/sdk-types.ts'],
     testTimeout: 15_000,
     hookTimeout: 30_000,
     pool: 'forks',

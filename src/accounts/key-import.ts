@@ -2,7 +2,7 @@
 import type { KeyRecord, KeyStore, NewKey } from '../adapters/keys/key-store.js';
 import { MAX_LIMITS } from '../config.js';
 
-const LIMIT_FIELDS = ['perMinute', 'perDay', 'perMonth'] as const;
+const LIMIT_FIELDS = ['perMinute', 'perDay', 'perMonth', 'smtpPerDay'] as const;
 const FIELDS = new Set<string>(['name', ...LIMIT_FIELDS]);
 
 /** A line that cannot be imported; `line` counts from 1, blank lines included. */
@@ -29,15 +29,16 @@ function parseLine(text: string, line: number): NewKey {
   }
   const fields = value as Record<string, unknown>;
   for (const field of Object.keys(fields)) {
-    if (!FIELDS.has(field)) throw new ImportLineError(line, `unknown field ${JSON.stringify(field)} (expected name, perMinute, perDay, perMonth)`);
+    if (!FIELDS.has(field)) throw new ImportLineError(line, `unknown field ${JSON.stringify(field)} (expected name, perMinute, perDay, perMonth, smtpPerDay)`);
   }
   if (typeof fields.name !== 'string' || fields.name.trim() === '') throw new ImportLineError(line, 'name must be a non-empty string');
   const key: NewKey = { name: fields.name };
   for (const field of LIMIT_FIELDS) {
     const v = fields[field];
     if (v === undefined || v === null) continue; // the server default
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > MAX_LIMITS[field]) {
-      throw new ImportLineError(line, `${field} must be a whole number from 1 to ${bound(MAX_LIMITS[field])}, or null for the server default`);
+    const min = field === 'smtpPerDay' ? 0 : 1; // a key that may not verify over SMTP
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > MAX_LIMITS[field]) {
+      throw new ImportLineError(line, `${field} must be a whole number from ${min} to ${bound(MAX_LIMITS[field])}, or null for the server default`);
     }
     key[field] = v;
   }

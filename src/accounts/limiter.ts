@@ -5,6 +5,7 @@ import type { KeyRecord } from '../adapters/keys/key-store.js';
 import { secondsUntil, utcDay, utcMonth, type UtcWindow } from '../domain/utc-windows.js';
 import { ApiError, serviceUnavailable } from '../errors.js';
 import type { Limiter, LimitOutcome, WindowUsage } from './limits.js';
+import { createSmtpQuota } from './smtp-quota.js';
 
 export interface LimitValues {
   perMinute: number;
@@ -16,6 +17,8 @@ export interface LimiterOptions {
   /** RATE_LIMIT_PER_MINUTE, QUOTA_PER_DAY, QUOTA_PER_MONTH: used where a key's own limit is null. */
   defaults: LimitValues;
   counters: CounterStore;
+  /** SMTP_DAILY_PER_KEY: SMTP verifications per UTC day where a key's own `smtpPerDay` is null (default 1000). */
+  smtpPerDay?: number;
   /** Clock for the calendar windows (the per-minute window runs on the counters' clock). */
   now?: () => number;
 }
@@ -186,7 +189,11 @@ export function createLimiter(opts: LimiterOptions): Limiter {
     }
   }
 
+  const smtp = createSmtpQuota({ calendar, smtpPerDay: opts.smtpPerDay ?? 1000, now: clock, unavailable });
+
   return {
+    consumeSmtp: smtp.consume,
+
     consume: (key, points = 1) =>
       Number.isSafeInteger(points) && points >= 1
         ? count(key, points)
@@ -195,7 +202,7 @@ export function createLimiter(opts: LimiterOptions): Limiter {
     async peek(key: KeyRecord) {
       const now = clock();
       const p = prepare(key, now);
-      const [mi, d, m] = await Promise.all([minute.get(p.minuteKey), used(p.dayKey), used(p.monthKey)]).catch(unavailable);
+      const [mi, d, m, s] = await Promise.all([minute.get(p.minuteKey), used(p.dayKey), used(p.monthKey), smtp.peek(key, now)]).catch(unavailable);
       const c = { minute: mi && mi.msBeforeNext > 0 ? mi.consumedPoints : 0, minuteResetMs: mi?.msBeforeNext ?? 0, day: d, month: m };
       return {
         headers: headersOf(p.limits, c),
@@ -203,6 +210,7 @@ export function createLimiter(opts: LimiterOptions): Limiter {
           minute: windowUsage(p.limits.perMinute, c.minute, c.minuteResetMs > 0 ? c.minuteResetMs : MINUTE_SECONDS * 1000, now),
           day: windowUsage(p.limits.perDay, d, p.day.endsAt - now, now),
           month: windowUsage(p.limits.perMonth, m, p.month.endsAt - now, now),
+          smtpDay: windowUsage(s.limit, s.used, s.day.endsAt - now, now),
         },
       };
     },

@@ -47,6 +47,8 @@ export interface Started {
   datasets?: readonly Dataset<any>[];
   /** Named checks GET /readyz makes (all must pass for 200). */
   readiness?: Record<string, () => boolean>;
+  /** Named problems that leave it ready but should be told (/readyz "degraded"), none when all is well. */
+  degraded?: () => Record<string, string>;
   /** Settles when its background loads (GeoIP) are done, failed or not. */
   loaded?: Promise<void>;
   /** The server listens: build what was deferred past the start-up. Each runs in its own turn of the event loop. */

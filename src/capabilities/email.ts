@@ -4,6 +4,8 @@ import type { DnsResolver } from '../adapters/dns/resolver.js';
 import { Dataset } from '../adapters/files/dataset.js';
 import { EMAIL_LIST_FILES, EMAIL_LIST_READERS, emailLists } from '../adapters/mail/email-lists.js';
 import { createMailboxVerifier, type MailboxVerifier } from '../adapters/smtp/mailbox-verifier.js';
+import { createProxyHealth, type ProxyHealth } from '../adapters/smtp/proxy-health.js';
+import { runSmtpSession } from '../adapters/smtp/smtp-client.js';
 import { smtpMetrics } from '../adapters/smtp/smtp-metrics.js';
 import type { Config } from '../config.js';
 import { createEmailClassifier } from '../domain/email.js';
@@ -27,10 +29,13 @@ type SmtpConfig = Pick<
 
 /**
  * SMTP mailbox verification (SMTP_CHECK=on): one verifier, so that its session slots (per server address and per
- * process), its flights and its verdict cache are shared by single requests and bulk items alike.
+ * process), its flights and its verdict cache are shared by single requests and bulk items alike. SMTP_PROXY down or
+ * refusing: each verification says proxy_failed; the proxy's health gives one warning a minute and /readyz's
+ * `degraded.smtpProxy`.
  */
-function smtpVerifier(config: SmtpConfig, resolver: DnsResolver, logger: Logger, metrics: Metrics): MailboxVerifier | null {
-  if (!config.smtpCheck) return null;
+function smtpVerifier(config: SmtpConfig, resolver: DnsResolver, logger: Logger, metrics: Metrics): { verifier: MailboxVerifier | null; proxyHealth: ProxyHealth | null } {
+  if (!config.smtpCheck) return { verifier: null, proxyHealth: null };
+  const proxyHealth = config.smtpProxy ? createProxyHealth({ proxy: config.smtpProxy, logger }) : null;
   const events = smtpMetrics(metrics.registry);
   const verifier = createMailboxVerifier({
     resolver,
@@ -45,19 +50,20 @@ function smtpVerifier(config: SmtpConfig, resolver: DnsResolver, logger: Logger,
     proxy: config.smtpProxy,
     logger,
     events,
+    ...(proxyHealth ? { session: proxyHealth.watch(runSmtpSession) } : {}),
   });
   metrics.addCache('smtp_verdicts', () => {
     const s = verifier.stats();
     return { hits: s.cacheHits, misses: s.cacheMisses, size: s.cacheEntries };
   });
   events.watch(verifier);
-  return verifier;
+  return { verifier, proxyHealth };
 }
 
 export const email = defineCapability({
   name: 'email',
   config: ['smtpCheck', 'smtpPort', 'smtpHeloName', 'smtpMailFrom', 'smtpTimeoutMs', 'smtpDeadlineMs', 'smtpMaxPerHost', 'smtpMaxSessions', 'smtpProxy', 'allowPrivateTargets', 'bulkMaxItems'],
-  async start({ config, catalogue, resolver, logger, metrics, spec, provide }) {
+  async start({ config, catalogue, resolver, limiter, logger, metrics, spec, provide }) {
     const list = (name: string, file: keyof typeof EMAIL_LIST_FILES) =>
       new Dataset<ReadonlySet<string>>({ name, files: () => [EMAIL_LIST_FILES[file]], read: async () => ({ value: await EMAIL_LIST_READERS[file]() }) }, catalogue);
     const [role, disposable, free] = [list('email-role', 'role'), list('email-disposable', 'disposable'), list('email-free', 'free')];
@@ -65,11 +71,17 @@ export const email = defineCapability({
     const classify = () => createEmailClassifier(emailLists(role.value, disposable.value, free.value));
     let classifier = classify();
     for (const d of [role, disposable, free]) d.onSwap(() => (classifier = classify()));
-    const deps: EmailDeps = { resolver, email: () => classifier, allowSpecialUse: config.allowPrivateTargets, verifier: smtpVerifier(config, resolver, logger, metrics) };
+    const { verifier, proxyHealth } = smtpVerifier(config, resolver, logger, metrics);
+    // The per-key daily SMTP quota (docs/limits.md) is the shared limiter's: single requests and bulks charge it alike.
+    const deps: EmailDeps = { resolver, email: () => classifier, allowSpecialUse: config.allowPrivateTargets, verifier, smtpQuota: limiter };
     provide('email', deps);
     return {
       handlers: { validateEmail: createEmailOperations(deps).validateEmail, ...createEmailBulkOperations({ document: spec.document, maxItems: config.bulkMaxItems, email: deps }) },
       datasets: [disposable, free, role],
+      degraded: (): Record<string, string> => {
+        const proxy = proxyHealth?.degraded() ?? null;
+        return proxy === null ? {} : { smtpProxy: proxy };
+      },
     };
   },
 });

@@ -10,10 +10,10 @@ import { loadConfig, MAX_LIMITS, type Config } from '../config.js';
 import { openKeyStore } from './key-store-factory.js';
 
 const USAGE = `usage: npm run keys -- <command> [options]
-  create --name NAME [--per-minute N] [--per-day N] [--per-month N] [--json]
-  import FILE [--json]      JSON lines: {"name": "...", "perMinute": N, "perDay": N, "perMonth": N} (limits optional)
+  create --name NAME [--per-minute N] [--per-day N] [--per-month N] [--smtp-per-day N] [--json]
+  import FILE [--json]      JSON lines: {"name": "...", "perMinute": N, "perDay": N, "perMonth": N, "smtpPerDay": N} (limits optional)
   list [--json]
-  update ID [--per-minute N] [--per-day N] [--per-month N]
+  update ID [--per-minute N] [--per-day N] [--per-month N] [--smtp-per-day N]
   revoke ID | deactivate ID | activate ID
 `;
 
@@ -22,20 +22,27 @@ class UsageError extends Error {}
 const out = (s: string) => process.stdout.write(s.endsWith('\n') ? s : `${s}\n`);
 
 /** The same bounds as the server-wide defaults (RATE_LIMIT_PER_MINUTE, QUOTA_PER_DAY, QUOTA_PER_MONTH). */
-const MAX_LIMIT = { 'per-minute': MAX_LIMITS.perMinute, 'per-day': MAX_LIMITS.perDay, 'per-month': MAX_LIMITS.perMonth } as const;
+const MAX_LIMIT = {
+  'per-minute': MAX_LIMITS.perMinute,
+  'per-day': MAX_LIMITS.perDay,
+  'per-month': MAX_LIMITS.perMonth,
+  'smtp-per-day': MAX_LIMITS.smtpPerDay,
+} as const;
 
+/** A limit option's value, 1 to its bound; `--smtp-per-day` may be 0 (a key that may not verify over SMTP). */
 function positive(name: keyof typeof MAX_LIMIT, raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined;
   const max = MAX_LIMIT[name];
-  if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > max) {
-    throw new UsageError(`--${name} must be a whole number from 1 to ${max.toExponential().replace('e+', 'e')}`);
+  const min = name === 'smtp-per-day' ? 0 : 1;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new UsageError(`--${name} must be a whole number from ${min} to ${max.toExponential().replace('e+', 'e')}`);
   }
   return Number(raw);
 }
 
 /** A key as shown by list: never the key itself, nor its hash. */
 function publicView(k: KeyRecord) {
-  return { id: k.id, name: k.name, status: k.status, perMinute: k.perMinute, perDay: k.perDay, perMonth: k.perMonth, createdAt: k.createdAt };
+  return { id: k.id, name: k.name, status: k.status, perMinute: k.perMinute, perDay: k.perDay, perMonth: k.perMonth, smtpPerDay: k.smtpPerDay, createdAt: k.createdAt };
 }
 
 /** `import FILE`: JSON lines, created in batches, each key printed once written. */
@@ -70,19 +77,25 @@ async function importKeys(store: KeyStore, file: string, json: boolean): Promise
 }
 
 /** `list`: a table (or JSON), the server's defaults marked where a key has none of its own. */
-async function listKeys(store: KeyStore, json: boolean, config: Pick<Config, 'rateLimitPerMinute' | 'quotaPerDay' | 'quotaPerMonth'>): Promise<number> {
+async function listKeys(store: KeyStore, json: boolean, config: Pick<Config, 'rateLimitPerMinute' | 'quotaPerDay' | 'quotaPerMonth' | 'smtpDailyPerKey'>): Promise<number> {
   const keys = (await store.list()).map(publicView);
   if (json) return out(JSON.stringify(keys)), 0;
   const effective = (v: number | null, d: number) => (v === null ? `${d}*` : String(v));
-  out(['ID', 'NAME', 'STATUS', 'PER_MINUTE', 'PER_DAY', 'PER_MONTH', 'CREATED'].join('\t'));
+  out(['ID', 'NAME', 'STATUS', 'PER_MINUTE', 'PER_DAY', 'PER_MONTH', 'SMTP_PER_DAY', 'CREATED'].join('\t'));
   for (const k of keys) {
-    out([k.id, k.name, k.status, effective(k.perMinute, config.rateLimitPerMinute), effective(k.perDay, config.quotaPerDay), effective(k.perMonth, config.quotaPerMonth), k.createdAt].join('\t'));
+    const limits = [
+      effective(k.perMinute, config.rateLimitPerMinute),
+      effective(k.perDay, config.quotaPerDay),
+      effective(k.perMonth, config.quotaPerMonth),
+      effective(k.smtpPerDay, config.smtpDailyPerKey),
+    ];
+    out([k.id, k.name, k.status, ...limits, k.createdAt].join('\t'));
   }
-  if (keys.some((k) => k.perMinute === null || k.perDay === null || k.perMonth === null)) out('* server default');
+  if (keys.some((k) => k.perMinute === null || k.perDay === null || k.perMonth === null || k.smtpPerDay === null)) out('* server default');
   return 0;
 }
 
-export async function runKeys(argv: string[], store: KeyStore, config: Pick<Config, 'rateLimitPerMinute' | 'quotaPerDay' | 'quotaPerMonth'>): Promise<number> {
+export async function runKeys(argv: string[], store: KeyStore, config: Pick<Config, 'rateLimitPerMinute' | 'quotaPerDay' | 'quotaPerMonth' | 'smtpDailyPerKey'>): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -91,6 +104,7 @@ export async function runKeys(argv: string[], store: KeyStore, config: Pick<Conf
       'per-minute': { type: 'string' },
       'per-day': { type: 'string' },
       'per-month': { type: 'string' },
+      'smtp-per-day': { type: 'string' },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
@@ -105,6 +119,7 @@ export async function runKeys(argv: string[], store: KeyStore, config: Pick<Conf
     perMinute: positive('per-minute', values['per-minute']),
     perDay: positive('per-day', values['per-day']),
     perMonth: positive('per-month', values['per-month']),
+    smtpPerDay: positive('smtp-per-day', values['smtp-per-day']),
   };
   switch (command) {
     case 'create': {
@@ -138,7 +153,7 @@ export async function runKeys(argv: string[], store: KeyStore, config: Pick<Conf
     }
     case 'update': {
       if (!id) throw new UsageError('update needs a key ID');
-      if (Object.values(limits).every((v) => v === undefined)) throw new UsageError('update needs --per-minute, --per-day or --per-month');
+      if (Object.values(limits).every((v) => v === undefined)) throw new UsageError('update needs --per-minute, --per-day, --per-month or --smtp-per-day');
       if (!(await store.updateLimits(id, limits))) {
         process.stderr.write(`no key ${id}\n`);
         return 1;

@@ -13,14 +13,20 @@ import {
 
 /** What one session with one server address came to (the transport's report). */
 export type SessionOutcome =
-  /** No verdict from this address: it refused or reset the connection, closed it, or did not answer in time. */
-  | { kind: 'unreachable'; cause: 'refused' | 'closed' | 'timeout' }
+  /**
+   * No verdict from this address: it refused or reset the connection, closed it, did not answer in time, or broke RFC
+   * 5321 §4.2 (`protocol`); or the SOCKS proxy (SMTP_PROXY) is down or refused to connect (`proxy`, its error in `detail`).
+   */
+  | { kind: 'unreachable'; cause: EndCause | 'refused' | 'proxy'; detail?: string }
   /** The server refused the session before any recipient: at the greeting, EHLO/HELO or MAIL FROM. */
   | { kind: 'refused'; stage: 'greeting' | 'helo' | 'mail'; reply: SmtpReply; tls: boolean }
   /** The STARTTLS handshake failed: the caller may try again without it. */
   | { kind: 'tls_failed' }
   /** Recipients answered, in the order asked; `cut` when the session ended before the plan said it was done. */
-  | { kind: 'answered'; replies: SmtpReply[]; tls: boolean; cut: 'closed' | 'timeout' | null };
+  | { kind: 'answered'; replies: SmtpReply[]; tls: boolean; cut: EndCause | null };
+
+/** Why a session ended before its end: the peer closed it, the time ran out, or the peer's replies broke RFC 5321 §4.2. */
+export type EndCause = 'closed' | 'timeout' | 'protocol';
 
 /** One address of one MX host, in the order tried: every address of the first MX, then of the next. */
 export interface Target {
@@ -48,9 +54,17 @@ export interface SessionOrder {
 type Outcome =
   | { kind: 'reply'; reply: SmtpReply; mxHost: string; tls: boolean }
   | { kind: 'refused'; reply: SmtpReply; mxHost: string; tls: boolean }
-  | { kind: 'failed'; cause: 'timeout' | 'connection_failed' | 'smtputf8_unsupported' };
+  | { kind: 'failed'; cause: Failure };
 
-const RANK = { reply: 5, refused: 4, smtputf8_unsupported: 2, timeout: 1, connection_failed: 0 } as const;
+/** The reason of an `unknown` verdict without any reply to the recipient. */
+type Failure = 'timeout' | 'connection_failed' | 'protocol_error' | 'proxy_failed' | 'smtputf8_unsupported';
+
+/** What a session's end or failed connection means for the recipients it did not answer. */
+const failureOf = (cause: EndCause | 'refused' | 'proxy' | null): Failure =>
+  cause === 'timeout' ? 'timeout' : cause === 'protocol' ? 'protocol_error' : cause === 'proxy' ? 'proxy_failed' : 'connection_failed';
+
+/** A failure that says more of why (a server breaking the protocol, our proxy failing) outranks a bare one. */
+const RANK = { reply: 5, refused: 4, smtputf8_unsupported: 3, protocol_error: 2.5, proxy_failed: 2, timeout: 1, connection_failed: 0 } as const;
 const rankOf = (o: Outcome): number => (o.kind === 'failed' ? RANK[o.cause] : o.kind === 'refused' && o.reply.code >= 500 ? 5 : RANK[o.kind]);
 
 /** Real recipients asked in one session at most (RFC 5321 §4.5.3.1.8 has servers take at least 100). */
@@ -203,7 +217,7 @@ export class VerificationPlan {
       return [...later, this.order(order.target, order.queue, order.perSession, false)];
     }
     if (outcome.kind === 'unreachable' || outcome.kind === 'tls_failed') {
-      const cause = outcome.kind === 'unreachable' && outcome.cause === 'timeout' ? 'timeout' : 'connection_failed';
+      const cause = failureOf(outcome.kind === 'unreachable' ? outcome.cause : null);
       return [...later, ...this.moveOn(order.queue, { kind: 'failed', cause }, order.target + 1)];
     }
     if (outcome.kind === 'refused') {
@@ -239,8 +253,7 @@ export class VerificationPlan {
     const real = order.asked.filter((a) => a !== null).length;
     if (answered === 0 && order.queue.length > 0) {
       // Cut before a single answer: this address gives none now.
-      const cause = outcome.cut === 'timeout' ? 'timeout' : 'connection_failed';
-      return this.moveOn(order.queue, { kind: 'failed', cause }, order.target + 1);
+      return this.moveOn(order.queue, { kind: 'failed', cause: failureOf(outcome.cut) }, order.target + 1);
     }
     if (answered < replies.length && real > 0 && order.queue.length > 0) {
       // The server takes `real` recipients a transaction: the rest in sessions of that size, side by side under the

@@ -2,7 +2,6 @@
 import Router from '@koa/router';
 import Koa from 'koa';
 import type { DocsPage } from '../adapters/files/docs-page.js';
-import { chooseCoding } from '../domain/accept-encoding.js';
 import { ApiError, methodNotAllowed } from '../errors.js';
 import { writeErrorReply } from './reply-writer.js';
 import type { Metrics } from './metrics.js';
@@ -36,10 +35,14 @@ const DOCS_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-/** The encoding to send and its bytes: among those made, br before gzip when the client weighs them alike. */
-function pickEncoding(page: DocsPage, acceptEncoding: string | undefined): { coding: string | null; body: Buffer } {
+/**
+ * The encoding to send and its bytes, by Koa's content negotiation (RFC 9110 §12.5.3 weights; a tie goes to the
+ * client's order, `*` to ours: br first) among the encodings made so far; no Accept-Encoding field: the page as built.
+ */
+function pickEncoding(page: DocsPage, ctx: Koa.Context): { coding: string | null; body: Buffer } {
   const offered = [page.br && 'br', page.gzip && 'gzip'].filter((e): e is string => Boolean(e));
-  const coding = chooseCoding(acceptEncoding, offered);
+  // (With nothing offered, acceptsEncodings would list the client's codings instead of choosing.)
+  const coding = offered.length > 0 ? ctx.acceptsEncodings(offered) : false;
   if (coding === 'br' && page.br) return { coding, body: page.br };
   if (coding === 'gzip' && page.gzip) return { coding, body: page.gzip };
   return { coding: null, body: page.identity };
@@ -59,7 +62,7 @@ export function createSystemRoutes(deps: SystemRoutesDeps): Router {
     const page = deps.docsPage();
     // A failure like any other, written by the app's error middleware (the page does not appear by waiting: no Retry-After).
     if (page === null) throw new ApiError(503, 'SERVICE_UNAVAILABLE', 'documentation page not built: run `make docs`');
-    const { coding, body } = pickEncoding(page, ctx.get('Accept-Encoding') || undefined);
+    const { coding, body } = pickEncoding(page, ctx);
     ctx.type = 'text/html; charset=utf-8';
     // The page is self-contained: nothing may load from elsewhere (Redoc would fetch a logo from its CDN).
     ctx.set('Content-Security-Policy', DOCS_CSP);

@@ -8,7 +8,7 @@ import { createBankingOperations, type BankingDeps } from './banking.js';
 import { bulkSpecs, itemChecker } from './bulk-items.js';
 import { clientGone } from './client-gone.js';
 import { createEmailOperations, type EmailDeps } from './email.js';
-import type { OperationContext, OperationHandler, OperationId, Reply, SuccessBody } from './types.js';
+import { keyOf, type OperationContext, type OperationHandler, type OperationId, type Reply, type SuccessBody } from './types.js';
 
 export interface BulkDeps {
   document: Record<string, any>;
@@ -138,11 +138,14 @@ export function createBankingBulkOperations(deps: Omit<BulkDeps, 'email'>): {
 export function createEmailBulkOperations(deps: Omit<BulkDeps, 'banking'>): { validateEmails: OperationHandler<'validateEmails'> } {
   const emailCheck = checkerOf(deps.document, deps.maxItems, 'validateEmail');
   return {
-    async validateEmails({ request }, koa?: unknown) {
+    async validateEmails(ctx, koa?: unknown) {
+      const { request } = ctx;
       // Every item on the lists in use when the request came, whatever a reload swaps meanwhile.
       const lists = deps.email.email();
-      const { validateEmail, deliverabilities } = createEmailOperations({ ...deps.email, email: () => lists, resolver: onceEach(deps.email.resolver) });
+      const { validateEmail, deliverabilities, verifiable } = createEmailOperations({ ...deps.email, email: () => lists, resolver: onceEach(deps.email.resolver) });
       const { items, smtp = false } = request.requestBody;
+      // The SMTP quota takes the whole bulk or refuses it (as the request quotas do) before any item is checked.
+      if (smtp && deps.email.smtpQuota) await deps.email.smtpQuota.consumeSmtp(keyOf(ctx), verifiable(items));
       const results = await mapBounded(items, EMAIL_CONCURRENCY, (address) =>
         answer<'validateEmail'>(emailCheck, address, async () => validateEmail(context<'validateEmail'>({ query: { address } }))),
       );

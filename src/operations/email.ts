@@ -3,13 +3,14 @@
 import { setImmediate as turn } from 'node:timers/promises';
 import type { DnsResolver } from '../adapters/dns/resolver.js';
 import type { MailboxVerifier } from '../adapters/smtp/mailbox-verifier.js';
+import type { Limiter } from '../accounts/limits.js';
 import { maskCardNumbers } from '../domain/card.js';
 import { maskEchoedEmail, parseEmailAddress, type EmailClassifier, type ParsedEmail } from '../domain/email.js';
 import { verdictWithoutSession, type Deliverability } from '../domain/smtp-reply.js';
 import { specialUseReason } from '../domain/special-use-names.js';
 import { UpstreamFailure } from '../errors.js';
 import { clientGone } from './client-gone.js';
-import type { OperationHandler } from './types.js';
+import { keyOf, type OperationHandler } from './types.js';
 
 export interface EmailDeps {
   resolver: DnsResolver;
@@ -19,6 +20,8 @@ export interface EmailDeps {
   allowSpecialUse?: boolean;
   /** SMTP mailbox verification; null when the operator has it off (SMTP_CHECK=off). */
   verifier?: MailboxVerifier | null;
+  /** The per-key daily SMTP quota (docs/limits.md): charged before any address is verified; absent: none. */
+  smtpQuota?: Pick<Limiter, 'consumeSmtp'>;
 }
 
 /** Domains verified at once by one request (each domain's sessions are bounded per MX host besides). */
@@ -34,6 +37,8 @@ export interface EmailOperations {
    * `signal`: the client went away (its sessions end, QUIT sent).
    */
   deliverabilities(addresses: readonly string[], requested: boolean, signal?: AbortSignal): Promise<Deliverability[]>;
+  /** How many of the addresses an SMTP verification would ask about (well-formed, at a name that is looked up): its charge. */
+  verifiable(addresses: readonly string[]): number;
 }
 
 /**
@@ -64,6 +69,12 @@ async function verifyByDomain(
     }
   };
   await Promise.all(Array.from({ length: Math.min(SMTP_DOMAIN_CONCURRENCY, domains.length) }, worker));
+}
+
+/** Whether the domain has a usable MX (RFC 7505: a null MX "0 ." says it accepts no mail) and an A or AAAA record. */
+async function mailRecords(resolver: DnsResolver, domain: string): Promise<{ mxRecord: boolean; aRecord: boolean }> {
+  const [mx, a, aaaa] = await Promise.all([resolver.query(domain, 'MX'), resolver.query(domain, 'A'), resolver.query(domain, 'AAAA')]);
+  return { mxRecord: mx.records.some((r) => r.value !== '.' && r.value !== ''), aRecord: a.records.length > 0 || aaaa.records.length > 0 };
 }
 
 export function createEmailOperations(deps: EmailDeps): EmailOperations {
@@ -99,27 +110,23 @@ export function createEmailOperations(deps: EmailDeps): EmailOperations {
     return out;
   }
 
+  const verifiable = (addresses: readonly string[]): number =>
+    addresses.reduce((n, a) => (withoutSession(parseEmailAddress(a), true) === null ? n + 1 : n), 0);
+
   return {
     deliverabilities,
+    verifiable,
     /** The validator guarantees the address, 1-320 characters (absent: MISSING_PARAMETER, empty: INVALID_FORMAT). */
-    async validateEmail({ request }, koa?: unknown) {
+    async validateEmail(context, koa?: unknown) {
+      const { request } = context;
       const address = request.query.address;
       const email = deps.email(); // the lists at the start of the request, whatever a reload swaps meanwhile
       const parsed = parseEmailAddress(address);
-      let mxRecord = false;
-      let aRecord = false;
-      // A special-use domain (printer.local) is never sent to the resolver: no MX, no A (openapi.yaml validateEmail).
-      if (lookedUp(parsed)) {
-        const [mx, a, aaaa] = await Promise.all([
-          resolver.query(parsed.domain, 'MX'),
-          resolver.query(parsed.domain, 'A'),
-          resolver.query(parsed.domain, 'AAAA'),
-        ]);
-        // A null MX (RFC 7505: "0 .") says the domain accepts no mail: no MX.
-        mxRecord = mx.records.some((r) => r.value !== '.' && r.value !== '');
-        aRecord = a.records.length > 0 || aaaa.records.length > 0;
-      }
       const smtp = request.query.smtp === 'true';
+      // The SMTP quota first: a refused request has looked nothing up (a bulk's items arrive here without smtp).
+      if (smtp && deps.smtpQuota && withoutSession(parsed, true) === null) await deps.smtpQuota.consumeSmtp(keyOf(context), 1);
+      // A special-use domain (printer.local) is never sent to the resolver: no MX, no A (openapi.yaml validateEmail).
+      const { mxRecord, aRecord } = lookedUp(parsed) ? await mailRecords(resolver, parsed.domain) : { mxRecord: false, aRecord: false };
       const [deliverability] = await deliverabilities([address], smtp, smtp ? clientGone(koa) : undefined);
       return {
         status: 200,

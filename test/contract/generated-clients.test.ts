@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
+import { parseYaml } from '../support/yaml.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SPEC = join(ROOT, 'openapi.yaml');
@@ -118,7 +118,7 @@ describe('every schema a generator must name is a component', () => {
       }
     }
   };
-  walk(parse(readFileSync(SPEC, 'utf8')));
+  walk(parseYaml(readFileSync(SPEC, 'utf8')));
 
   it('no $ref points into another schema (its properties, items...): each names a whole component', () => {
     expect(refs.length).toBeGreaterThan(0);

@@ -10,9 +10,9 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { domainToAscii } from '../../src/domain/idna.js';
 import { loadSpec } from '../../src/http/spec.js';
-import { startUpstreams, type Upstreams } from '../faults/fixtures.js';
+import { startGuardedService, type Upstreams } from '../faults/fixtures.js';
 import { anyText, encodeText, leavesLoopback } from '../fuzz/arbitraries.js';
-import { startHarness, type Harness, type TestResponse } from '../support/harness.js';
+import type { Harness, TestResponse } from '../support/harness.js';
 
 const RUNS = Number(process.env.STRICTNESS_RUNS ?? 200);
 const SEED = 0x5c4e3a;
@@ -236,12 +236,8 @@ const INPUTS: Input[] = [
 let up: Upstreams;
 let h: Harness;
 
-beforeAll(async () => {
-  up = await startUpstreams();
-  // Strict TLS targets: a non-public one is refused (VALIDATION_ERROR) before any connection; names resolve here only.
-  const { ALLOW_PRIVATE_TARGETS: _allowed, ...env } = up.env;
-  h = await startHarness({ ...env, DNS_TIMEOUT_MS: '500', TLS_TIMEOUT_MS: '500', QUOTA_PER_DAY: '100000000', QUOTA_PER_MONTH: '100000000' });
-});
+// Strict TLS targets: a non-public one is refused (VALIDATION_ERROR) before any connection.
+beforeAll(async () => ({ up, h } = await startGuardedService()));
 afterAll(async () => {
   await h?.close();
   await up?.close();

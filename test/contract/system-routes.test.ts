@@ -3,10 +3,10 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse as parseYaml } from 'yaml';
 import { createSystemRoutes } from '../../src/http/system-routes.js';
 import { loadSpec } from '../../src/http/spec.js';
 import { startHarness, type Harness } from '../support/harness.js';
+import { parseYaml } from '../support/yaml.js';
 
 const spec = await loadSpec();
 const { document } = spec;

@@ -4,9 +4,9 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { projectPath } from '../../src/http/spec.js';
+import { parseYaml } from '../support/yaml.js';
 
 const DIR = projectPath('deploy/prometheus');
 const PROMTOOL = process.env.PROMTOOL_BIN ?? 'promtool';
@@ -32,8 +32,8 @@ describe('deploy/prometheus alert rules', () => {
   });
 
   it('every alert has a case in which it fires, and one in which it stays quiet', () => {
-    const alerts: string[] = parse(readFileSync(`${DIR}/alerts.yaml`, 'utf8')).groups.flatMap((g: any) => g.rules.map((r: any) => r.alert));
-    const cases = parse(readFileSync(`${DIR}/alerts.test.yaml`, 'utf8')).tests.flatMap((t: any) => t.alert_rule_test);
+    const alerts: string[] = parseYaml(readFileSync(`${DIR}/alerts.yaml`, 'utf8')).groups.flatMap((g: any) => g.rules.map((r: any) => r.alert));
+    const cases = parseYaml(readFileSync(`${DIR}/alerts.test.yaml`, 'utf8')).tests.flatMap((t: any) => t.alert_rule_test);
     for (const alert of alerts) {
       const own = cases.filter((c: any) => c.alertname === alert);
       expect(own.some((c: any) => c.exp_alerts.length > 0), `${alert} fires`).toBe(true);

@@ -7,9 +7,9 @@ import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/Horizo
 import { Service } from 'kubernetes-models/v1/Service';
 import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
-import { parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { projectPath } from '../../src/http/spec.js';
+import { parseYaml, parseYamlDocuments } from '../support/yaml.js';
 
 const DIR = projectPath('deploy/kubernetes');
 
@@ -24,10 +24,7 @@ const MODELS: Record<string, new (data: any) => { validate(): void }> = {
 
 const files = readdirSync(DIR).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml');
 const manifests = files.flatMap((file) =>
-  parseAllDocuments(readFileSync(join(DIR, file), 'utf8')).map((doc) => {
-    expect(doc.errors, file).toEqual([]);
-    return { file, obj: doc.toJS() as Record<string, any> };
-  }),
+  parseYamlDocuments(readFileSync(join(DIR, file), 'utf8')).map((obj: Record<string, any>) => ({ file, obj })),
 );
 const only = (kind: string) => {
   const found = manifests.filter((m) => m.obj.kind === kind);
@@ -42,7 +39,7 @@ const validate = (obj: Record<string, any>) => {
 
 describe('deploy/kubernetes', () => {
   it('kustomization.yaml lists every manifest of the folder', () => {
-    const kustomization = parseAllDocuments(readFileSync(join(DIR, 'kustomization.yaml'), 'utf8'))[0]!.toJS();
+    const kustomization = parseYaml(readFileSync(join(DIR, 'kustomization.yaml'), 'utf8'));
     expect([...kustomization.resources].sort()).toEqual([...files].sort());
   });
 
@@ -91,7 +88,7 @@ describe('deploy/kubernetes', () => {
     expect(env.REDIS_URL.value).toBeUndefined();
     const configSource = readFileSync(projectPath('src/config.ts'), 'utf8');
     for (const name of Object.keys(env)) {
-      // OTEL_* are the OpenTelemetry SDK's own (docs/operations.md, "Tracing").
+      // OTEL_* are the OpenTelemetry SDK's own (docs/observability.md, "Tracing").
       if (!name.startsWith('OTEL_')) expect(configSource, name).toContain(`'${name}'`);
     }
     expect(env.METRICS_PORT.value).toBe(String(container.ports.find((p: any) => p.name === 'metrics').containerPort));

@@ -2,11 +2,11 @@
 // metric name and label in their PromQL is read from a real /metrics of the service, on the embedded store and on
 // Redis (some series exist in one mode only).
 import { readFileSync } from 'node:fs';
-import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectPath } from '../../src/http/spec.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { startRedisServer, type TestRedis } from '../support/redis-server.js';
+import { parseYaml } from '../support/yaml.js';
 
 /** Series Prometheus makes itself for every target, and the labels it adds to every series it scrapes. */
 const SYNTHETIC = new Set(['up', 'scrape_duration_seconds', 'scrape_samples_scraped']);
@@ -66,7 +66,7 @@ function dashboardExprs(dashboard: any): string[] {
 }
 
 function alertExprs(): string[] {
-  const rules = parse(readFileSync(projectPath('deploy/prometheus/alerts.yaml'), 'utf8'));
+  const rules = parseYaml(readFileSync(projectPath('deploy/prometheus/alerts.yaml'), 'utf8'));
   return rules.groups.flatMap((g: any) => g.rules.map((r: any) => r.expr));
 }
 

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startDnsServer, type TestDnsServer, type Zone } from '../support/dns-server.js';
+import { startHarness, type Harness } from '../support/harness.js';
 import { createTestPki, DAY, startTlsServer, type RunningServer } from '../support/tls-fixtures.js';
 import { startFaultyRange, type FaultyRange } from './fault-upstreams.js';
 
@@ -37,6 +38,18 @@ export interface UpstreamOptions {
   /** Extra names the TLS certificate covers (the zone must point them at 127.0.0.1). */
   tlsNames?: string[];
   breached?: Record<string, number>;
+}
+
+/**
+ * Upstreams and a harness on them with the outbound target guard on (ALLOW_PRIVATE_TARGETS left out: a non-public TLS
+ * target is refused before any connection; names still resolve here only), short upstream timeouts, and quotas no
+ * generated run reaches: for the files that send many generated requests.
+ */
+export async function startGuardedService(): Promise<{ up: Upstreams; h: Harness }> {
+  const up = await startUpstreams();
+  const { ALLOW_PRIVATE_TARGETS: _allowed, ...env } = up.env;
+  const h = await startHarness({ ...env, DNS_TIMEOUT_MS: '500', TLS_TIMEOUT_MS: '500', QUOTA_PER_DAY: '100000000', QUOTA_PER_MONTH: '100000000' });
+  return { up, h };
 }
 
 export async function startUpstreams(o: UpstreamOptions = {}): Promise<Upstreams> {

@@ -3,8 +3,8 @@
 // checks status and body), and no answer echoes a submitted password or card number.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHarness, type Harness, type TestResponse } from '../support/harness.js';
-import { startUpstreams, type Upstreams } from '../faults/fixtures.js';
+import type { Harness, TestResponse } from '../support/harness.js';
+import { startGuardedService, type Upstreams } from '../faults/fixtures.js';
 import { anyText, apiKeyChoice, expectNoEcho, extraHeaders, hugeText, jsonBody, leavesLoopback, pathSegment, queryString, SEED } from './arbitraries.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 100);
@@ -12,12 +12,8 @@ const RUNS = Number(process.env.FUZZ_RUNS ?? 100);
 let up: Upstreams;
 let h: Harness;
 
-beforeAll(async () => {
-  up = await startUpstreams();
-  // Strict TLS targets: private ones are refused (400) rather than connected to.
-  const { ALLOW_PRIVATE_TARGETS: _allowed, ...env } = up.env;
-  h = await startHarness({ ...env, DNS_TIMEOUT_MS: '500', TLS_TIMEOUT_MS: '500', QUOTA_PER_DAY: '100000000', QUOTA_PER_MONTH: '100000000' });
-});
+// Strict TLS targets: private ones are refused (400) rather than connected to.
+beforeAll(async () => ({ up, h } = await startGuardedService()));
 afterAll(async () => {
   await h.close();
   await up.close();

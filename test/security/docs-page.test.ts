@@ -1,9 +1,8 @@
 // GET /docs under pipelined floods: no file handle outlives its request (the page is served from memory). That test
 // runs on TCP (its subject is connections that close mid-answer); the encodings are checked in-process.
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import type { IncomingHttpHeaders, RequestListener, Server } from 'node:http';
+import type { IncomingHttpHeaders, RequestListener } from 'node:http';
 import net from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { join } from 'node:path';
@@ -15,14 +14,14 @@ import { createLogger } from '../../src/http/logging.js';
 import { projectPath } from '../../src/http/spec.js';
 import { GEOIP_TEST_DIR } from '../fixtures/paths.js';
 import { createApp } from '../../src/app.js';
-import { createHttpServer, listen } from '../../src/server.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { inject } from '../support/inject.js';
+import { listenOnLoopback, type Listening } from '../support/listening.js';
 import { waitFor } from '../support/wait.js';
 
 let h: Harness;
 let dir: string;
-let server: Server;
+let served: Listening;
 let listener: RequestListener;
 let page: DocsPage;
 let html: Buffer;
@@ -43,13 +42,11 @@ beforeAll(async () => {
   await loadDocsPage(path, (p) => (page = p));
   const app = await createApp({ ...h.composition.deps, docsPage: () => page });
   listener = app.callback();
-  server = createHttpServer(app);
-  await listen(server, 0, '127.0.0.1');
-  port = (server.address() as AddressInfo).port;
+  served = await listenOnLoopback(app);
+  port = served.port;
 });
 afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((r) => server.close(r));
+  await served.close();
   await h.close();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -114,7 +111,7 @@ describe('GET /docs from memory', () => {
   });
 
   it('sends br to a client that accepts it, with its own length', async () => {
-    const res = await get({ 'Accept-Encoding': 'gzip, deflate, br' });
+    const res = await get({ 'Accept-Encoding': 'br, gzip, deflate' });
     expect(res.headers['content-encoding']).toBe('br');
     expect(res.headers.vary).toBe('Accept-Encoding');
     expect(Number(res.headers['content-length'])).toBe(res.body.length);
@@ -132,6 +129,23 @@ describe('GET /docs from memory', () => {
 
   it("follows the client's weights: gzip;q=1, br;q=0.5 gets gzip", async () => {
     expect((await get({ 'Accept-Encoding': 'gzip;q=1, br;q=0.5' })).headers['content-encoding']).toBe('gzip');
+  });
+
+  // Koa's negotiation (ctx.acceptsEncodings): weights first, then the client's order; `*` takes our order (br first).
+  it.each([
+    ['identity', null],
+    ['GZIP', 'gzip'],
+    ['gzip, deflate, br', 'gzip'],
+    ['gzip;q=0.2, br;q=0.8', 'br'],
+    ['br;q=0, gzip;q=0', null],
+    ['*', 'br'],
+    ['*;q=0.5, br;q=0', 'gzip'],
+    ['*;q=0', null],
+    ['gzip ; q=0.5', 'gzip'],
+    ['gzip;q=0.000', null],
+    [' , gzip', 'gzip'],
+  ])('Accept-Encoding %j gets %j', async (accept, coding) => {
+    expect((await get({ 'Accept-Encoding': accept })).headers['content-encoding'] ?? null).toBe(coding);
   });
 
   it('sends the page as built when no offered encoding is acceptable', async () => {

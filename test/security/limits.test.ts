@@ -1,18 +1,18 @@
 // Limits on what a client controls: header and URL size (431), body size (413), slow-loris and slow bodies (408), idle keep-alive.
 import net from 'node:net';
-import type { AddressInfo } from 'node:net';
-import { STATUS_CODES, type Server } from 'node:http';
+import { STATUS_CODES } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { BODY_LIMIT_BYTES } from '../../src/http/json-body.js';
 import { createContractValidator } from '../../src/http/contract-validator.js';
-import { createHttpServer, DEFAULT_LIMITS, listen } from '../../src/server.js';
+import { createHttpServer, DEFAULT_LIMITS } from '../../src/server.js';
 import { startHarness, type Harness } from '../support/harness.js';
+import { listenOnLoopback, type Listening } from '../support/listening.js';
 
 const SHORT = { headersTimeoutMs: 400, requestTimeoutMs: 800, keepAliveTimeoutMs: 300, connectionsCheckingIntervalMs: 50 };
 
 let h: Harness;
-let short: Server;
+let short: Listening;
 let shortPort: number;
 let checkError: (body: unknown) => string | null;
 
@@ -21,13 +21,11 @@ beforeAll(async () => {
   h = await startHarness({}, { tcp: true });
   checkError = createContractValidator(h.composition.deps.spec.document).checkError;
   // The same composition behind a server with short timeouts.
-  short = createHttpServer(await createApp(h.composition.deps), SHORT);
-  await listen(short, 0, '127.0.0.1');
-  shortPort = (short.address() as AddressInfo).port;
+  short = await listenOnLoopback(await createApp(h.composition.deps), SHORT);
+  shortPort = short.port;
 });
 afterAll(async () => {
-  short.closeAllConnections();
-  await new Promise<void>((r) => short.close(() => r()));
+  await short.close();
   await h.close();
 });
 

@@ -1,26 +1,23 @@
 // A cap on pipelined requests waiting on one connection (RFC 9112 §9.3.2): the answers ahead, then one refusal, then close.
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
-import { createHttpServer, listen, MAX_PIPELINED_REQUESTS } from '../../src/server.js';
+import { MAX_PIPELINED_REQUESTS } from '../../src/server.js';
 import { startHarness, type Harness } from '../support/harness.js';
+import { listenOnLoopback, type Listening } from '../support/listening.js';
 
 let h: Harness;
-let server: Server;
+let served: Listening;
 let port: number;
 
 beforeAll(async () => {
   h = await startHarness();
-  server = createHttpServer(await createApp(h.composition.deps));
-  await listen(server, 0, '127.0.0.1');
-  port = (server.address() as AddressInfo).port;
+  served = await listenOnLoopback(await createApp(h.composition.deps));
+  port = served.port;
 });
 afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise((r) => server.close(r));
+  await served.close();
   await h.close();
 });
 

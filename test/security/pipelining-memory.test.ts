@@ -42,7 +42,7 @@ function floodAndLeave(port: number, path: string, pipelined = PIPELINED): Promi
  * What the server holds beyond its young generation: the V8 heap spaces in use other than the new spaces, plus the
  * memory outside the heap that JavaScript objects hold (socket and response buffers), from one /metrics render. RSS
  * is no measure of a leak on Node 24: V8 grows the young generation under allocation-heavy load (up to 128 MB, 32 MB
- * on Node 22) and returns it only when its memory reducer runs after a quiet spell (docs/operations.md, memory).
+ * on Node 22) and returns it only when its memory reducer runs after a quiet spell (docs/configuration.md, memory).
  */
 async function retained(): Promise<number> {
   const text = await (await fetch(`http://127.0.0.1:${server.port}/metrics`)).text();

@@ -43,7 +43,9 @@ beforeAll(async () => {
       SMTP_HELO_NAME: 'verifier.example.net',
       SMTP_MAIL_FROM: 'check@verifier.example.net',
       SMTP_PORT: String(smtp.port),
-      SMTP_DEADLINE_MS: '500',
+      // The silent host ends at the per-session limit; the deadline leaves a loaded machine room for the TLS session.
+      SMTP_TIMEOUT_MS: '2000',
+      SMTP_DEADLINE_MS: '10000',
     },
     { tracingEnv: process.env },
   );

@@ -2,7 +2,6 @@
 // whose subject is sockets asks for TCP; every response of call() is checked against openapi.yaml.
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { RequestListener, Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -13,9 +12,9 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { createContractValidator, type ContractValidator } from '../../src/http/contract-validator.js';
 import { createLogger } from '../../src/http/logging.js';
 import { PrecompiledRouter } from '../../src/http/openapi-router.js';
-import { createHttpServer, listen } from '../../src/server.js';
 import { GEOIP_TEST_DIR } from '../fixtures/paths.js';
 import { decodeContent, inject, type Injected, type InjectOptions } from './inject.js';
+import { listenOnLoopback, type Listening } from './listening.js';
 
 export interface TestResponse {
   status: number;
@@ -158,16 +157,9 @@ export async function startHarness(env: Record<string, string> = {}, options: Ha
   const composition = await compose(config, logger, { defaultMetrics: false, metricsRenderIntervalMs: 0, ...opts });
   await composition.loaded;
   const app = await createApp(composition.deps);
-  let server: Server | null = null;
-  let listener: RequestListener | null = null;
-  let url: string | null = null;
-  if (tcp) {
-    server = createHttpServer(app);
-    await listen(server, 0, '127.0.0.1');
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  } else {
-    listener = app.callback();
-  }
+  const served: Listening | null = tcp ? await listenOnLoopback(app) : null;
+  const listener: RequestListener | null = served ? null : app.callback();
+  const url = served?.url ?? null;
   const send = (path: string, init: RequestInit = {}): Promise<Response> => (listener ? fetchInProcess(listener, path, init) : fetch(url + path, init));
   const routes = { table: new PrecompiledRouter({ definition: composition.deps.spec.document as any }), document: composition.deps.spec.document };
 
@@ -183,7 +175,7 @@ export async function startHarness(env: Record<string, string> = {}, options: Ha
       if (url === null) throw new Error('this harness runs in-process: use h.call or h.fetch, or startHarness(env, { tcp: true }) in a file whose subject is sockets');
       return url;
     },
-    server,
+    server: served?.server ?? null,
     config,
     composition,
     logs,
@@ -211,11 +203,7 @@ export async function startHarness(env: Record<string, string> = {}, options: Ha
       return inject(listener, path, injectOpts);
     },
     async close() {
-      if (server) {
-        const s = server;
-        s.closeAllConnections();
-        await new Promise<void>((resolve) => s.close(() => resolve()));
-      }
+      await served?.close();
       await composition.close();
       logger.flush();
       if (!env.DATA_DIR) rmSync(dataDir, { recursive: true, force: true });

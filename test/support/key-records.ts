@@ -1,5 +1,6 @@
 // KeyRecord values for tests of code that takes an authenticated key (limiter, usage): unique ids, server-default limits.
 import type { KeyRecord } from '../../src/adapters/keys/key-store.js';
+import { ApiError } from '../../src/errors.js';
 
 let seq = 0;
 
@@ -13,7 +14,18 @@ export function testKeyRecord(over: Partial<KeyRecord> = {}): KeyRecord {
     perMinute: null,
     perDay: null,
     perMonth: null,
+    smtpPerDay: null,
     createdAt: '2026-01-01T00:00:00.000Z',
     ...over,
   };
+}
+
+/** What an authentication came to: the key's id, or the refusal's `status CODE`. */
+export async function outcome(p: Promise<KeyRecord>): Promise<string> {
+  try {
+    return (await p).id;
+  } catch (err) {
+    if (err instanceof ApiError) return `${err.status} ${err.code}`;
+    throw err;
+  }
 }

@@ -27,6 +27,11 @@ export interface SmtpBehaviour {
   starttls?: boolean;
   /** Offer STARTTLS, answer 220 to it, then break the handshake (garbage, close); a plain session works. */
   brokenTls?: boolean;
+  /**
+   * Answer RCPT TO with these lines exactly, CRLF after each (a hand-written server: multi-line replies as real servers
+   * send them, and replies that break RFC 5321 §4.2); null accepts.
+   */
+  rawRcpt?: (local: string) => string[] | null;
   /** Answer each RCPT this many milliseconds late, as a distant server does (the bench; tests leave it 0). */
   rcptDelayMs?: number;
   /** Do not offer SMTPUTF8 (RFC 6531) in the EHLO answer. */
@@ -79,8 +84,11 @@ function listenOn(server: net.Server, ip: string, port: number): Promise<number>
   });
 }
 
-/** A hand-written server whose STARTTLS handshake always fails (smtp-server completes every handshake it starts). */
-function brokenTlsServer(host: Host): net.Server {
+/**
+ * A hand-written server: one whose STARTTLS handshake always fails (smtp-server completes every handshake it starts),
+ * or one writing raw RCPT replies (smtp-server writes one line per reply and cleans its text).
+ */
+function handWrittenServer(b: SmtpBehaviour, host: Host): net.Server {
   return net.createServer((socket) => {
     const rec: RecordedSession = { helo: null, mailFrom: null, rcpts: [], data: false, tls: false, quit: false, closed: false };
     host.sessions.push(rec);
@@ -103,7 +111,7 @@ function brokenTlsServer(host: Host): net.Server {
         const verb = line.split(' ')[0].toUpperCase();
         if (verb === 'EHLO' || verb === 'HELO') {
           rec.helo = line.slice(5).trim();
-          socket.write('250-mx.broken.test\r\n250 STARTTLS\r\n');
+          socket.write(b.brokenTls ? '250-mx.broken.test\r\n250 STARTTLS\r\n' : '250 mx.raw.test\r\n');
         } else if (verb === 'STARTTLS') {
           socket.write('220 2.0.0 go ahead\r\n');
           socket.end('this is not a TLS record\r\n');
@@ -111,8 +119,10 @@ function brokenTlsServer(host: Host): net.Server {
           rec.mailFrom = /<(.*)>/.exec(line)?.[1] ?? '';
           socket.write('250 2.1.0 ok\r\n');
         } else if (verb === 'RCPT') {
-          rec.rcpts.push(/<(.*)>/.exec(line)?.[1] ?? '');
-          socket.write('250 2.1.5 ok\r\n');
+          const address = /<(.*)>/.exec(line)?.[1] ?? '';
+          rec.rcpts.push(address);
+          const raw = b.rawRcpt?.(address.slice(0, address.lastIndexOf('@'))) ?? null;
+          socket.write(raw ? raw.map((l) => `${l}\r\n`).join('') : '250 2.1.5 ok\r\n');
         } else if (verb === 'DATA' || verb === 'BDAT') {
           rec.data = true;
           socket.write('554 5.5.1 no\r\n');
@@ -202,7 +212,7 @@ export async function startSmtpFixture(hosts: Record<string, SmtpBehaviour>): Pr
   let port = 0;
   for (const [ip, b] of Object.entries(hosts)) {
     const host: Host = { listening: null as never, sockets: new Set(), sessions: [], open: 0, max: 0 };
-    if (b.silent || b.brokenTls) {
+    if (b.silent || b.brokenTls || b.rawRcpt) {
       const server = b.silent
         ? net.createServer((socket) => {
             const rec: RecordedSession = { helo: null, mailFrom: null, rcpts: [], data: false, tls: false, quit: false, closed: false };
@@ -211,7 +221,7 @@ export async function startSmtpFixture(hosts: Record<string, SmtpBehaviour>): Pr
             socket.on('data', (chunk) => (rec.quit ||= /^QUIT\r?$/im.test(chunk.toString('latin1'))));
             socket.on('close', () => (rec.closed = true));
           })
-        : brokenTlsServer(host);
+        : handWrittenServer(b, host);
       server.on('connection', (socket) => {
         host.sockets.add(socket);
         socket.on('close', () => host.sockets.delete(socket));

@@ -9,7 +9,8 @@ export interface Socks5Fixture {
   close(): Promise<void>;
 }
 
-export async function startSocks5Server(): Promise<Socks5Fixture> {
+/** `refuseAll`: answer every CONNECT "not allowed by ruleset" (RFC 1928 reply 2), as a proxy refusing this client does. */
+export async function startSocks5Server(opts: { refuseAll?: boolean } = {}): Promise<Socks5Fixture> {
   const connects: string[] = [];
   const sockets = new Set<net.Socket>();
   const server = net.createServer((client) => {
@@ -43,7 +44,7 @@ export async function startSocks5Server(): Promise<Socks5Fixture> {
         client.off('data', onData);
         client.pause();
         const loopback = /^127\./.test(host) || host === '0000:0000:0000:0000:0000:0000:0000:0001';
-        if (!loopback) return void client.end(Buffer.from([5, 2, 0, 1, 0, 0, 0, 0, 0, 0])); // not allowed by ruleset
+        if (!loopback || opts.refuseAll) return void client.end(Buffer.from([5, 2, 0, 1, 0, 0, 0, 0, 0, 0])); // not allowed by ruleset
         const upstream = net.connect({ host, port });
         sockets.add(upstream);
         upstream.on('close', () => sockets.delete(upstream));

@@ -1,5 +1,6 @@
 // Starting the list of capabilities (src/capabilities/shared/start.ts): settings picked per capability, parts given
-// and needed in list order, datasets found by name, operations without a handler found, listening and close order.
+// and needed in list order, datasets found by name, degraded notes merged, operations without a handler found,
+// listening and close order.
 import { describe, expect, it } from 'vitest';
 import { Dataset } from '../../src/adapters/files/dataset.js';
 import { defineCapability, type Capability, type Shared } from '../../src/capabilities/capability.js';
@@ -49,6 +50,17 @@ describe('startCapabilities', () => {
     const started = await startCapabilities([c], config, [c.begin!({})], shared);
     expect((started.handlers.getUsage as unknown as () => string)()).toBe('early');
     expect(started.readiness.c()).toBe(true);
+  });
+
+  it('merges the degraded notes of every capability, read at each call (none when all is well)', async () => {
+    let note: string | null = null;
+    const proxy = defineCapability({ name: 'p', config: [], start: () => ({ handlers: {}, degraded: (): Record<string, string> => (note === null ? {} : { smtpProxy: note }) }) });
+    const other = defineCapability({ name: 'o', config: [], start: () => ({ handlers: {}, degraded: () => ({ other: 'told' }) }) });
+    const quiet = defineCapability({ name: 'q', config: [], start: () => ({ handlers: {} }) });
+    const started = await startCapabilities([proxy, quiet, other], config, [], shared);
+    expect(started.degraded()).toEqual({ other: 'told' });
+    note = 'down';
+    expect(started.degraded()).toEqual({ smtpProxy: 'down', other: 'told' });
   });
 
   it('runs listening hooks one per turn in list order, and closes in reverse order', async () => {

@@ -4,6 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
 import { describeSettings, loadConfig, parseHostPorts } from '../../src/config.js';
+import { CONFIG_PAGE, renderConfigReference, withReference } from '../../scripts/config-docs.js';
 import { runServerProcess } from '../support/server-process.js';
 
 describe('loadConfig', () => {
@@ -123,12 +124,23 @@ describe('SMTP verification settings', () => {
   });
 });
 
-describe('documentation of the settings (docs/operations.md)', () => {
-  const guide = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8');
-  /** The guide's "## Configuration" section: its table, variable -> default cell. */
-  const section = guide.split(/^## /m).find((s) => s.startsWith('Configuration\n')) ?? '';
-  const rows = new Map([...section.matchAll(/^\| `([A-Z][A-Z0-9_]+)` \| ([^|]+) \|/gm)].map((m) => [m[1], m[2].trim()]));
+describe('documentation of the settings (docs/configuration.md)', () => {
+  const guide = readFileSync(CONFIG_PAGE, 'utf8');
+  /** The generated reference table: variable -> default cell. */
+  const rows = new Map([...guide.matchAll(/^\| `([A-Z][A-Z0-9_]+)` \| ([^|]+) \|/gm)].map((m) => [m[1], m[2].trim()]));
   const settings = describeSettings();
+
+  it('holds the reference generated from src/config.ts', () => {
+    const fresh = withReference(guide, renderConfigReference());
+    expect(guide === fresh, 'docs/configuration.md differs from src/config.ts: run `make docs-config` and commit the page').toBe(true);
+  });
+
+  it('explains in its details only variables the code reads', () => {
+    const read = new Set(settings.map((s) => s.env));
+    const explained = [...guide.matchAll(/^- `([A-Z][A-Z0-9_]+)`:/gm)].map((m) => m[1]);
+    expect(explained.length).toBeGreaterThan(0);
+    expect(explained.filter((env) => !read.has(env))).toEqual([]);
+  });
 
   it('has a configuration table', () => {
     expect(rows.size).toBeGreaterThan(0);

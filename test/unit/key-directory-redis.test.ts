@@ -4,24 +4,15 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { KeyDirectory } from '../../src/accounts/key-directory.js';
-import { hashKey, type KeyRecord } from '../../src/adapters/keys/key-store.js';
+import { hashKey } from '../../src/adapters/keys/key-store.js';
 import { CREATE_LUA } from '../../src/adapters/keys/redis-key-scripts.js';
 import { createRedisKeyStore } from '../../src/adapters/keys/redis-key-store.js';
-import { ApiError } from '../../src/errors.js';
 import { COMMAND_TIMEOUT_MS, redisAvailable, startRedisServer, type TestRedis } from '../support/redis-server.js';
 import { runKeysCli } from '../support/server-process.js';
+import { outcome } from '../support/key-records.js';
 import { waitFor } from '../support/wait.js';
 
 const HAVE_REDIS = redisAvailable();
-
-async function outcome(p: Promise<KeyRecord>): Promise<string> {
-  try {
-    return (await p).id;
-  } catch (err) {
-    if (err instanceof ApiError) return `${err.status} ${err.code}`;
-    throw err;
-  }
-}
 
 describe.skipIf(!HAVE_REDIS)('KeyDirectory on Redis (real redis-server)', () => {
   let redis: TestRedis;

@@ -9,10 +9,10 @@ import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { KeyDirectory } from '../../src/accounts/key-directory.js';
-import { hashKey, MAX_LISTED_CHANGES, type KeyRecord, type KeyStore } from '../../src/adapters/keys/key-store.js';
+import { hashKey, MAX_LISTED_CHANGES, type KeyStore } from '../../src/adapters/keys/key-store.js';
 import { createSqliteKeyStore } from '../../src/adapters/keys/sqlite-key-store.js';
 import { openDatabase } from '../../src/adapters/sqlite/database.js';
-import { ApiError } from '../../src/errors.js';
+import { outcome } from '../support/key-records.js';
 import { waitFor } from '../support/wait.js';
 
 const run = promisify(execFile);
@@ -54,15 +54,6 @@ async function setup(opts: { maxUnknown?: number; maxKnown?: number } = {}) {
   await dir.refresh();
   cleanups.push(() => dir.stop());
   return { dataDir, raw, dir, ...c };
-}
-
-async function outcome(p: Promise<KeyRecord>): Promise<string> {
-  try {
-    return (await p).id;
-  } catch (err) {
-    if (err instanceof ApiError) return `${err.status} ${err.code}`;
-    throw err;
-  }
 }
 
 /** Runs code against the store in another node process (as the CLI or another server would). */
@@ -156,10 +147,11 @@ describe('KeyDirectory change feed (SQLite)', () => {
     dir.start();
     const key = 'vls_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
     expect(await outcome(dir.authenticate(key))).toBe('403 FORBIDDEN');
-    // A plain INSERT, as the previous version's CLI writes: the triggers put it in the feed.
+    // A plain INSERT naming the previous version's columns, as its CLI writes (no smtp_per_day, added by issue #55):
+    // the triggers put it in the feed.
     await inOtherProcess(
       dataDir,
-      `db.prepare("INSERT INTO api_keys VALUES ('key_000000000042', 'raw', ?, 'active', NULL, NULL, NULL, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')").run(${JSON.stringify(hashKey(key))});`,
+      `db.prepare("INSERT INTO api_keys (id, name, key_hash, status, per_minute, per_day, per_month, created_at, updated_at) VALUES ('key_000000000042', 'raw', ?, 'active', NULL, NULL, NULL, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')").run(${JSON.stringify(hashKey(key))});`,
     );
     await waitFor(async () => (await outcome(dir.authenticate(key))) === 'key_000000000042', { intervalMs: 20, what: 'the key usable' });
   });

@@ -42,7 +42,7 @@ describe('npm run keys', { timeout: 180_000 }, () => {
     expect(await statusWithin(key, 200)).toBe(200);
   });
 
-  it('prints the key alone on stdout through `npm run keys` itself, as docs/operations.md spells the command', async () => {
+  it('prints the key alone on stdout through `npm run keys` itself, as docs/keys-and-limits.md spells the command', async () => {
     // npm's "> pkg keys" banner goes to stdout unless npm is silent: the project's .npmrc makes it so.
     const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir };
     for (const name of Object.keys(env)) if (/^npm_config_loglevel$/i.test(name)) delete env[name];
@@ -98,6 +98,17 @@ describe('npm run keys', { timeout: 180_000 }, () => {
     expect(listed.perDay).toBe(10);
   });
 
+  it('sets a key\'s daily SMTP verification quota with --smtp-per-day on create and update (0: none)', async () => {
+    const c = JSON.parse((await keys('create', '--name', 's', '--smtp-per-day', '25', '--json')).stdout);
+    expect(c.smtpPerDay).toBe(25);
+    expect((await keys('update', c.id, '--smtp-per-day', '0')).code).toBe(0);
+    const listed = JSON.parse((await keys('list', '--json')).stdout).find((k: any) => k.id === c.id);
+    expect(listed).toMatchObject({ smtpPerDay: 0, perDay: null });
+    const table = (await keys('list')).stdout.split('\n');
+    expect(table[0].split('\t')).toContain('SMTP_PER_DAY');
+    expect(table.find((l) => l.startsWith(c.id))!.split('\t')[6]).toBe('0');
+  });
+
   it.each([
     [[], /no command given[\s\S]*usage:/],
     [['bogus'], /unknown command/],
@@ -107,6 +118,7 @@ describe('npm run keys', { timeout: 180_000 }, () => {
     [['create', '--name', 'x', '--per-minute', '1000000001'], /--per-minute must be a whole number from 1 to 1e9/],
     [['create', '--name', 'x', '--per-day', '99999999999999999999999'], /--per-day must be a whole number from 1 to 1e12/],
     [['update', 'key_000000000000', '--per-month', '1000000000001'], /--per-month must be a whole number from 1 to 1e12/],
+    [['create', '--name', 'x', '--smtp-per-day', '1000000001'], /--smtp-per-day must be a whole number from 0 to 1e9/],
   ])('refuses %j with usage and exit 2', async (args, message) => {
     const res = await keys(...args);
     expect(res.code).toBe(2);

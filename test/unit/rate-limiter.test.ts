@@ -337,6 +337,7 @@ describe('GET /api/v1/usage', () => {
       minute: { limit: 10, used: 3, remaining: 7, resetAt: expect.any(String), resetInSeconds: 60 },
       day: { limit: 40, used: 3, remaining: 37, resetAt: '2026-11-23T00:00:00.000Z', resetInSeconds: 12 * 3600 },
       month: { limit: 500, used: 3, remaining: 497, resetAt: '2026-12-01T00:00:00.000Z', resetInSeconds: 8 * 86400 + 12 * 3600 },
+      smtpDay: { limit: 1000, used: 0, remaining: 1000, resetAt: '2026-11-23T00:00:00.000Z', resetInSeconds: 12 * 3600 },
     });
     expect(reply.headers).toMatchObject({ 'RateLimit-Remaining': '7', 'X-Quota-Daily-Remaining': '37' });
   });

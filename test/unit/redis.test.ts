@@ -17,7 +17,7 @@ import { testKeyRecord } from '../support/key-records.js';
 import { waitFor } from '../support/wait.js';
 
 const HAVE_REDIS = redisAvailable();
-const CLI_DEFAULTS = { rateLimitPerMinute: 60, quotaPerDay: 5000, quotaPerMonth: 100000 };
+const CLI_DEFAULTS = { rateLimitPerMinute: 60, quotaPerDay: 5000, quotaPerMonth: 100000, smtpDailyPerKey: 1000 };
 
 const keyRecord = testKeyRecord;
 

@@ -111,6 +111,16 @@ describe('MX hosts and their addresses', () => {
     expect(run([], {}, ['a']).verdicts.get('a')).toMatchObject({ status: 'unknown', reason: 'connection_failed' });
   });
 
+  it.each<[string, SessionOutcome, string]>([
+    ['a session cut by replies that break RFC 5321 §4.2', { kind: 'answered', replies: [], tls: false, cut: 'protocol' }, 'protocol_error'],
+    ['SMTP_PROXY down or refusing', { kind: 'unreachable', cause: 'proxy', detail: 'connect ECONNREFUSED' }, 'proxy_failed'],
+  ])('%s at every MX: unknown/%s, whatever a bare failure said elsewhere', (_what, outcome, reason) => {
+    const targets = [T('mx1', '10.0.0.1', 0), T('mx2', '10.0.0.2', 1)];
+    const scripts = { '10.0.0.1': { session: outcome }, '10.0.0.2': { session: { kind: 'unreachable', cause: 'refused' } as SessionOutcome } };
+    expect(run(targets, scripts, ['a']).verdicts.get('a')).toMatchObject({ status: 'unknown', reason });
+    expect(run([T('mx1', '10.0.0.1', 0)], scripts, ['a']).verdicts.get('a')).toMatchObject({ status: 'unknown', reason });
+  });
+
   it('past the deadline, a user with no answer timed out', () => {
     const plan = new VerificationPlan({ domain: 'd.test', users: ['a'], targets: [T('mx1', '10.0.0.1', 0)], plainHosts: new Set(), catchAllKnown: null, claimProbe: () => true, probeLocalPart: () => 'p' });
     plan.start();

@@ -1,4 +1,5 @@
-// The reply mapping of SMTP mailbox verification (RFC 5321 reply codes, RFC 3463 enhanced codes): codes decide, never text.
+// The reply mapping of SMTP mailbox verification (RFC 5321 reply codes, RFC 3463 enhanced codes): codes first, the
+// reply-text table where they leave the mailbox open (docs/adr/0028). The real-reply corpus: smtp-reply-corpus.test.ts.
 import { describe, expect, it } from 'vitest';
 import {
   catchAllOf,
@@ -22,6 +23,12 @@ describe('enhancedCodeOf', () => {
     [550, '5.1.1.', null],
     [550, '', null],
     [220, 'mx.example ESMTP', null],
+    [553, "sorry, that domain isn't in my list of allowed rcpthosts (#5.7.1)", '5.7.1'],
+    [550, 'Sorry, no mailbox here by that name. (#5.1.1)', '5.1.1'],
+    [421, 'temporary envelope failure (#4.3.0)', '4.3.0'],
+    [550, 'listed (#4.7.1)', null],
+    [450, 'Please try again later. (#id-5.9.4)', null],
+    [550, '5.1.1 leading wins over (#5.7.1)', '5.1.1'],
   ])('%i "%s" -> %s', (code, text, expected) => {
     expect(enhancedCodeOf(code, text)).toBe(expected);
   });
@@ -35,10 +42,10 @@ describe('recipientVerdict', () => {
     [550, '5.1.1', 'undeliverable', 'mailbox_not_found'],
     [551, '5.1.6', 'undeliverable', 'mailbox_not_found'],
     [553, '5.1.3', 'undeliverable', 'mailbox_not_found'],
-    [550, null, 'undeliverable', 'mailbox_not_found'],
-    [551, null, 'undeliverable', 'mailbox_not_found'],
-    [553, null, 'undeliverable', 'mailbox_not_found'],
-    [550, '5.0.0', 'undeliverable', 'mailbox_not_found'],
+    [550, null, 'unknown', 'rejected'],
+    [551, null, 'unknown', 'rejected'],
+    [553, null, 'unknown', 'rejected'],
+    [550, '5.0.0', 'unknown', 'rejected'],
     [554, '5.1.1', 'undeliverable', 'mailbox_not_found'],
     [556, '5.1.10', 'undeliverable', 'mailbox_not_found'],
     [550, '5.2.1', 'undeliverable', 'mailbox_disabled'],
@@ -50,17 +57,43 @@ describe('recipientVerdict', () => {
     [450, null, 'unknown', 'greylisted'],
     [451, '4.3.0', 'unknown', 'greylisted'],
     [452, '4.5.3', 'unknown', 'greylisted'],
-    [452, '4.2.2', 'unknown', 'greylisted'],
+    [452, '4.2.2', 'risky', 'mailbox_full'],
     [421, '4.7.0', 'unknown', 'greylisted'],
     [554, '5.7.1', 'unknown', 'blocked'],
     [550, '5.7.1', 'unknown', 'blocked'],
     [550, '5.7.606', 'unknown', 'blocked'],
-    [554, null, 'unknown', 'blocked'],
-    [550, '5.4.1', 'unknown', 'blocked'],
-    [501, '5.5.4', 'unknown', 'blocked'],
-    [554, '5.0.0', 'unknown', 'blocked'],
+    [554, null, 'unknown', 'rejected'],
+    [550, '5.4.1', 'unknown', 'rejected'],
+    [501, '5.5.4', 'unknown', 'rejected'],
+    [550, '5.2.0', 'unknown', 'mailbox_unavailable'],
+    [550, '5.2.4', 'unknown', 'mailbox_unavailable'],
+    [550, '5.1.7', 'unknown', 'blocked'],
+    [550, '5.1.0', 'unknown', 'rejected'],
+    [552, '5.1.1', 'unknown', 'rejected'],
+    [554, '5.0.0', 'unknown', 'rejected'],
   ])('%i %s -> %s/%s', (code, enhancedCode, status, reason) => {
     expect(recipientVerdict({ code, enhancedCode })).toEqual({ status, reason });
+  });
+});
+
+describe('recipientVerdict: where the codes leave the mailbox open, the text decides', () => {
+  it.each([
+    [550, null, 'No such user here', 'undeliverable', 'mailbox_not_found'],
+    [554, null, "delivery error: dd This user doesn't have a yahoo.com account", 'undeliverable', 'mailbox_not_found'],
+    [554, null, 'The email account that you tried to reach is disabled', 'undeliverable', 'mailbox_disabled'],
+    [550, null, 'user has too many messages on the server', 'risky', 'mailbox_full'],
+    [550, null, 'Rejected because 203.0.113.9 is in a black list at b.barracudacentral.org', 'unknown', 'blocked'],
+    [550, null, 'Requested action not taken: mailbox unavailable', 'unknown', 'rejected'],
+    [552, null, 'Requested mail action aborted: exceeded storage allocation', 'risky', 'mailbox_full'],
+    [552, null, 'message refused', 'risky', 'mailbox_full'],
+    [550, '5.1.1', 'sender is blocklisted', 'unknown', 'blocked'],
+    [550, '5.2.1', 'receiving mail at a rate that prevents additional messages', 'unknown', 'greylisted'],
+    [550, '5.2.0', 'No such mailbox', 'undeliverable', 'mailbox_not_found'],
+    [550, '5.7.1', 'No such user!', 'unknown', 'blocked'],
+    [451, '4.1.1', 'user over quota', 'risky', 'mailbox_full'],
+    [450, '4.1.1', 'no such user', 'unknown', 'greylisted'],
+  ])('%i %s "%s" -> %s/%s', (code, enhancedCode, text, status, reason) => {
+    expect(recipientVerdict({ code, enhancedCode, text })).toEqual({ status, reason });
   });
 });
 
@@ -80,7 +113,8 @@ describe('catch-all', () => {
   it.each([
     [{ code: 250, enhancedCode: '2.1.5' }, true],
     [{ code: 550, enhancedCode: '5.1.1' }, false],
-    [{ code: 550, enhancedCode: null }, false],
+    [{ code: 550, enhancedCode: null }, null],
+    [{ code: 550, enhancedCode: null, text: 'No such user here' }, false],
     [{ code: 452, enhancedCode: '4.5.3' }, null],
     [{ code: 450, enhancedCode: '4.7.1' }, null],
     [{ code: 554, enhancedCode: '5.7.1' }, null],

@@ -31,9 +31,9 @@ function open() {
   return { db, store, other, feedRows };
 }
 
-/** Rows straight into api_keys (its triggers fill the feed), as an import of an earlier version left them. */
+/** Rows straight into api_keys (its triggers fill the feed), as an import of an earlier version left them (its columns). */
 function seedRaw(db: Database.Database, n: number): void {
-  const insert = db.prepare(`INSERT INTO api_keys VALUES (?, 'seed', ?, 'active', NULL, NULL, NULL, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')`);
+  const insert = db.prepare(`INSERT INTO api_keys (id, name, key_hash, status, per_minute, per_day, per_month, created_at, updated_at) VALUES (?, 'seed', ?, 'active', NULL, NULL, NULL, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')`);
   db.transaction(() => {
     for (let i = 0; i < n; i++) insert.run(`key_seed${i}`, `hash${i}`);
   })();

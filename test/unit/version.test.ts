@@ -1,7 +1,7 @@
 // One release version (Semantic Versioning 2.0.0) shared by the service, the contract, the SDK and the release documents.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
+import { parseYaml } from '../support/yaml.js';
 
 const read = (path: string) => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
 const json = (path: string) => JSON.parse(read(path)) as Record<string, any>;
@@ -34,7 +34,7 @@ describe('the release version', () => {
   });
 
   it("is openapi.yaml's info.version", () => {
-    expect(String(parse(read('openapi.yaml')).info.version)).toBe(version);
+    expect(String(parseYaml(read('openapi.yaml')).info.version)).toBe(version);
   });
 
   it('is the SDK version (clients/typescript/package.json)', () => {
@@ -42,7 +42,7 @@ describe('the release version', () => {
   });
 
   it("has a major version that matches the API's path (/api/v1)", () => {
-    const paths = Object.keys(parse(read('openapi.yaml')).paths as Record<string, unknown>);
+    const paths = Object.keys(parseYaml(read('openapi.yaml')).paths as Record<string, unknown>);
     const apiMajors = new Set(paths.filter((p) => p.startsWith('/api/')).map((p) => p.split('/')[2]));
     expect([...apiMajors]).toEqual([`v${major}`]);
   });

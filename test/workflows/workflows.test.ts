@@ -6,10 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
 import { startDnsServer, type TestDnsServer } from '../support/dns-server.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { startValidTlsTarget, type RunningServer } from '../support/tls-fixtures.js';
+import { parseYaml } from '../support/yaml.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const WORKFLOWS = 'test/workflows/validation.arazzo.yaml';
@@ -97,14 +97,14 @@ afterAll(async () => {
 
 describe(`redocly respect ${WORKFLOWS}`, () => {
   it('has a step for every operation of openapi.yaml', () => {
-    const spec = parse(readFileSync(join(ROOT, 'openapi.yaml'), 'utf8'));
+    const spec = parseYaml(readFileSync(join(ROOT, 'openapi.yaml'), 'utf8'));
     // The System tag's routes (/healthz, /metrics...) are no API operations: no key, no workflow.
     const documented = Object.values(spec.paths as Record<string, Record<string, any>>).flatMap((item) =>
       Object.values(item)
         .filter((op) => op?.operationId && !op.tags?.includes('System'))
         .map((op) => op.operationId),
     );
-    const arazzo = parse(readFileSync(join(ROOT, WORKFLOWS), 'utf8'));
+    const arazzo = parseYaml(readFileSync(join(ROOT, WORKFLOWS), 'utf8'));
     const exercised = new Set(arazzo.workflows.flatMap((w: any) => w.steps.map((s: any) => s.operationId)));
     expect(documented.filter((id: string) => !exercised.has(id))).toEqual([]);
   });
@@ -120,7 +120,7 @@ describe(`redocly respect ${WORKFLOWS}`, () => {
     expect(failed).toEqual([]);
     expect(run.report.status).toBe('success');
     expect(run.code, run.output).toBe(0);
-    const arazzo = parse(readFileSync(join(ROOT, WORKFLOWS), 'utf8'));
+    const arazzo = parseYaml(readFileSync(join(ROOT, WORKFLOWS), 'utf8'));
     const declared = arazzo.workflows.reduce((n: number, w: any) => n + w.steps.length, 0);
     expect(steps(run.report)).toHaveLength(declared);
   });

@@ -9,6 +9,7 @@ import { startDnsServer, type TestDnsServer } from '../../../test/support/dns-se
 import { startHarness, type Harness } from '../../../test/support/harness.js';
 import { startSmtpFixture, type SmtpFixture } from '../../../test/support/smtp-fixture.js';
 import { startValidTlsTarget, type RunningServer } from '../../../test/support/tls-fixtures.js';
+import { parseYaml } from '../../../test/support/yaml.js';
 import { ApiError, ValidationClient, toApiError } from '../src/index.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -323,9 +324,8 @@ describe('ValidationClient construction', () => {
 describe('the SDK samples of openapi.yaml (x-codeSamples, shown on /docs)', () => {
   it('every operation has one, and each typechecks against this client', { timeout: 60_000 }, async () => {
     const ts = (await import('typescript')).default;
-    const { parse } = await import('yaml');
     const root = fileURLToPath(new URL('../../../', import.meta.url));
-    const spec = parse(readFileSync(join(root, 'openapi.yaml'), 'utf8'));
+    const spec = parseYaml(readFileSync(join(root, 'openapi.yaml'), 'utf8'));
     const samples = new Map<string, string>();
     for (const item of Object.values(spec.paths as Record<string, Record<string, any>>)) {
       for (const op of Object.values(item)) {

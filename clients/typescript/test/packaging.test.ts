@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse } from 'yaml';
+import { parseYaml } from '../../../test/support/yaml.js';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -76,7 +76,7 @@ describe('the packed SDK', () => {
 
   it('carries the licence and the API version of openapi.yaml', () => {
     const installed = JSON.parse(readFileSync(join(consumer, 'node_modules/@vls/client/package.json'), 'utf8'));
-    const spec = parse(readFileSync(join(ROOT, 'openapi.yaml'), 'utf8'));
+    const spec = parseYaml(readFileSync(join(ROOT, 'openapi.yaml'), 'utf8'));
     expect(installed.license).toBe('Apache-2.0');
     expect(installed.version).toBe(spec.info.version);
     expect(readFileSync(join(consumer, 'node_modules/@vls/client/LICENSE'), 'utf8')).toMatch(/Apache License\s+Version 2\.0/);

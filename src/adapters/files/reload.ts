@@ -1,5 +1,5 @@
 // Datasets read from files, reloaded without a restart (SIGHUP): each new copy is built beside the one in use and
-// swapped in with one assignment; a file that fails keeps the data in use. docs/operations.md "Reloading datasets".
+// swapped in with one assignment; a file that fails keeps the data in use. docs/datasets.md "Reloading datasets".
 
 /** One dataset read from files (a Dataset<T>, src/adapters/files/dataset.ts): its name, files, and a fresh copy. */
 export interface Reloadable {

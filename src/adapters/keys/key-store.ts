@@ -8,6 +8,8 @@ export interface KeyLimits {
   perMinute: number | null;
   perDay: number | null;
   perMonth: number | null;
+  /** SMTP verifications per UTC day (docs/limits.md); null = SMTP_DAILY_PER_KEY; 0 = none. */
+  smtpPerDay: number | null;
 }
 
 export interface KeyRecord extends KeyLimits {
@@ -79,6 +81,7 @@ export function newKeyRecord(input: NewKey): { record: KeyRecord; key: string } 
     perMinute: input.perMinute ?? null,
     perDay: input.perDay ?? null,
     perMonth: input.perMonth ?? null,
+    smtpPerDay: input.smtpPerDay ?? null,
     createdAt: new Date().toISOString(),
   };
   return { record, key };

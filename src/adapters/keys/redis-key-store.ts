@@ -52,6 +52,7 @@ function toRecord(raw: string): KeyRecord {
     perMinute: limit(r.perMinute),
     perDay: limit(r.perDay),
     perMonth: limit(r.perMonth),
+    smtpPerDay: limit(r.smtpPerDay),
     createdAt: String(r.createdAt),
   };
 }
@@ -148,7 +149,7 @@ export function createRedisKeyStore(opts: RedisKeyStoreOptions): KeyStore & { re
     },
     async updateLimits(id: string, limits: Partial<KeyLimits>) {
       const patch: Partial<KeyLimits> = {};
-      for (const k of ['perMinute', 'perDay', 'perMonth'] as const) if (limits[k] !== undefined) patch[k] = limits[k];
+      for (const k of ['perMinute', 'perDay', 'perMonth', 'smtpPerDay'] as const) if (limits[k] !== undefined) patch[k] = limits[k];
       if (Object.keys(patch).length === 0) return (await client.hexists(names.records, id)) === 1;
       return (await write(limitsScript, id, JSON.stringify(patch), new Date().toISOString())) === 1;
     },

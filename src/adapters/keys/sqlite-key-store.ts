@@ -24,6 +24,8 @@ interface Row {
   per_minute: number | null;
   per_day: number | null;
   per_month: number | null;
+  /** Absent on a row read before the column was added (never: the store adds it on open). */
+  smtp_per_day?: number | null;
   created_at: string;
 }
 
@@ -35,6 +37,7 @@ const toRecord = (r: Row): KeyRecord => ({
   perMinute: r.per_minute,
   perDay: r.per_day,
   perMonth: r.per_month,
+  smtpPerDay: r.smtp_per_day ?? null,
   createdAt: r.created_at,
 });
 
@@ -148,8 +151,8 @@ function changeFeed(db: Database.Database): { changed: Changed; readChanges: (cu
 /** The three writes (create, status, limits), each with its feed rows through `changed`. */
 function keyWrites(db: Database.Database, changed: Changed) {
   const insert = db.prepare(
-    `INSERT INTO api_keys (id, name, key_hash, status, per_minute, per_day, per_month, created_at, updated_at)
-     VALUES (@id, @name, @hash, 'active', @perMinute, @perDay, @perMonth, @now, @now)`,
+    `INSERT INTO api_keys (id, name, key_hash, status, per_minute, per_day, per_month, smtp_per_day, created_at, updated_at)
+     VALUES (@id, @name, @hash, 'active', @perMinute, @perDay, @perMonth, @smtpPerDay, @now, @now)`,
   );
   const selectOne = db.prepare('SELECT * FROM api_keys WHERE id = ?');
   const setStatus = db.prepare('UPDATE api_keys SET status = ?, updated_at = ? WHERE id = ?');
@@ -166,7 +169,7 @@ function keyWrites(db: Database.Database, changed: Changed) {
   const limits = changed((id: string, given: Partial<KeyLimits>) => {
     const sets: string[] = [];
     const args: Record<string, unknown> = { id, now: new Date().toISOString() };
-    for (const [k, col] of [['perMinute', 'per_minute'], ['perDay', 'per_day'], ['perMonth', 'per_month']] as const) {
+    for (const [k, col] of [['perMinute', 'per_minute'], ['perDay', 'per_day'], ['perMonth', 'per_month'], ['smtpPerDay', 'smtp_per_day']] as const) {
       if (given[k] !== undefined) {
         sets.push(`${col} = @${k}`);
         args[k] = given[k];
@@ -183,6 +186,9 @@ export function createSqliteKeyStore(db: Database.Database): KeyStore {
   // IMMEDIATE: two processes opening an old DATA_DIR at once migrate it one after the other. A current store is
   // only read: a start or a CLI command does not queue for the lock behind another writer.
   if (present.get(...SCHEMA_OBJECTS) !== SCHEMA_OBJECTS.length) db.transaction(() => db.exec(SCHEMA)).immediate();
+  // The SMTP quota's column (issue #55): added to a DATA_DIR of an earlier version, once, under the write lock.
+  const hasSmtp = () => db.prepare("SELECT COUNT(*) FROM pragma_table_info('api_keys') WHERE name = 'smtp_per_day'").pluck().get() === 1;
+  if (!hasSmtp()) db.transaction(() => hasSmtp() || db.exec('ALTER TABLE api_keys ADD COLUMN smtp_per_day INTEGER')).immediate();
   const selectAll = db.prepare('SELECT * FROM api_keys ORDER BY created_at, id');
   const selectOne = db.prepare('SELECT * FROM api_keys WHERE id = ?');
   const selectByHash = db.prepare('SELECT * FROM api_keys WHERE key_hash = ?');

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { LookupFunction } from 'node:net';
 import { LRUCache } from 'lru-cache';
-import { Agent } from 'undici';
+import { Agent, fetch, type Response } from 'undici';
 import { parseUrl } from '../../domain/url.js';
 import { UpstreamFailure } from '../../errors.js';
 import { traced, withTraceContext } from '../tracing/spans.js';
@@ -99,7 +99,7 @@ async function readCapped(res: Response): Promise<string> {
   const decoder = new TextDecoder('utf-8', { fatal: true });
   let text = '';
   let bytes = 0;
-  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+  for await (const chunk of res.body) {
     bytes += chunk.byteLength;
     if (bytes > MAX_BODY_BYTES) throw new MalformedRange('range body too large');
     text += decodeOrMalformed(() => decoder.decode(chunk, { stream: true }));
@@ -137,7 +137,8 @@ export function createRangeClient(opts: RangeClientOptions): RangeClient {
     sizeCalculation: (range) => Math.max(1, range.size),
   });
   const inFlight = new Map<string, Promise<Map<string, number>>>();
-  // undici's Agent is what lets fetch take our own lookup; its keep-alive pool replaces the global one.
+  // undici's Agent is what lets fetch take our own lookup (its keep-alive pool replaces the global one); undici's own
+  // fetch takes it, so the Agent and the fetch are of one undici version, not npm's beside the one inside Node.
   const dispatcher = opts.lookup ? new Agent({ connect: { lookup: opts.lookup } }) : undefined;
   let hits = 0;
   let misses = 0;
@@ -157,7 +158,7 @@ export function createRangeClient(opts: RangeClientOptions): RangeClient {
       redirect: 'error', // never follow the answer anywhere but baseUrl
       signal: AbortSignal.timeout(opts.timeoutMs),
       ...(dispatcher ? { dispatcher } : {}),
-    } as RequestInit);
+    });
     if (!res.ok) {
       await res.body?.cancel().catch(() => undefined);
       throw new Error(`status ${res.status}`);

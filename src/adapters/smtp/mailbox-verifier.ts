@@ -56,7 +56,7 @@ export interface MailboxVerifier {
 }
 
 /**
- * How long a verdict is reused (docs/operations.md, SMTP mailbox verification). A definitive one (the server judged
+ * How long a verdict is reused (docs/smtp.md). A definitive one (the server judged
  * the mailbox, or DNS says no mail goes there) for 6 hours: mailboxes come and go over days, and asking a server
  * again about the same address within hours adds to the verifier's reputation cost for no news.
  */

@@ -2,9 +2,9 @@
 // opportunistic STARTTLS, MAIL FROM, RCPT TO, QUIT. Never DATA or BDAT: no message is ever sent. The only SMTP socket code.
 import net from 'node:net';
 import tls from 'node:tls';
-import { SocksClient } from 'socks';
-import type { SessionOutcome } from '../../domain/smtp-plan.js';
-import { enhancedCodeOf, type SmtpReply } from '../../domain/smtp-reply.js';
+import { SocksClient, SocksClientError } from 'socks';
+import type { EndCause, SessionOutcome } from '../../domain/smtp-plan.js';
+import { replyOf, type SmtpReply } from '../../domain/smtp-reply.js';
 
 export interface SmtpSessionOptions {
   /** The MX host's address, already through the target guard (src/adapters/tls/target-guard.ts). */
@@ -34,11 +34,20 @@ interface Reply extends SmtpReply {
   lines: string[];
 }
 
-/** A session ended under us: the peer closed or reset it, or the session's time ran out. */
+/** A session ended under us: the peer closed or reset it, the session's time ran out, or the peer broke the protocol. */
 class SessionEnded extends Error {
-  constructor(readonly cause: 'closed' | 'timeout') {
+  constructor(readonly cause: EndCause) {
     super(cause);
   }
+}
+
+/**
+ * One reply line (RFC 5321 §4.2: Reply-code [ ("-" / SP) textstring ], the code three digits 2-5, 0-5, 0-9); null for
+ * anything else (`2501`, `25O`, a line without a code), which ends the session as a protocol error.
+ */
+function replyLine(line: string): { code: string; more: boolean; text: string } | null {
+  const m = /^([2-5][0-5][0-9])(?:([ -])(.*))?$/.exec(line);
+  return m ? { code: m[1], more: m[2] === '-', text: m[3] ?? '' } : null;
 }
 
 /** Longest reply line kept (RFC 5321 §4.5.3.1.5: 512 octets); a peer that sends more is not an SMTP server. */
@@ -49,6 +58,7 @@ const MAX_LINES = 100;
 /** Reads replies off one socket: multi-line replies (`250-...` then `250 ...`, RFC 5321 §4.2.1) as one. */
 class ReplyReader {
   private buffer = '';
+  private code: string | null = null;
   private lines: string[] = [];
   private waiting: { resolve: (r: Reply) => void; reject: (e: Error) => void } | null = null;
   private ready: Reply[] = [];
@@ -72,13 +82,18 @@ class ReplyReader {
     if (this.buffer.length > MAX_LINE) this.fail(new SessionEnded('closed'));
   };
 
+  /** One line; the last of a reply (no hyphen) completes it. Every line of one reply carries one code (§4.2.1). */
   private line(line: string): void {
-    const m = /^(\d{3})([ -]?)(.*)$/.exec(line);
-    if (!m || this.lines.length >= MAX_LINES) return this.fail(new SessionEnded('closed'));
-    this.lines.push(m[3]);
-    if (m[2] === '-') return;
-    const code = Number(m[1]);
-    const reply: Reply = { code, enhancedCode: enhancedCodeOf(code, this.lines[0]), lines: this.lines };
+    const parsed = replyLine(line);
+    if (!parsed || (this.code !== null && parsed.code !== this.code)) return this.fail(new SessionEnded('protocol'));
+    if (this.lines.length >= MAX_LINES) return this.fail(new SessionEnded('closed'));
+    this.lines.push(parsed.text);
+    if (parsed.more) {
+      this.code = parsed.code;
+      return;
+    }
+    const reply: Reply = { ...replyOf(Number(parsed.code), this.lines), lines: this.lines };
+    this.code = null;
     this.lines = [];
     if (this.waiting) {
       const w = this.waiting;
@@ -113,6 +128,8 @@ class ReplyReader {
     this.socket.off('error', this.onClose);
     this.socket.on('error', () => undefined);
     this.buffer = '';
+    this.code = null;
+    this.lines = [];
     this.ready = [];
   }
 }
@@ -148,6 +165,21 @@ async function open(o: SmtpSessionOptions, signal: AbortSignal): Promise<net.Soc
       reject(err);
     });
   });
+}
+
+/**
+ * Why a connection did not open. Through SMTP_PROXY, `socks` rejects with a SocksClientError (its `name` stays
+ * `Error`): the proxy down, its handshake failed or it refused the request (`proxy`); the destination refused or
+ * unreachable beyond it (RFC 1928 §6 replies 3-6: `refused`, as a direct connection would be); its own timeout.
+ */
+function connectFailure(err: unknown, proxied: boolean): SessionOutcome {
+  if (!proxied) return { kind: 'unreachable', cause: 'refused' };
+  const message = err instanceof Error ? err.message : String(err);
+  if (err instanceof SocksClientError && /timed out/i.test(message)) return { kind: 'unreachable', cause: 'timeout' };
+  if (err instanceof SocksClientError && / - (?:NetworkUnreachable|HostUnreachable|ConnectionRefused|TTLExpired)$/.test(message)) {
+    return { kind: 'unreachable', cause: 'refused' };
+  }
+  return { kind: 'unreachable', cause: 'proxy', detail: message };
 }
 
 /** The TLS session over an established plain one, or null when the handshake fails. */
@@ -258,7 +290,7 @@ async function transaction(d: Dialogue, o: SmtpSessionOptions, keywords: Set<str
   d.stage = 'rcpt';
   for (let rcpt = o.next(d.replies, { smtpUtf8 }); rcpt !== null; rcpt = o.next(d.replies, { smtpUtf8 })) {
     const reply = await say(d, `RCPT TO:<${rcpt}>`);
-    d.replies.push({ code: reply.code, enhancedCode: reply.enhancedCode });
+    d.replies.push({ code: reply.code, enhancedCode: reply.enhancedCode, text: reply.text });
     // 421: the server is closing the channel (RFC 5321 §3.8); nothing more can be asked.
     if (reply.code === 421) return { kind: 'answered', replies: d.replies, tls: d.secure, cut: 'closed' };
   }
@@ -285,7 +317,7 @@ export async function runSmtpSession(o: SmtpSessionOptions): Promise<SessionOutc
     const socket = await open(o, signal).catch((err: unknown) => err as Error);
     if (socket instanceof Error || signal.aborted) {
       if (!(socket instanceof Error)) socket.destroy();
-      return { kind: 'unreachable', cause: signal.aborted || (socket as Error).name === 'SocksClientError' && /timed out/i.test((socket as Error).message) ? 'timeout' : 'refused' };
+      return signal.aborted ? { kind: 'unreachable', cause: 'timeout' } : connectFailure(socket, o.proxy !== null);
     }
     d = { socket, reader: new ReplyReader(socket), secure: false, stage: 'greeting', replies: [] };
     const keywords = await hello(d, o, signal);

@@ -9,6 +9,8 @@ export interface StartedList {
   handlers: Partial<Handlers>;
   datasets: Dataset<unknown>[];
   readiness: Record<string, () => boolean>;
+  /** Every capability's degraded notes, merged. */
+  degraded(): Record<string, string>;
   /** Settles when every background load has. */
   loaded: Promise<void>;
   /** Each capability's listening hook, each in its own turn of the event loop (each may be ~0.1 s of CPU). */
@@ -42,6 +44,7 @@ export async function startCapabilities(list: readonly Capability[], config: Rea
     handlers: Object.assign({}, ...started.map((s) => s.handlers)),
     datasets: started.flatMap((s) => s.datasets ?? []),
     readiness: Object.assign({}, ...started.map((s) => s.readiness ?? {})),
+    degraded: () => Object.assign({}, ...started.map((s) => s.degraded?.() ?? {})),
     loaded: Promise.all(started.map((s) => s.loaded)).then(() => undefined),
     listening: () => hooks.reduceRight<() => void>((next, hook) => () => setImmediate(() => (hook(), next())), () => undefined)(),
     async close() {

@@ -61,7 +61,7 @@ function storeMetrics(metrics: Metrics, { counters, writeStatus }: Stores): void
   }
 }
 
-type StoreConfig = Pick<Config, 'redisUrl' | 'dataDir' | 'rateLimits' | 'rateLimitPerMinute' | 'quotaPerDay' | 'quotaPerMonth'>;
+type StoreConfig = Pick<Config, 'redisUrl' | 'dataDir' | 'rateLimits' | 'rateLimitPerMinute' | 'quotaPerDay' | 'quotaPerMonth' | 'smtpDailyPerKey'>;
 
 export async function openStore(config: StoreConfig, logger: Logger, metrics: Metrics, opts: { limiter?: Limiter; store?: StoreOptions }): Promise<Store> {
   const stores = config.redisUrl ? await redisStores(config.redisUrl, logger) : embeddedStores(config.dataDir, logger, opts.store ?? {});
@@ -71,7 +71,7 @@ export async function openStore(config: StoreConfig, logger: Logger, metrics: Me
   keys.start();
   metrics.addCache('api_keys', () => keys.stats());
   const defaults = { perMinute: config.rateLimitPerMinute, perDay: config.quotaPerDay, perMonth: config.quotaPerMonth };
-  const limiter = opts.limiter ?? (config.rateLimits ? createLimiter({ defaults, counters }) : unlimited);
+  const limiter = opts.limiter ?? (config.rateLimits ? createLimiter({ defaults, smtpPerDay: config.smtpDailyPerKey, counters }) : unlimited);
   storeMetrics(metrics, stores);
   return {
     keyStore,
