@@ -202,8 +202,8 @@ function settings(cpus: number): Setting<keyof Config>[] {
     s('trustProxy', 'TRUST_PROXY', false, bool, 'take the client address of GET /api/v1/ip from X-Forwarded-For'),
     s('logLevel', 'LOG_LEVEL', 'info', level, 'pino level'),
     s('workers', 'WORKERS', 1, workers(cpus), 'processes serving the port (auto = number of CPUs)'),
-    // Each thread holds zxcvbn's dictionaries (their memory: BENCHMARKS.md), so the default does not grow with the machine.
-    s('passwordThreads', 'PASSWORD_THREADS', Math.max(1, Math.min(2, cpus - 1)), workers(cpus), 'zxcvbn worker threads per process, each holding its own dictionaries (memory: BENCHMARKS.md): one core is left to the event loop, at most 2 (auto = number of CPUs)'),
+    // Each thread costs memory (the word lists are shared; figures: BENCHMARKS.md), so the default does not grow with the machine.
+    s('passwordThreads', 'PASSWORD_THREADS', Math.max(1, Math.min(2, cpus - 1)), workers(cpus), 'zxcvbn worker threads per process, reading one shared copy of the word lists (memory: BENCHMARKS.md): one core is left to the event loop, at most 2 (auto = number of CPUs)'),
     s('passwordMinThreads', 'PASSWORD_MIN_THREADS', 0, int(0, 256), 'zxcvbn threads kept warm; above it threads start on demand and leave after 10 idle minutes'),
     s('passwordExtraLanguages', 'PASSWORD_EXTRA_LANGUAGES', false, bool, 'also match German, French and Spanish word lists (doubles the zxcvbn cost per call)'),
     s('rateLimits', 'RATE_LIMITS', true, onOff, 'off disables rate limits and quotas (trusted deployments, benchmarks)'),
