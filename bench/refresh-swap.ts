@@ -22,7 +22,7 @@ import { projectPath } from '../src/http/spec.js';
 import { loadHostingRanges } from '../src/adapters/ip-data/ip-lists.js';
 import { EMAIL_LIST_FILES } from '../src/adapters/mail/email-lists.js';
 import { createHttpServer, listen } from '../src/server.js';
-import { runLoadInChild } from './load-child.js';
+import { runLoad } from './load.js';
 import { GEOIP_TEST_CITY_DB, GEOIP_TEST_ASN_DB } from '../test/fixtures/paths.js';
 
 const ROUNDS = Number(process.argv.find((a) => /^\d+$/.test(a)) ?? 5);
@@ -40,6 +40,7 @@ function publisherFiles(): void {
   for (const [provider, cidrs] of byProvider) writeFileSync(join(dir, provider.replace(/\W+/g, '-')), `${cidrs.join('\n')}\n`);
   writeFileSync(join(dir, 'tor'), readFileSync(projectPath('data/ip/tor-exits.txt')));
   writeFileSync(join(dir, 'disposable'), readFileSync(EMAIL_LIST_FILES.disposable));
+  writeFileSync(join(dir, 'asns'), readFileSync(projectPath('data/ip/hosting-asns.txt')));
 }
 
 /** A static file server in its own process: serving the lists costs the measured loop nothing. */
@@ -56,6 +57,7 @@ const url = (provider: string) => [`${publisher.base}/${provider.replace(/\W+/g,
 const config = loadConfig({
   DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', RATE_LIMITS: 'off', DNS_SERVERS: '127.0.0.1:9', PWNED_PASSWORDS_URL: 'http://127.0.0.1:9',
   GEOIP_CITY_DB: GEOIP_TEST_CITY_DB, GEOIP_ASN_DB: GEOIP_TEST_ASN_DB, DATA_REFRESH: 'on', ALLOW_PRIVATE_TARGETS: 'true', TOR_EXITS_URL: `${publisher.base}/tor`, DISPOSABLE_DOMAINS_URL: `${publisher.base}/disposable`,
+  HOSTING_ASN_URL: `${publisher.base}/asns`,
   AWS_RANGES_URL: url('Amazon Web Services')[0], GOOGLE_CLOUD_RANGES_URL: url('Google Cloud')[0], AZURE_RANGES_URL: url('Microsoft Azure')[0],
   ORACLE_RANGES_URL: url('Oracle Cloud')[0], CLOUDFLARE_RANGES_URL: url('Cloudflare')[0], DIGITALOCEAN_RANGES_URL: url('DigitalOcean')[0],
 });
@@ -105,7 +107,7 @@ const results: Record<string, { maxMs: number; turnMs: number; tookMs: number }[
 let loadDone = false;
 const load = IDLE
   ? Promise.resolve({ rps: 0, p99: 0 })
-  : runLoadInChild({ url: base, requests: [{ method: 'GET', path: '/api/v1/ip/81.2.69.142', headers: { 'x-api-key': key } }], connections: 8, durationS: 12 * ROUNDS, overallRate: 400 }, () => undefined);
+  : runLoad({ url: base, requests: [{ method: 'GET', path: '/api/v1/ip/81.2.69.142', headers: { 'x-api-key': key } }], connections: 8, durationS: 12 * ROUNDS, overallRate: 400, loader: 'autocannon' });
 void load.finally(() => (loadDone = true));
 await new Promise((r) => setTimeout(r, 2000));
 for (let i = 0; i < ROUNDS && (IDLE || !loadDone); i++) {

@@ -274,10 +274,12 @@ export interface paths {
          *     wants. Fields the data lacks are null; `isEU` is false when the data does not say.
          *
          *     `security` flags addresses of data centres (the ranges AWS, Google Cloud, Microsoft Azure, Oracle Cloud,
-         *     Cloudflare and DigitalOcean publish) and Tor exits (the Tor Project's bulk exit list), each from a dataset
-         *     the operator can replace (`HOSTING_RANGES_FILE`, `TOR_EXIT_FILE`) or have the service download itself
-         *     (`DATA_REFRESH=on`: Tor exits hourly, hosting ranges daily) and that `/readyz` dates; a flag is null when its
-         *     dataset is not loaded or does not cover the address family. Sources: docs/data-sources.md.
+         *     Cloudflare and DigitalOcean publish, and every network whose autonomous system, as the ASN database gives
+         *     it, is on a list of hosting, data-centre and cloud networks) and Tor exits (the Tor Project's bulk exit
+         *     list), each from a dataset the operator can replace (`HOSTING_RANGES_FILE`, `HOSTING_ASN_FILE`,
+         *     `TOR_EXIT_FILE`) or have the service download itself (`DATA_REFRESH=on`: Tor exits hourly, hosting ranges
+         *     and the hosting ASN list daily) and that `/readyz` dates; a flag is null when no loaded dataset can say.
+         *     Sources and the measured precision: docs/data-sources.md.
          */
         get: operations["lookupIp"];
         put?: never;
@@ -1170,12 +1172,12 @@ export interface components {
         /** @description What the address is used for, from published lists (not from the GeoIP databases). Each flag is null, not false, when its list is not loaded or holds no address of this family (the Tor Project's bulk exit list is IPv4 only): the data cannot say. Lists, dates and licences: docs/data-sources.md. */
         IpSecurity: {
             /**
-             * @description The address is in a range a cloud or hosting provider publishes as its own (AWS ip-ranges.json, Google Cloud cloud.json, Azure's AzureCloud service tag, Oracle Cloud public_ip_ranges.json, Cloudflare's ips-v4/ips-v6, DigitalOcean's geofeed, or the operator's HOSTING_RANGES_FILE): traffic from it comes from a server or a service in a data centre, seldom from a person at home.
+             * @description The address is in a range a cloud or hosting provider publishes as its own (AWS ip-ranges.json, Google Cloud cloud.json, Azure's AzureCloud service tag, Oracle Cloud public_ip_ranges.json, Cloudflare's ips-v4/ips-v6, DigitalOcean's geofeed, or the operator's HOSTING_RANGES_FILE), or its network's owner is a hosting, data-centre or cloud company: the autonomous system the ASN database gives for it (`asn`) is on the hosting ASN list (X4BNet's data-centre list, or the operator's HOSTING_ASN_FILE). Traffic from it comes from a server, a VPN or a service in a data centre, seldom from a person at home. Null when no list is loaded that covers the address family and no ASN is known for it. Measured: none of 8,100 addresses (IPv4 and IPv6) of 54 large cable, DSL and mobile networks in 18 countries is flagged (docs/data-sources.md).
              * @example true
              */
             isHosting: boolean | null;
             /**
-             * @description The provider whose range holds the address (the narrowest range where two overlap), e.g. `Amazon Web Services`, `Google Cloud`, `Microsoft Azure`, `Oracle Cloud`, `Cloudflare`, `DigitalOcean`; null when `isHosting` is not true.
+             * @description Who runs the data centre: the provider whose published range holds the address (the narrowest range where two overlap), e.g. `Amazon Web Services`, `Google Cloud`, `Microsoft Azure`, `Oracle Cloud`, `Cloudflare`, `DigitalOcean`; else, for a network flagged by its owner, the AS organisation as the ASN database names it (`asnOrganization`, e.g. `Hetzner Online GmbH`), or as the list does when the database names none. Null when `isHosting` is not true.
              * @example Amazon Web Services
              */
             hostingProvider: string | null;

@@ -8,7 +8,7 @@
 import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { HOSTING_SOURCES, hostingCsv, providerRanges, torExitsText, type HostingSource, type ProviderRanges } from '../src/domain/hosting-sources.js';
-import { parseCidr } from '../src/domain/ip-range-table.js';
+import { parseCidr } from '../src/domain/ip-address.js';
 
 const TOR_URL = 'https://check.torproject.org/torbulkexitlist';
 

@@ -1,7 +1,7 @@
 // The hosting providers' published address lists (each publisher's own format) and the one CSV the service reads,
 // `cidr,provider` with `# date:` (docs/data-sources.md): shared by `make data` (scripts/build-ip-datasets.ts) and the
 // service's own refresh (DATA_REFRESH, src/adapters/refresh/).
-import { parseCidr } from './ip-range-table.js';
+import { parseCidr } from './ip-address.js';
 
 export interface HostingSource {
   id: string;
@@ -124,4 +124,32 @@ export function hostingCsv(providers: readonly ProviderRanges[], builtOn: string
 /** The Tor list the service reads: one address or block per line under a `# date:` line. */
 export function torExitsText(exits: readonly string[], date: string, header: string): string {
   return [`# ${header}`, `# date: ${date}`, ...exits, ''].join('\n');
+}
+
+/** X4BNet/lists_vpn's data-centre ASN list (MIT): make data's `ip` step and DATA_REFRESH (HOSTING_ASN_URL). */
+export const HOSTING_ASNS_URL = 'https://raw.githubusercontent.com/X4BNet/lists_vpn/main/input/datacenter/ASN.txt';
+
+/**
+ * Listed, but networks of people at home or on the move (measured with scripts/measure-hosting-asns.ts and read
+ * from the operators' own pages, ADR 0026): flagging them would call their customers "hosting".
+ */
+const ACCESS_NETWORKS: ReadonlyMap<number, string> = new Map([
+  [7850, 'CityLink Fiber: residential fibre ISP (US)'],
+  [36290, 'The Cable of St. Kitts: cable ISP (KN)'],
+  [394330, 'LTD Broadband: rural residential ISP (US)'],
+]);
+
+/** The service's hosting-asns.txt from X4BNet's list: its `AS` lines less the access networks, under a dated header. */
+export function hostingAsnsText(list: string, o: { by: string; from: string; date: string; today: string }): string {
+  const kept = list.split('\n').filter((line) => {
+    const asn = /^\s*AS(\d+)/i.exec(line);
+    return asn !== null && !ACCESS_NETWORKS.has(Number(asn[1]));
+  });
+  return [
+    `# Hosting, data-centre and cloud networks by ASN, built by ${o.by} on ${o.today} from ${o.from}`,
+    `# (MIT, X4B); ${ACCESS_NETWORKS.size} access networks left out: ${[...ACCESS_NETWORKS.keys()].map((a) => `AS${a}`).join(', ')}. data/ip/NOTICE.`,
+    `# date: ${o.date}`,
+    ...kept.map((l) => l.trimEnd()),
+    '',
+  ].join('\n');
 }

@@ -52,6 +52,7 @@ describe('DATA_REFRESH with WORKERS=2', () => {
         TOR_EXITS_URL: `${base}/tor`,
         AWS_RANGES_URL: `${base}/aws`,
         DISPOSABLE_DOMAINS_URL: `${base}/disposable`,
+        HOSTING_ASN_URL: `${base}/none`,
         ...none,
         ...shipped,
         GEOIP_CITY_DB: join(GEOIP_TEST_DIR, 'GeoIP2-City-Test.mmdb'),

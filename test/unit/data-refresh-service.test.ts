@@ -24,7 +24,7 @@ beforeAll(async () => {
   const base = `http://127.0.0.1:${(publisher.address() as AddressInfo).port}`;
   dataDir = mkdtempSync(join(tmpdir(), 'vls-refresh-'));
   // Loopback publishers need ALLOW_PRIVATE_TARGETS, as the TLS and SMTP tests' servers do.
-  env = { DATA_REFRESH: 'on', ALLOW_PRIVATE_TARGETS: 'true', DATA_DIR: dataDir, TOR_EXITS_URL: `${base}/tor`, DISPOSABLE_DOMAINS_URL: `${base}/none` };
+  env = { DATA_REFRESH: 'on', ALLOW_PRIVATE_TARGETS: 'true', DATA_DIR: dataDir, TOR_EXITS_URL: `${base}/tor`, DISPOSABLE_DOMAINS_URL: `${base}/none`, HOSTING_ASN_URL: `${base}/none` };
   h = await startHarness(env);
 });
 afterAll(async () => {

@@ -8,8 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { fetchList, ListFetchError, type FetchListOptions } from '../../src/adapters/refresh/fetch-list.js';
-import { disposableList, domainSetInSlices, hostingList, loadedFromResult, parseFileOffLoop, torExitList, type ListFetch } from '../../src/adapters/refresh/lists.js';
+import { disposableList, domainSetInSlices, hostingAsnList, hostingList, loadedFromResult, parseFileOffLoop, torExitList, type ListFetch } from '../../src/adapters/refresh/lists.js';
 import { createRefresher, shrinkProblem, type RefreshList } from '../../src/adapters/refresh/refresher.js';
+import { asnIndex, loadHostingAsns, type HostingAsns } from '../../src/adapters/ip-data/hosting-asns.js';
 import type { LoadedRanges } from '../../src/adapters/ip-data/ip-lists.js';
 import { guardedAddress } from '../../src/adapters/tls/target-guard.js';
 import { createTestPki } from '../support/tls-fixtures.js';
@@ -182,6 +183,48 @@ describe('the hosting list and the disposable domains', () => {
     routes.set('/disposable', 'mailinator.com\n<!doctype html>\n');
     expect(await refresher.refresh('email-disposable')).toBe(false);
     expect([...set!]).toEqual(['mailinator.com', '10minutemail.com']);
+  });
+});
+
+/** X4BNet's format: `AS<number> # name`, one per line. */
+const asnLines = (n: number, from = 64_500) => Array.from({ length: n }, (_, i) => `AS${from + i} # HOST-${i}, DE`).join('\n');
+
+describe('the hosting ASN list', () => {
+  /** A refresher of the ASN list whose swap reads the saved file as the service's reload does. */
+  async function asnRefresher(inUse: string) {
+    await writeFile(shipped, inUse);
+    const swapped: HostingAsns[] = [];
+    const warnings: string[] = [];
+    const list = hostingAsnList(fetch, `${base}/asns`, async () => shipped);
+    const swap = async (_name: string, path: string) => void swapped.push(await loadHostingAsns(path));
+    const refresher = createRefresher({ dir, lists: [list], swap, logger: { info: () => undefined, warn: (f) => warnings.push((f as { err: string }).err) } });
+    return { refresher, swapped, warnings };
+  }
+
+  it('takes X4BNet\'s list less the access networks ADR 0026 leaves out, dated by Last-Modified', async () => {
+    routes.set('/asns', `${asnLines(10)}\nAS7850 # CityLink Fiber\nAS24940 # HETZNER-AS, DE\n`);
+    const { refresher, swapped, warnings } = await asnRefresher(asnLines(10));
+    expect(await refresher.refresh('ip-hosting-asns')).toBe(true);
+    expect(warnings).toEqual([]);
+    expect(swapped[0].date).toBe('2026-11-28');
+    expect(asnIndex(swapped[0], 24940)).toBeGreaterThanOrEqual(0);
+    expect(asnIndex(swapped[0], 7850)).toBe(-1);
+    expect(swapped[0].asns).toHaveLength(11);
+    expect(await readFile(join(dir, 'hosting-asns.txt'), 'utf8')).toMatch(/^# Hosting, data-centre .* by the service \(DATA_REFRESH\).*\n.*AS7850.*\n# date: 2026-11-28\nAS64500 # HOST-0, DE\n/);
+  });
+
+  it.each([
+    ['a broken list (an HTML page)', '<html><body>Not found</body></html>', /no ASN/],
+    ['a line that is no ASN', `${asnLines(10)}\nAS12x # broken`, /is not "AS<number> # name"/],
+    ['a list that shrank by more than half', asnLines(4), /shrank from 10 to 4 entries/],
+  ])('%s: the list in use stays, one failure counted', async (_label, body, reason) => {
+    routes.set('/asns', body);
+    const { refresher, swapped, warnings } = await asnRefresher(asnLines(10));
+    expect(await refresher.refresh('ip-hosting-asns')).toBe(false);
+    expect(swapped).toEqual([]);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(reason);
+    expect(refresher.counts().failures['ip-hosting-asns']).toBe(1);
   });
 });
 

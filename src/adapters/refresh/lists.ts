@@ -2,7 +2,7 @@
 // bulk exit list (hourly), the hosting providers' published ranges (daily), the disposable-domain blocklist (daily).
 // Each gives the refresher its download, its parse (off the event loop) and its swap into the value in use.
 import { readFile, stat } from 'node:fs/promises';
-import { HOSTING_SOURCES } from '../../domain/hosting-sources.js';
+import { HOSTING_SOURCES, hostingAsnsText } from '../../domain/hosting-sources.js';
 import { rangeTableFromData } from '../../domain/ip-range-table.js';
 import type { LoadedRanges } from '../ip-data/ip-lists.js';
 import type { FetchedList } from './fetch-list.js';
@@ -37,7 +37,7 @@ export async function domainSetInSlices(domains: string, slice = 5_000): Promise
 }
 
 /** A list file read and parsed off the event loop: SIGHUP's and the refresh's reload, and the first shrink check. */
-export async function parseFileOffLoop(kind: 'tor' | 'hosting' | 'disposable', path: string): Promise<{ result: ParseResult; date: string | null }> {
+export async function parseFileOffLoop(kind: 'tor' | 'hosting' | 'disposable' | 'asns', path: string): Promise<{ result: ParseResult; date: string | null }> {
   const text = await readFile(path, 'utf8');
   return { result: await parseOffLoop({ kind, text, path }), date: savedDate(text) };
 }
@@ -55,7 +55,7 @@ export async function loadDomainsOffLoop(path: string): Promise<{ domains: Reado
   return { domains: await domainSetInSlices(result.domains), date };
 }
 
-const countsOf = (kind: 'tor' | 'hosting' | 'disposable', inUse: InUse) => async () => (await parseFileOffLoop(kind, await inUse())).result.counts;
+const countsOf = (kind: 'tor' | 'hosting' | 'disposable' | 'asns', inUse: InUse) => async () => (await parseFileOffLoop(kind, await inUse())).result.counts;
 
 export function torExitList(fetch: ListFetch, url: string, inUse: InUse): RefreshList {
   return {
@@ -96,6 +96,22 @@ export function hostingList(fetch: ListFetch, urls: Readonly<Record<string, read
       return { result, date: DATE_LINE.exec(result.text.slice(0, 500))?.[1] ?? today() };
     },
     inUse: countsOf('hosting', inUse),
+  };
+}
+
+/** The hosting ASN list (X4BNet's format), less the access networks ADR 0026 leaves out, as make data builds it. */
+export function hostingAsnList(fetch: ListFetch, url: string, inUse: InUse): RefreshList {
+  return {
+    name: 'ip-hosting-asns',
+    intervalMs: DAY,
+    file: 'hosting-asns.txt',
+    async fetch() {
+      const got = await fetch(url);
+      const date = got.lastModified ?? today();
+      const text = hostingAsnsText(got.body, { by: 'the service (DATA_REFRESH)', from: got.url, date, today: today() });
+      return { result: await parseOffLoop({ kind: 'asns', text, path: url }), date };
+    },
+    inUse: countsOf('asns', inUse),
   };
 }
 

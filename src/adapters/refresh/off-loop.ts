@@ -6,7 +6,7 @@ import { Worker } from 'node:worker_threads';
 import type { RangeTableData } from '../../domain/ip-range-table.js';
 
 export type ParseJob =
-  | { kind: 'tor' | 'hosting' | 'disposable'; text: string; path: string }
+  | { kind: 'tor' | 'hosting' | 'disposable' | 'asns'; text: string; path: string }
   /** The publishers' files, by HOSTING_SOURCES id (one text per URL), made into the service's CSV. */
   | { kind: 'hosting-sources'; texts: Record<string, string[]>; from: Record<string, string>; today: string; path: string };
 
@@ -16,7 +16,7 @@ export type ParseResult = {
   counts: Record<string, number>;
   /** The text to write to DATA_DIR (the service's own format). */
   text: string;
-} & ({ kind: 'ranges'; data: RangeTableData } | { kind: 'domains'; domains: string });
+} & ({ kind: 'ranges'; data: RangeTableData } | { kind: 'domains'; domains: string } | { kind: 'asns' });
 
 /** The worker beside this module: .js when compiled, .ts under tsx (which the worker then needs too). */
 function workerFile(): { filename: string; execArgv: string[] } {

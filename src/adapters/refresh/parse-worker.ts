@@ -2,9 +2,10 @@
 // on this machine's cores): range tables come back as their typed arrays (transferred), domains as one string.
 import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
+import { hostingAsnsFromText } from '../ip-data/hosting-asns.js';
 import { hostingRangesFromText, torExitsFromText } from '../ip-data/ip-lists.js';
 import { HOSTING_SOURCES, hostingCsv, providerRanges } from '../../domain/hosting-sources.js';
-import { buildRangeTableData, type RangeTableData } from '../../domain/ip-range-table.js';
+import { buildRangeTableData, rangeTableBuffers, type RangeTableData } from '../../domain/ip-range-table.js';
 import { disposableDomainsFromText } from '../mail/email-lists.js';
 import type { ParseJob, ParseResult } from './off-loop.js';
 
@@ -33,6 +34,11 @@ function run(job: ParseJob): ParseResult {
     if (providers.length === 0) throw new Error('no hosting source configured');
     return ranges('hosting', hostingCsv(providers, job.today, 'the service (DATA_REFRESH)'), job.path);
   }
+  if (job.kind === 'asns') {
+    // Checked here; the service reads the saved file itself (a short list: its reload parses on the event loop).
+    const list = hostingAsnsFromText(job.text, job.path);
+    return { kind: 'asns', entries: list.entries, counts: { total: list.asns.length }, text: job.text };
+  }
   const domains = disposableDomainsFromText(job.text, job.path);
   return { kind: 'domains', domains: domains.join('\n'), entries: domains.length, counts: { total: domains.length }, text: `${domains.join('\n')}\n` };
 }
@@ -48,7 +54,7 @@ try {
 parentPort?.once('message', (job: ParseJob) => {
   try {
     const result = run(job);
-    const transfer = result.kind === 'ranges' ? [result.data.start4, result.data.end4, result.data.label4, result.data.start6, result.data.end6, result.data.label6].map((a) => a.buffer as ArrayBuffer) : [];
+    const transfer = result.kind === 'ranges' ? rangeTableBuffers(result.data) : [];
     parentPort!.postMessage({ ok: true, result }, transfer);
   } catch (err) {
     parentPort!.postMessage({ ok: false, error: err instanceof Error ? err.message : String(err) });

@@ -13,14 +13,15 @@ import { projectPath } from '../../http/spec.js';
 import type { Shared } from '../capability.js';
 
 /** The saved download of each refreshable list, in DATA_DIR/lists. */
-const SAVED = { 'ip-tor-exits': 'tor-exits.txt', 'ip-hosting': 'hosting-ranges.csv', 'email-disposable': 'disposable-domains.txt' } as const;
-type ListName = keyof typeof SAVED;
+const SAVED = { 'ip-tor-exits': 'tor-exits.txt', 'ip-hosting': 'hosting-ranges.csv', 'ip-hosting-asns': 'hosting-asns.txt', 'email-disposable': 'disposable-domains.txt' } as const;
+export type ListName = keyof typeof SAVED;
 
 type RefreshCounts = ReturnType<Refresher['counts']>;
 
 /** The files the lists are read from when DATA_REFRESH has saved none: the configured or shipped ones. */
-export const shippedLists = (config: Pick<Config, 'hostingRangesFile' | 'torExitFile'>) => ({
+export const shippedLists = (config: Pick<Config, 'hostingRangesFile' | 'hostingAsnFile' | 'torExitFile'>) => ({
   hosting: config.hostingRangesFile ?? projectPath('data/ip/hosting-ranges.csv'),
+  asns: config.hostingAsnFile ?? projectPath('data/ip/hosting-asns.txt'),
   tor: config.torExitFile ?? projectPath('data/ip/tor-exits.txt'),
   disposable: EMAIL_LIST_FILES.disposable,
 });
