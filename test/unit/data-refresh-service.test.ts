@@ -11,20 +11,23 @@ import { startHarness, type Harness } from '../support/harness.js';
 
 let publisher: Server;
 let tor = '';
+/** The shipped ASN list and MaxMind's test AS7922 (Comcast, 50.128.0.0/9 in the test ASN database). */
+const asns = `${readFileSync(new URL('../../data/ip/hosting-asns.txt', import.meta.url), 'utf8')}AS7922 # COMCAST (test)\n`;
 let dataDir: string;
 let env: Record<string, string>;
 let h: Harness;
 
 beforeAll(async () => {
   publisher = createServer((req, res) => {
-    if (req.url !== '/tor') return void res.writeHead(404).end();
-    res.writeHead(200, { 'last-modified': 'Fri, 27 Nov 2026 08:00:00 GMT' }).end(tor);
+    const body = req.url === '/tor' ? tor : req.url === '/asns' ? asns : undefined;
+    if (body === undefined) return void res.writeHead(404).end();
+    res.writeHead(200, { 'last-modified': 'Fri, 27 Nov 2026 08:00:00 GMT' }).end(body);
   });
   await new Promise<void>((r) => publisher.listen(0, '127.0.0.1', r));
   const base = `http://127.0.0.1:${(publisher.address() as AddressInfo).port}`;
   dataDir = mkdtempSync(join(tmpdir(), 'vls-refresh-'));
   // Loopback publishers need ALLOW_PRIVATE_TARGETS, as the TLS and SMTP tests' servers do.
-  env = { DATA_REFRESH: 'on', ALLOW_PRIVATE_TARGETS: 'true', DATA_DIR: dataDir, TOR_EXITS_URL: `${base}/tor`, DISPOSABLE_DOMAINS_URL: `${base}/none`, HOSTING_ASN_URL: `${base}/none` };
+  env = { DATA_REFRESH: 'on', ALLOW_PRIVATE_TARGETS: 'true', DATA_DIR: dataDir, TOR_EXITS_URL: `${base}/tor`, DISPOSABLE_DOMAINS_URL: `${base}/none`, HOSTING_ASN_URL: `${base}/asns` };
   h = await startHarness(env);
 });
 afterAll(async () => {
@@ -58,6 +61,14 @@ describe('DATA_REFRESH=on', () => {
     const warnings = h.logs.slice(before).filter((l) => l.includes('"level":40'));
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toContain('refresh of ip-tor-exits failed; the data in use stays');
+  });
+
+  it('swaps a new hosting ASN list in (daily, HOSTING_ASN_URL): an address of a newly listed AS is hosting', async () => {
+    expect((await h.call('/api/v1/ip/50.128.0.1')).body.security).toMatchObject({ isHosting: false });
+    expect(await h.composition.refresher!.refresh('ip-hosting-asns')).toBe(true);
+    expect((await h.call('/api/v1/ip/50.128.0.1')).body.security).toMatchObject({ isHosting: true });
+    expect(await dated('ip-hosting-asns')).toBe('2026-11-27');
+    expect(readFileSync(join(dataDir, 'lists', 'hosting-asns.txt'), 'utf8')).toMatch(/^# date: 2026-11-27\n(.*\n)*AS7922 # COMCAST \(test\)$/m);
   });
 
   it('a restart reads the saved download, not the shipped snapshot', async () => {
