@@ -46,7 +46,7 @@ ifneq ($(GEOIP_NEWER_CITY),0)
 GEOIP_FILES += $(GEOIP_DIR)/GeoLite2-City.latest.mmdb
 endif
 
-.PHONY: run build test test-fast test-image generate check-generated lint docs bench soak geoip clean install node
+.PHONY: run build test test-fast test-image generate check-generated lint docs bench bench-fixed bench-memory soak geoip clean install node
 
 ## node: the pinned Node (.nvmrc) in .node/, fetched from the npm registry (automatic when the system node is older)
 node: .node/bin/node
@@ -137,9 +137,17 @@ test-fast: $(STAMP) $(SDK_TYPES)
 test-image:
 	bash test/image/run.sh
 
-## bench: throughput and latency against bare Koa and node:http (not part of test)
+## bench: throughput and latency against bare Koa, node:http and the Fastify peer (not part of test; BENCHMARKS.md)
 bench: build
 	node --import tsx bench/run.ts
+
+## bench-fixed: only the fixed bench (Koa, node:http, the Fastify peer, BIC, IBAN, card, IP in turn; wrk, then autocannon)
+bench-fixed: build geoip
+	BENCH_ONLY=koa,http,fastify-peer,bic,iban,card,ip node --import tsx bench/run.ts
+
+## bench-memory: RSS after start and after password requests, and each dataset's share
+bench-memory: build geoip
+	node --import tsx bench/memory.ts
 
 ## soak: 60 s of mixed traffic (not part of test)
 soak: build

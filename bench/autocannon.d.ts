@@ -1,4 +1,4 @@
-// Types for the part of autocannon 9 (HTTP/1.1 load generator) that the bench uses; the package ships none.
+// Types for the part of autocannon 9 (HTTP/1.1 load generator) that bench/load.ts uses; the package ships none.
 declare module 'autocannon' {
   import type { EventEmitter } from 'node:events';
 
@@ -13,40 +13,17 @@ declare module 'autocannon' {
     url: string;
     connections?: number;
     duration?: number;
-    pipelining?: number;
     overallRate?: number;
     timeout?: number;
-    method?: string;
-    headers?: Record<string, string>;
-    body?: string;
     requests?: AutocannonRequest[];
   }
 
-  interface Histogram {
-    average: number;
-    mean: number;
-    stddev: number;
-    min: number;
-    max: number;
-    total: number;
-    p50: number;
-    p90: number;
-    p99: number;
-  }
-
   interface AutocannonResult {
-    latency: Histogram;
-    requests: Histogram;
-    throughput: Histogram;
     errors: number;
     timeouts: number;
     non2xx: number;
-    resets: number;
-    duration: number;
     start: Date;
     finish: Date;
-    statusCodeStats: Record<string, { count: number }>;
-    '2xx': number;
   }
 
   interface Instance extends EventEmitter, PromiseLike<AutocannonResult> {
@@ -55,5 +32,4 @@ declare module 'autocannon' {
 
   function autocannon(opts: AutocannonOptions): Instance;
   export default autocannon;
-  export type { AutocannonOptions, AutocannonRequest, AutocannonResult, Instance };
 }

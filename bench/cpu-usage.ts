@@ -1,82 +1,84 @@
-// CPU accounting of a measurement window (proc(5)): the measured process tree's CPU time per response, from
-// /proc/<pid>/stat, and the host's steal time, from /proc/stat (time the hypervisor gave our vCPUs to someone else).
-// Requests/s decide the targets; these two say how much of a difference is the service's own cost and how much the host.
-// The host's busy share (everything but idle and iowait) says how much of the machine a side left to anyone else.
+// Where the bench's processes run and what they cost (proc(5), sched_setaffinity(2)): the CPUs of the servers and of
+// the load generator, a process tree's CPU time, the host's steal and load over a window.
+import { spawnSync } from 'node:child_process';
+import { cpus, loadavg } from 'node:os';
 import { readFileSync } from 'node:fs';
 import { cpuSeconds } from './processes.js';
 
-export interface Usage {
-  /** CPU microseconds (user + system, every thread and child) the measured process spent per response. */
-  cpuUsPerReq: number | null;
-  /** Share of all CPU time on the host that was stolen by the hypervisor during the window, percent. */
-  stealPct: number | null;
-  /** Share of all CPU time on the host that was not idle (any process, the kernel, steal), percent. */
-  hostBusyPct: number | null;
+export interface CpuPlan {
+  /** taskset CPU lists; null: not pinned (one CPU, BENCH_PIN=0 or no taskset). */
+  server: string | null;
+  loader: string | null;
 }
 
-export interface CpuSample {
-  cpuS: number;
-  steal: number;
-  idle: number;
-  total: number;
-}
-
-/** The first line of /proc/stat: user nice system idle iowait irq softirq steal ... (guest time is inside user). */
-function hostTicks(): { steal: number; idle: number; total: number } {
-  try {
-    const f = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/).slice(1, 9).map(Number);
-    return { steal: f[7] ?? 0, idle: (f[3] ?? 0) + (f[4] ?? 0), total: f.reduce((s, v) => s + v, 0) };
-  } catch {
-    return { steal: 0, idle: 0, total: 0 };
-  }
-}
-
-export function sampleCpu(pid: number | null): CpuSample {
-  return { cpuS: pid ? cpuSeconds(pid) : 0, ...hostTicks() };
-}
-
-/** Sums of windows: add each window's (from, to) and its response count, read the usage at the end. */
-export class UsageTotals {
-  private cpuS = 0;
-  private steal = 0;
-  private idle = 0;
-  private total = 0;
-  private responses = 0;
-
-  constructor(private readonly measuresCpu: boolean) {}
-
-  add(from: CpuSample, to: CpuSample, responses: number): this {
-    this.cpuS += to.cpuS - from.cpuS;
-    this.steal += to.steal - from.steal;
-    this.idle += to.idle - from.idle;
-    this.total += to.total - from.total;
-    this.responses += responses;
-    return this;
-  }
-
-  usage(): Usage {
-    return {
-      cpuUsPerReq: this.measuresCpu && this.responses > 0 ? (this.cpuS * 1e6) / this.responses : null,
-      stealPct: this.total > 0 ? (100 * this.steal) / this.total : null,
-      hostBusyPct: this.total > 0 ? (100 * (this.total - this.idle)) / this.total : null,
-    };
-  }
-}
+let plan: CpuPlan | undefined;
 
 /**
- * CPU seconds of the load generator so far: this process (autocannon runs in it) or its reaped children (wrk, whose
- * time the kernel adds to ours when it exits: cutime and cstime in /proc/self/stat). Read before and after one run.
+ * The servers on the first half of the CPUs, the load generator (and this process) on the rest: on two CPUs, the server
+ * on CPU 0 and wrk on CPU 1, so the generator's cost never lands on a server's core. BENCH_SERVER_CPUS and
+ * BENCH_LOADER_CPUS override; BENCH_PIN=0 turns pinning off.
  */
-export function loaderCpuSeconds(kind: 'self' | 'children'): number {
-  if (kind === 'self') {
-    const u = process.cpuUsage();
-    return (u.user + u.system) / 1e6;
-  }
-  try {
-    const stat = readFileSync('/proc/self/stat', 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[13]) + Number(f[14])) / 100; // cutime, cstime; USER_HZ is 100 on Linux
-  } catch {
-    return NaN;
-  }
+export function cpuPlan(): CpuPlan {
+  if (plan) return plan;
+  const n = cpus().length;
+  const taskset = spawnSync('taskset', ['--version'], { stdio: 'ignore' }).error === undefined;
+  if (process.env.BENCH_PIN === '0' || !taskset || n < 2) return (plan = { server: null, loader: null });
+  const half = n >> 1;
+  const list = (from: number, to: number) => (from === to ? String(from) : `${from}-${to}`);
+  plan = { server: process.env.BENCH_SERVER_CPUS ?? list(0, half - 1), loader: process.env.BENCH_LOADER_CPUS ?? list(half, n - 1) };
+  spawnSync('taskset', ['-a', '-p', '-c', plan.loader!, String(process.pid)], { stdio: 'ignore' });
+  return plan;
+}
+
+/** A command line run on `cpus` (through taskset, which execs it: the pid is the program's). */
+export function pinned(cpuList: string | null, cmd: string, args: string[]): [string, string[]] {
+  return cpuList ? ['taskset', ['-c', cpuList, cmd, ...args]] : [cmd, args];
+}
+
+/** CPU seconds of this process's reaped children (cutime + cstime): a load generator's, read around its run. */
+export function childCpuSeconds(): number {
+  const stat = readFileSync('/proc/self/stat', 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[13]) + Number(f[14])) / 100; // USER_HZ is 100 on Linux
+}
+
+/** The first line of /proc/stat: user nice system idle iowait irq softirq steal (guest time is inside user). */
+function hostTicks(): { steal: number; idle: number; total: number } {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/).slice(1, 9).map(Number);
+  return { steal: f[7] ?? 0, idle: (f[3] ?? 0) + (f[4] ?? 0), total: f.reduce((s, v) => s + v, 0) };
+}
+
+export interface Window {
+  /** CPU seconds of each watched process tree over the window. */
+  cpuS: number[];
+  /** Host CPU stolen by the hypervisor, and not idle (anyone), percent of all CPU time. */
+  stealPct: number;
+  busyPct: number;
+  /** The 1-minute load average at the window's end. */
+  load1: number;
+}
+
+/** Start a window over some process trees; `end()` reads what each used and what the host did meanwhile. */
+export function openWindow(pids: number[]): { end(): Window } {
+  const c0 = pids.map(cpuSeconds);
+  const h0 = hostTicks();
+  return {
+    end(): Window {
+      const h1 = hostTicks();
+      const total = h1.total - h0.total || 1;
+      return {
+        cpuS: pids.map((p, i) => cpuSeconds(p) - c0[i]),
+        stealPct: (100 * (h1.steal - h0.steal)) / total,
+        busyPct: (100 * (total - (h1.idle - h0.idle))) / total,
+        load1: loadavg()[0],
+      };
+    },
+  };
+}
+
+/** The host now, for a log line: CPUs, load averages, the plan. */
+export function hostLine(): string {
+  const p = cpuPlan();
+  const pin = p.server ? `servers on CPU ${p.server}, load generator on CPU ${p.loader}` : 'not pinned';
+  return `${cpus().length} CPU, load ${loadavg().map((l) => l.toFixed(2)).join(' ')}, ${pin}`;
 }

@@ -1,13 +1,12 @@
 // The peer in the bench: the contract-first Fastify 5 service a user might build instead (issue #48); prints {"port":N}.
 //
-// fastify-openapi-glue routes this project's own openapi.yaml, Fastify's Ajv validates each request against it, an
-// onRequest hook finds the X-Api-Key by its SHA-256 in a Map, @fastify/rate-limit counts per key in memory (RateLimit
-// header fields), pino logs every request at info to a file, and each request gets a random UUID, sent as X-Request-Id.
-// Only validateBic is implemented, with the service's own domain function; every other operation answers 501.
-// Env: PORT, PEER_API_KEY (the one key it knows), PEER_LOG_FILE (where pino writes; default: a temporary file).
-import { createHash, randomUUID } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+// Fastify as a user gets it by default (`logger: true`: pino at info on stdout, two lines per request; the bench sends
+// stdout to a file as it does the service's; Fastify's own request ids, keep-alive and Ajv options), plus what the
+// contract asks of every API route: fastify-openapi-glue routes this project's openapi.yaml, an onRequest hook finds the
+// X-Api-Key by its SHA-256 in a Map, @fastify/rate-limit counts per key in memory (the contract's RateLimit-* fields),
+// the request id goes out as X-Request-Id. Only validateBic is implemented (the service's own domain function); every
+// other operation answers 501. Env: PORT, PEER_API_KEY (the one key it knows).
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import openapiGlue from 'fastify-openapi-glue';
@@ -21,15 +20,8 @@ const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex
 /** The key store: key hash -> record, as a user's service would hold it after loading it. */
 const keys = new Map<string, { id: string; perMinute: number }>([[sha256(key), { id: 'bench', perMinute: 1_000_000_000 }]]);
 
-const app = Fastify({
-  logger: { level: 'info', file: process.env.PEER_LOG_FILE ?? join(mkdtempSync(join(tmpdir(), 'fastify-peer-')), 'access.log') },
-  genReqId: () => randomUUID(),
-  // The id is the server's own, never a client's header.
-  requestIdHeader: false,
-  keepAliveTimeout: 5_000,
-  // openapi.yaml carries keywords Ajv's strict mode does not know (example, x-*): validation itself is unchanged.
-  ajv: { customOptions: { strict: false } },
-});
+// One option beyond the defaults: openapi.yaml carries x-* keywords Fastify's Ajv refuses in strict mode.
+const app = Fastify({ logger: true, ajv: { customOptions: { strict: false } } });
 
 type Keyed = FastifyRequest & { keyId?: string; perMinute?: number };
 /** The contract's ErrorInfo (openapi.yaml), which Fastify serialises with the response schema glue gave the route. */

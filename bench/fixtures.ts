@@ -1,11 +1,9 @@
 // Local upstreams for the bench: a real DNS server (RFC 1035), a k-anonymity range API, a TLS server with a test CA, redis-server.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import net, { type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { freePort, track } from './children.js';
 import { startDnsServer, type TestDnsServer, type Zone } from '../test/support/dns-server.js';
 import { createTestPki, startTlsServer, type RunningServer } from '../test/support/tls-fixtures.js';
 
@@ -103,55 +101,5 @@ export async function startFixtures(dir: string, breached: Record<string, number
   };
 }
 
-export interface BenchRedis {
-  url: string;
-  pid: number;
-  stop(): Promise<void>;
-}
-
-const REDIS_BIN = process.env.REDIS_SERVER_BIN ?? 'redis-server';
-
-export function redisBinaryPresent(): boolean {
-  const r = spawnSync(REDIS_BIN, ['--version'], { stdio: 'ignore' });
-  return r.error === undefined && r.status === 0;
-}
-
-function ping(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const sock = net.connect({ host: '127.0.0.1', port });
-    const finish = (ok: boolean): void => {
-      sock.destroy();
-      resolve(ok);
-    };
-    sock.setTimeout(500, () => finish(false));
-    sock.once('error', () => finish(false));
-    sock.once('connect', () => sock.write('PING\r\n'));
-    sock.once('data', (d) => finish(d.toString('latin1').startsWith('+PONG')));
-  });
-}
-
-/** A throw-away redis-server on a free loopback port, no persistence. */
-export async function startRedis(): Promise<BenchRedis> {
-  const port = await freePort();
-  const child: ChildProcess = track(spawn(REDIS_BIN, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning'], {
-    stdio: 'ignore',
-  }));
-  const deadline = Date.now() + 10_000;
-  while (!(await ping(port))) {
-    if (child.exitCode !== null || Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`redis-server did not start on port ${port}`);
-    }
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    pid: child.pid!,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
-  };
-}
+/** Redis for the Redis rows: the tests' throw-away redis-server (free loopback port, no persistence). */
+export { redisBinaryPresent, startRedisServer as startRedis, type TestRedis as BenchRedis } from '../test/support/redis-server.js';

@@ -1,22 +1,6 @@
-// Keys at scale (docs/adr/0012-keys-on-demand.md, 0019): 1,000,000 keys in the embedded store; start-up, memory, CLI changes and a held lock under load, unknown-key cost.
-//
+// Keys at scale (docs/adr/0012-keys-on-demand.md, 0019): 1,000,000 keys in the embedded store; start-up, memory, CLI
+// changes and a held lock under load, unknown-key cost. What it measures and how: bench/README.md, "Keys at scale".
 //   npm run build && node --import tsx bench/keys-scale.ts [--keys 1000000] [--load-s 20] [--seeded-dir DIR]
-//
-// --seeded-dir DIR keeps the seeded store between runs (seeding takes minutes): the first run seeds into DIR, later
-// runs with the same --keys copy DIR's database into a fresh directory (the bench changes keys, never DIR).
-//
-// Not part of `make test`. Seeds the keys through the store's own table (its triggers fill the change feed with a
-// row per key, as an import of an earlier version left it), then starts the built server (dist/) on an empty store
-// and on the seeded one and reports, as JSON on stdout:
-// - start to the first authenticated answer (wall time, and the server's CPU time until then), and RSS after a short
-//   load, for each store;
-// - during a steady load on the seeded store, through the built CLI one after the other: 5 `keys create` (the first
-//   prunes the feed of a million rows), 1 `keys revoke`, 1 `keys import` of 10,000 keys, then a second process
-//   holding the write lock (BEGIN IMMEDIATE) for 3 s: the maximum and p99 request latency of each phase (beside
-//   those of the same load without changes, the floor on a shared machine), how long after each CLI exit the new
-//   key answered 200 / the revoked one 403 / an imported key 200, and whether the counts made under the lock were
-//   written after it;
-// - server CPU per request for a known key, one unknown key repeated, and a fresh unknown key per request.
 import { spawn, type ChildProcess, execFile } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -103,22 +87,11 @@ async function seed(n: number): Promise<Seeded> {
   return { dir, key, victim: { id: victim.record.id, key: victim.key } };
 }
 
+/** A clean environment: the store, the address, GeoIP, limits far above what the bench uses. */
 function env(dataDir: string, port: number): NodeJS.ProcessEnv {
-  const geo = geoDatabases();
-  return {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    DATA_DIR: dataDir,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    GEOIP_CITY_DB: geo.city,
-    GEOIP_ASN_DB: geo.asn,
-    RATE_LIMIT_PER_MINUTE: HIGH,
-    QUOTA_PER_DAY: HIGH,
-    QUOTA_PER_MONTH: HIGH,
-    LOG_LEVEL: 'warn',
-    WORKERS: '1',
-  };
+  const { city, asn } = geoDatabases();
+  const limits = { RATE_LIMIT_PER_MINUTE: HIGH, QUOTA_PER_DAY: HIGH, QUOTA_PER_MONTH: HIGH };
+  return { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', GEOIP_CITY_DB: city, GEOIP_ASN_DB: asn, ...limits, LOG_LEVEL: 'warn', WORKERS: '1' };
 }
 
 const rssMb = (pid: number) => Number(/^VmRSS:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;

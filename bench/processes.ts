@@ -4,6 +4,8 @@ import { closeSync, existsSync, openSync, readdirSync, readFileSync, readlinkSyn
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, track } from './children.js';
+import { cpuPlan, pinned } from './cpu-usage.js';
+import { waitFor as poll } from '../test/support/wait.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -59,32 +61,29 @@ async function stopChild(child: ChildProcess, graceMs = 10_000): Promise<void> {
 
 /** Poll `url` until it answers 200 (or the child exits, or the deadline passes). */
 async function waitFor(url: string, child: ChildProcess, logFile: string, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let last = 'no answer';
-  while (Date.now() < deadline) {
-    if (exited(child)) throw new Error(`exited (${child.exitCode ?? child.signalCode}) before ${url} answered 200:\n${logTail(logFile)}`);
-    try {
-      const res = await fetch(url, { signal: AbortSignal.timeout(2_000) });
-      last = `${res.status} ${(await res.text()).slice(0, 200)}`;
-      if (res.status === 200) return;
-    } catch (err) {
-      last = (err as Error).message;
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  await stopChild(child);
-  throw new Error(`${url} did not answer 200 within ${timeoutMs} ms (last: ${last}):\n${logTail(logFile)}`);
+  const ok = async () => {
+    const res = await fetch(url, { signal: AbortSignal.timeout(2_000) });
+    await res.arrayBuffer();
+    return res.status === 200;
+  };
+  const gone = () => (exited(child) ? `the process exited (${child.exitCode ?? child.signalCode})` : null);
+  await poll(() => ok().catch(() => false), { timeoutMs, intervalMs: 100, what: `200 from ${url}`, giveUp: gone }).catch(async (err: Error) => {
+    await stopChild(child);
+    throw new Error(`${err.message}:\n${logTail(logFile)}`);
+  });
 }
 
-function spawnLogged(name: string, args: string[], env: NodeJS.ProcessEnv, dir: string): { child: ChildProcess; logFile: string } {
+/** A Node child logging to a file in `dir`; a server (`server`) runs on the servers' CPUs (cpu-usage.ts, cpuPlan). */
+function spawnLogged(name: string, args: string[], env: NodeJS.ProcessEnv, dir: string, server = true): { child: ChildProcess; logFile: string } {
   const logFile = join(dir, `${name.replace(/[^a-z0-9]+/gi, '-')}.log`);
   const fd = openSync(logFile, 'a');
-  const child = track(spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', fd, fd] }));
+  const [cmd, argv] = pinned(server ? cpuPlan().server : null, process.execPath, args);
+  const child = track(spawn(cmd, argv, { cwd: ROOT, env, stdio: ['ignore', fd, fd] }));
   closeSync(fd);
   return { child, logFile };
 }
 
-/** A baseline server (bench/baseline-*.ts) on a free port, ready when `/` answers 200. */
+/** A bench server (bench/baselines.ts, fastify-peer.ts) on a free port, ready when `/` answers 200. */
 export async function startBaseline(name: string, script: string, dir: string, nodeArgs: string[] = [], env: Record<string, string> = {}): Promise<Proc> {
   const port = await freePort();
   const t0 = Date.now();
@@ -98,7 +97,7 @@ export async function startBaseline(name: string, script: string, dir: string, n
 export async function createKey(name: string, env: Record<string, string>, dir: string): Promise<string> {
   const limit = '1000000000';
   const args = [join(ROOT, 'dist/src/cli/keys.js'), 'create', '--name', 'bench', '--per-minute', limit, '--per-day', limit, '--per-month', limit, '--json'];
-  const { child, logFile } = spawnLogged(`keys-${name}`, args, cleanEnv(env), dir);
+  const { child, logFile } = spawnLogged(`keys-${name}`, args, cleanEnv(env), dir, false);
   const code = await new Promise<number>((resolve) => child.once('exit', (c) => resolve(c ?? 1)));
   const lines = logTail(logFile, 5).split('\n').reverse();
   const json = lines.find((l) => l.startsWith('{') && l.includes('"key"'));
@@ -164,7 +163,7 @@ export function processTree(pid: number): number[] {
   return out.filter((p) => existsSync(`/proc/${p}`) && (p === pid || program(p) === 'node'));
 }
 
-function statusKb(pid: number, field: 'VmHWM' | 'VmRSS'): number {
+function statusKb(pid: number, field: 'VmHWM'): number {
   try {
     const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m ? Number(m[1]) : 0;
@@ -174,40 +173,29 @@ function statusKb(pid: number, field: 'VmHWM' | 'VmRSS'): number {
 }
 
 /**
- * Peak resident memory of a process tree during a window: the kernel's high-water mark (VmHWM, reset at the
- * start through /proc/PID/clear_refs), summed over the tree; where that reset fails, VmRSS sampled every 250 ms.
- * The tree is listed once at start (scanning /proc while measuring would cost the load generator throughput).
+ * Peak resident memory of a process tree during a window: the kernel's high-water mark (VmHWM), reset at the start
+ * through /proc/PID/clear_refs ("5", proc(5)) and summed over the tree; null where that reset is not allowed.
  */
 export class PeakRss {
-  private sampled = 0;
-  private timer: NodeJS.Timeout | null = null;
   private tree: number[] = [];
+  private reset = true;
 
   constructor(private readonly pid: number) {}
 
   start(): void {
     this.tree = processTree(this.pid);
-    let reset = true;
     for (const p of this.tree) {
       try {
         writeFileSync(`/proc/${p}/clear_refs`, '5');
       } catch {
-        reset = false;
+        this.reset = false;
       }
     }
-    if (reset) return;
-    const sample = (): void => {
-      this.sampled = Math.max(this.sampled, this.tree.reduce((sum, p) => sum + statusKb(p, 'VmRSS'), 0));
-    };
-    sample();
-    this.timer = setInterval(sample, 250);
   }
 
   /** Peak in MB since start(). */
-  stop(): number {
-    const kb = this.timer ? this.sampled : this.tree.reduce((sum, p) => sum + statusKb(p, 'VmHWM'), 0);
-    if (this.timer) clearInterval(this.timer);
-    return Math.round(kb / 102.4) / 10;
+  stop(): number | null {
+    return this.reset ? Math.round(this.tree.reduce((sum, p) => sum + statusKb(p, 'VmHWM'), 0) / 102.4) / 10 : null;
   }
 }
 

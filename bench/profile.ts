@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BREACHED, endpoint, probe, requestsFor } from './endpoints.js';
 import { startFixtures } from './fixtures.js';
-import { runLoad, warmUntilSteady } from './measure.js';
+import { runLoad } from './load.js';
 import { cpuSeconds, createKey, ROOT, startBaseline, startService, waitIdle, type Proc } from './processes.js';
 import { geoDatabases, serviceEnv } from './service-env.js';
 import { groupProfile, STAGES, type CpuProfile, type Budget } from './profile-stages.js';
@@ -41,39 +41,53 @@ interface Result {
   /** CPU of its main thread (/proc) per request, us: the stages are scaled to add up to this. */
   mainUsPerReq: number;
   budget: Budget;
+  /** CPU per request of each thread group (by name), us: where the process's CPU beyond the main thread goes. */
+  perThread: Array<[string, number]>;
 }
 
 /** Load BIC on a started process between two clock readings the profile's sample times can be matched to. */
 async function profileRun(name: string, proc: Proc, key: string, profDir: string): Promise<Result> {
-  const requests = requestsFor(endpoint('bic'), key);
-  const p = await probe(proc.url, endpoint('bic'), key);
-  if (!p.ok) throw new Error(`${name}: BIC probe answered ${p.problem}`);
+  // The peer implements BIC only.
+  const e = endpoint(name === 'service' ? (process.env.PROFILE_ENDPOINT ?? 'bic') : 'bic');
+  const requests = requestsFor(e, key);
+  const p = await probe(proc.url, e, key);
+  if (!p.ok) throw new Error(`${name}: ${e.label} probe answered ${p.problem}`);
   await waitIdle(proc.pid, 15);
-  const w = await warmUntilSteady(proc.url, [], requests, connections, 4);
-  log(`${name}: warm-up ${w.seconds.toFixed(1)} s (req/s ${w.rounds.join(', ')}); profiling ${durationS} s of BIC`);
+  const warm = await runLoad({ url: proc.url, requests, connections, durationS: 4 });
+  log(`${name}: warm-up 4 s (${Math.round(warm.rps)} req/s); profiling ${durationS} s of ${e.label}`);
   // V8's sample times and process.hrtime both read CLOCK_MONOTONIC (microseconds and nanoseconds).
   const cpu0 = cpuSeconds(proc.pid);
-  const main0 = threadCpuSeconds(proc.pid);
+  const th0 = threadsBy(proc.pid);
   const t0 = Number(process.hrtime.bigint() / 1000n);
   const m = await runLoad({ url: proc.url, requests, connections, durationS });
   const t1 = Number(process.hrtime.bigint() / 1000n);
-  const main1 = threadCpuSeconds(proc.pid);
+  const th1 = threadsBy(proc.pid);
+  const perThread = [...th1].map(([n, c]): [string, number] => [n, ((c - (th0.get(n) ?? 0)) * 1e6) / m.responses]).filter(([, v]) => v >= 0.05);
   const cpu1 = cpuSeconds(proc.pid);
   if (m.non2xx + m.errors > 0) throw new Error(`${name}: ${m.non2xx} non-2xx, ${m.errors} errors under load`);
   await proc.stop();
   const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
   if (!file) throw new Error(`${name}: no .cpuprofile written in ${profDir}`);
   const profile = JSON.parse(readFileSync(join(profDir, file), 'utf8')) as CpuProfile;
-  const mainUsPerReq = ((main1 - main0) * 1e6) / m.responses;
+  const mainUsPerReq = (((th1.get('MainThread') ?? 0) - (th0.get('MainThread') ?? 0)) * 1e6) / m.responses;
   const budget = scaled(groupProfile(profile, t0, t1, m.responses), mainUsPerReq);
-  return { name, requests: m.responses, rps: m.rps, p99: m.p99, processUsPerReq: ((cpu1 - cpu0) * 1e6) / m.responses, mainUsPerReq, budget };
+  return { name, requests: m.responses, rps: m.rps, p99: m.p99, processUsPerReq: ((cpu1 - cpu0) * 1e6) / m.responses, mainUsPerReq, budget, perThread };
 }
 
-/** CPU seconds (user + system) of a process's main thread so far (proc(5): /proc/PID/task/PID/stat). */
-function threadCpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(f[11]) + Number(f[12])) / 100;
+/** CPU seconds of each thread of a process by its name (/proc/PID/task/TID/comm: MainThread, V8 workers, libuv...). */
+function threadsBy(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).replace(/\d+$/, '#');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(name, (out.get(name) ?? 0) + (Number(f[11]) + Number(f[12])) / 100);
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return out;
 }
 
 /**
@@ -102,7 +116,7 @@ try {
     const profDir = join(dir, 'peer-prof');
     mkdirSync(profDir);
     const key = 'vls_profile_peer_key';
-    const peer = await startBaseline('fastify-peer', 'fastify-peer.ts', dir, profArgs(profDir), { PEER_API_KEY: key, PEER_LOG_FILE: join(dir, 'peer-access.log') });
+    const peer = await startBaseline('fastify-peer', 'fastify-peer.ts', dir, profArgs(profDir), { PEER_API_KEY: key });
     results.push(await profileRun('Fastify peer', peer, key, profDir).finally(() => peer.stop()));
   }
 } finally {
@@ -123,10 +137,11 @@ const lines = [
   `| **main thread CPU (/proc), the sum of the above** | ${results.map((r) => `**${us(r.mainUsPerReq)}**`).join(' | ')} |`,
   `| main thread busy in the profile (wall time) | ${results.map((r) => us(r.budget.wallUsPerReq ?? 0)).join(' | ')} |`,
   `| process CPU, every thread (/proc) | ${results.map((r) => us(r.processUsPerReq)).join(' | ')} |`,
+  `| threads (us/req by /proc/PID/task name) | ${results.map((r) => r.perThread.map(([n, v]) => `${n} ${v.toFixed(1)}`).join(', ')).join(' | ')} |`,
   `| req/s under the profiler; p99 ms | ${results.map((r) => `${Math.round(r.rps)}; ${r.p99.toFixed(1)}`).join(' | ')} |`,
 ];
 const header =
-  `${new Date().toISOString()}, node ${process.version}, BIC (GET /api/v1/bic/DEUTDEFF), ${connections} connections, ${durationS} s per target, ` +
+  `${new Date().toISOString()}, node ${process.version}, ${process.env.PROFILE_ENDPOINT ?? 'bic'} (the peer: BIC), ${connections} connections, ${durationS} s per target, ` +
   `sampling every ${intervalUs} us; samples in the window: ${results.map((r) => `${r.name} ${r.budget.samples}`).join(', ')}`;
 const top = Number(process.env.PROFILE_TOP ?? 0);
 const leafLines = results.flatMap((r) => [

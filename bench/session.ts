@@ -1,12 +1,11 @@
-// One bench run's state and steps: settings, rows, service launches with warm-up, single and alternated measurements.
+// One bench run's state and steps: settings, rows, service launches with warm-up, single rows and rotations.
 import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { endpoint, probe, requestsFor, type RequestSpec } from './endpoints.js';
-import { median, merge, runLoad, warmUntilSteady, type Measured } from './measure.js';
-import { runWrk } from './wrk.js';
+import { defaultLoader, median, runLoad, type Loader, type Measured } from './load.js';
 import { createKey, PeakRss, startService, waitIdle, type Proc, type ServiceOptions } from './processes.js';
 import { emptyRow, type Row } from './report.js';
-import { sampleCpu, UsageTotals, type Usage } from './cpu-usage.js';
+import { openWindow } from './cpu-usage.js';
 
 const num = (name: string, def: number): number => {
   const v = Number(process.env[name] ?? def);
@@ -16,52 +15,46 @@ const num = (name: string, def: number): number => {
 
 export const settings = {
   connections: num('BENCH_CONNECTIONS', 32),
+  /** Seconds measured per slice (one side in one round) and per single row. */
   durationS: num('BENCH_DURATION', 5),
-  warmupS: num('BENCH_WARMUP', 0.5),
-  serviceWarmupMaxS: num('BENCH_SERVICE_WARMUP', 4),
+  /** Seconds of load before every slice, on the slice's own connections, discarded. */
+  warmupS: num('BENCH_WARMUP', 2),
+  serviceWarmupMaxS: num('BENCH_SERVICE_WARMUP', 8),
   bicRate: num('BENCH_BIC_RATE', 500),
-  /** Alternated comparisons: rounds of one slice per side (each side BENCH_DURATION s in all). */
-  pairRounds: Math.max(1, Math.round(num('BENCH_PAIR_ROUNDS', 5))),
+  rounds: Math.max(1, Math.round(num('BENCH_ROUNDS', 5))),
 };
 
-/** A BIC measurement of one service alternated with another's: the ratio the limit and worker targets use. */
-export interface Pair {
-  id: string;
-  versus: string;
-  rps: number;
-  versusRps: number;
-  /** Median of the rounds' ratios (x_i / y_i of adjacent slices). */
-  ratio: number;
-  /** Every round's ratio, in time order: the spread shows the machine's noise. */
-  rounds: number[];
-  /** CPU per response of each side's process tree over its slices, microseconds. */
-  cpuUsPerReq: number | null;
-  versusCpuUsPerReq: number | null;
-  /** The load generator's CPU per response on each side, microseconds: it runs on the same cores. */
-  loaderUsPerReq: number | null;
-  versusLoaderUsPerReq: number | null;
-  /** Host CPU steal over the whole alternation, percent. */
-  stealPct: number | null;
-  /** p99 of each side's 2xx answers over its slices, ms. */
-  p99?: number;
-  versusP99?: number;
-}
-
-export interface ServiceStart {
-  name: string;
-  readyAfterS: number;
-  busyAfterReadyS: number;
-  cpuAfterReadyS: number;
-  warmupS: number;
-  warmupRps: number[];
-}
-
-/** One side of an alternated measurement. */
+/** One server answering one request list: a side of a rotation. */
 export interface Side {
+  id: string;
+  label: string;
   url: string;
   requests: RequestSpec[];
-  /** The process answering, for its CPU per response. */
-  pid: number | null;
+  pid: number;
+}
+
+/** One side's measured window in one round. */
+export interface Slice extends Measured {
+  /** The side's process tree (every thread), and the load generator, per 2xx answer, microseconds. */
+  cpuUsPerReq: number;
+  loaderUsPerReq: number;
+  /** The generator's CPU over the window, percent of one CPU: near 100 it, not the server, set the pace. */
+  loaderBusyPct: number;
+  /** The server's CPU over the window, percent of one CPU: well under its CPUs, something else held them. */
+  serverBusyPct: number;
+  /** CPU seconds the other sides used during the window: near 0, or they were still busy with their own load. */
+  othersCpuS: number;
+  stealPct: number;
+  busyPct: number;
+  load1: number;
+}
+
+export interface Rotation {
+  name: string;
+  loader: Loader;
+  sides: Side[];
+  /** slices[side][round]. */
+  slices: Slice[][];
 }
 
 export interface Launched {
@@ -70,10 +63,19 @@ export interface Launched {
   label: string;
 }
 
+/** The median of x's per-round req/s over y's (both measured in the same round, seconds apart), and of CPU per answer. */
+export function ratioOf(r: Rotation, x: string, y: string): { ratio: number; rounds: number[]; cpu: number } | null {
+  const i = r.sides.findIndex((s) => s.id === x);
+  const k = r.sides.findIndex((s) => s.id === y);
+  if (i < 0 || k < 0) return null;
+  const rounds = r.slices[i].map((s, n) => s.rps / r.slices[k][n].rps);
+  const cpu = r.slices[i].map((s, n) => s.cpuUsPerReq / r.slices[k][n].cpuUsPerReq);
+  return { ratio: median(rounds), rounds, cpu: median(cpu) };
+}
+
 export class Session {
   readonly rows: Row[] = [];
-  readonly pairs: Pair[] = [];
-  readonly services: ServiceStart[] = [];
+  readonly rotations: Rotation[] = [];
   private readonly started = Date.now();
   private readonly only: Set<string> | null;
 
@@ -97,46 +99,62 @@ export class Session {
     return mkdtempSync(join(this.dir, `${name}-`));
   }
 
-  /** Warm up, then measure with the peak RSS of `pid`'s tree; any non-2xx or error marks the row failed. */
-  async measure(id: string, label: string, url: string, requests: RequestSpec[], pid: number | null, note: string[] = [], warmupS = settings.warmupS): Promise<Row> {
-    const { connections, durationS } = settings;
-    this.log(`${label}: warm-up ${warmupS} s, measure ${durationS} s`);
-    if (warmupS > 0) {
-      const w = await runLoad({ url, requests, connections, durationS: warmupS });
-      if (w.non2xx + w.errors > 0) note.push(`warm-up saw ${w.non2xx} non-2xx, ${w.errors} errors`);
-    }
-    const rss = pid ? new PeakRss(pid) : null;
-    rss?.start();
-    const before = sampleCpu(pid);
-    const m = await runLoad({ url, requests, connections, durationS });
-    const usage = new UsageTotals(pid !== null).add(before, sampleCpu(pid), m.responses).usage();
-    return this.toRow(id, label, m, rss?.stop() ?? null, note, usage);
-  }
-
-  toRow(id: string, label: string, m: Measured, peakRssMb: number | null, note: string[], usage: Usage | null = null): Row {
-    const bad = m.non2xx + m.errors > 0;
-    if (bad) note.unshift(`FAILED: ${m.non2xx} non-2xx ${JSON.stringify(m.statusCodes)}, ${m.errors} connection errors/timeouts`);
-    return {
-      ...emptyRow(id, label, bad ? 'failed' : 'ok', ''),
-      ...usage,
-      note: note.join('; ') || null,
-      rps: m.rps,
-      p50: m.p50,
-      p99: m.p99,
-      non2xx: m.non2xx,
-      errors: m.errors,
-      peakRssMb,
-    };
-  }
-
   /** A row that could not be measured (unless one with that id exists already). */
   mark(id: string, label: string, status: Row['status'], note: string): void {
     if (!this.rows.some((r) => r.id === id)) this.rows.push(emptyRow(id, label, status, note));
   }
 
+  /** One side alone: warm-up discarded, then one window with the peak RSS of its tree; a rotation of one round. */
+  async measure(side: Side, note: string[] = [], loader = defaultLoader()): Promise<Row> {
+    const rss = new PeakRss(side.pid);
+    const r = await this.rotate(side.id, [side], { rounds: 1, loader, onWindow: () => rss.start() });
+    return toRow(side, r.slices[0], rss.stop(), note);
+  }
+
+  /**
+   * Every side in turn, `rounds` times (the order rotates each round and reverses every other one, so no side always
+   * runs first or after the same neighbour). Before each slice the other sides must be idle (their deferred work, GC
+   * or log flushes, would be charged to this one), then `warmupS` of load on fresh connections is discarded and
+   * `durationS` measured: long windows of steady load, not the switching between them.
+   */
+  async rotate(name: string, sides: Side[], o: { rounds?: number; loader?: Loader; onWindow?: () => void } = {}): Promise<Rotation> {
+    const { connections, durationS, warmupS } = settings;
+    const rounds = o.rounds ?? settings.rounds;
+    const loader = o.loader ?? defaultLoader();
+    const slices: Slice[][] = sides.map(() => []);
+    const pids = sides.map((s) => s.pid);
+    for (let round = 0; round < rounds; round++) {
+      const order = sides.map((_, i) => (i + round) % sides.length);
+      if (round % 2) order.reverse();
+      for (const i of order) {
+        const s = sides[i];
+        const idle = await Promise.all(pids.filter((p) => p !== s.pid).map((p) => waitIdle(p, 10)));
+        const load = (d: number) => runLoad({ url: s.url, requests: s.requests, connections, durationS: d, loader });
+        if (warmupS > 0) await load(warmupS);
+        o.onWindow?.();
+        const w = openWindow(pids);
+        const m = await load(durationS);
+        const win = w.end();
+        const own = pids.indexOf(s.pid);
+        const ok = Math.max(1, m.responses - m.non2xx);
+        const others = win.cpuS.reduce((sum, c, k) => sum + (k === own || pids[k] === s.pid ? 0 : c), 0);
+        slices[i].push({ ...m, cpuUsPerReq: (win.cpuS[own] * 1e6) / ok, loaderUsPerReq: m.loaderCpuUs / ok, loaderBusyPct: m.loaderCpuUs / (m.durationS * 1e4), serverBusyPct: (100 * win.cpuS[own]) / m.durationS, othersCpuS: others, stealPct: win.stealPct, busyPct: win.busyPct, load1: win.load1 });
+        const sl = slices[i][slices[i].length - 1];
+        this.log(
+          `${name} ${loader} round ${round + 1}/${rounds} ${s.label}: ${Math.round(sl.rps)} req/s, p99 ${sl.p99.toFixed(2)} ms, ` +
+            `CPU ${sl.cpuUsPerReq.toFixed(1)} us/req (${sl.serverBusyPct.toFixed(0)}% of a CPU), ${loader} ${sl.loaderUsPerReq.toFixed(1)} us/req (${sl.loaderBusyPct.toFixed(0)}% of a CPU); the others idle after ${Math.max(0, ...idle.map((x) => x.waitedS)).toFixed(1)} s, ${others.toFixed(2)} s CPU in the window; ` +
+            `steal ${sl.stealPct.toFixed(1)}%, host busy ${sl.busyPct.toFixed(0)}%, load ${sl.load1.toFixed(2)}`,
+        );
+      }
+    }
+    const r = { name, loader, sides, slices };
+    this.rotations.push(r);
+    return r;
+  }
+
   /**
    * Start a service with a fresh key, check BIC answers 200, wait until it is idle and warm it up (every endpoint in
-   * `mixed` once, then BIC until steady). A failure marks `ids` with `onFail` and returns null.
+   * `mixed`, then BIC until steady). A failure marks `ids` with `onFail` and returns null.
    */
   async launch(o: ServiceOptions, label: string, ids: Array<[string, string]>, mixed: string[] = [], onFail: Row['status'] = 'failed'): Promise<Launched | null> {
     let svc: Proc | null = null;
@@ -146,16 +164,10 @@ export class Session {
       svc = await startService(o);
       const p = await probe(svc.url, endpoint('bic'), key);
       if (!p.ok) throw new Error(`BIC probe answered ${p.problem}`);
-      const idle = await waitIdle(svc.pid, 15);
+      await waitIdle(svc.pid, 15);
       const ok: string[] = [];
       for (const id of mixed) if ((await probe(svc.url, endpoint(id), key)).ok) ok.push(id);
-      const bic = requestsFor(endpoint('bic'), key);
-      const w = await warmUntilSteady(svc.url, ok.flatMap((id) => requestsFor(endpoint(id), key)), bic, settings.connections, settings.serviceWarmupMaxS);
-      this.services.push({ name: o.name, readyAfterS: svc.readyAfterS, busyAfterReadyS: idle.waitedS, cpuAfterReadyS: idle.cpuS, warmupS: w.seconds, warmupRps: w.rounds });
-      this.log(
-        `${o.name}: /readyz after ${svc.readyAfterS.toFixed(1)} s, then ${idle.cpuS.toFixed(1)} s CPU in ${idle.waitedS.toFixed(1)} s until idle; ` +
-          `warm-up ${w.seconds.toFixed(1)} s (BIC req/s per second: ${w.rounds.join(', ')})`,
-      );
+      await this.warm(svc, [...ok.flatMap((id) => requestsFor(endpoint(id), key)), ...requestsFor(endpoint('bic'), key)]);
       return { svc, key, label };
     } catch (err) {
       await svc?.stop();
@@ -165,141 +177,46 @@ export class Session {
     }
   }
 
-  /** BIC on service `x` alternated with BIC on service `y`: a row of x's, with the ratio x / y in its note and in `pairs`. */
-  async pair(id: string, x: Launched, y: Launched, note: string[] = [], loader: 'autocannon' | 'wrk' = 'autocannon'): Promise<void> {
-    this.log(`${x.label} alternated with ${y.label}: ${settings.pairRounds} rounds of ${(settings.durationS / settings.pairRounds).toFixed(1)} s each`);
-    const side = (l: Launched): Side => ({ url: l.svc.url, requests: requestsFor(endpoint('bic'), l.key), pid: l.svc.pid });
-    const rss = new PeakRss(x.svc.pid);
-    rss.start();
-    const a = between(await this.rotate([side(x), side(y)], settings.durationS, { loader }), 0, 1);
-    const { mx, my, ratio, rounds } = a;
-    const p = pairOf(id, y.label, a);
-    this.pairs.push(p);
-    const yBad = my.non2xx + my.errors > 0 ? [`FAILED on ${y.label}: ${my.non2xx} non-2xx, ${my.errors} errors`] : [];
-    const yCpu =
-      (a.uy.cpuUsPerReq === null ? '' : `, ${a.uy.cpuUsPerReq.toFixed(1)} us CPU/req`) +
-      (a.uy.hostBusyPct === null ? '' : `, host ${a.uy.hostBusyPct.toFixed(0)}% busy`) +
-      (p.loaderUsPerReq === null || p.versusLoaderUsPerReq === null
-        ? ''
-        : `; ${loader} ${p.loaderUsPerReq.toFixed(1)} vs ${p.versusLoaderUsPerReq.toFixed(1)} us CPU/req`);
-    const text = `alternated with ${y.label} (${Math.round(my.rps)} req/s${yCpu}): ratio ${ratio.toFixed(2)}x (median of ${rounds.map((r) => r.toFixed(2)).join(', ')})`;
-    this.rows.push(this.toRow(id, x.label, mx, rss.stop(), [...yBad, text, ...note], { ...a.ux, stealPct: a.stealPct }));
-    if (yBad.length) this.rows[this.rows.length - 1].status = 'failed';
-  }
-
-  /**
-   * Load every side in turn, round after round, each `durationS` in all. The order reverses every other round and
-   * rotates every two (two sides: x y, y x, y x, x y, ...), so no side always runs first or after the same
-   * neighbour. A ratio between two sides is the median of their per-round ratios (`between`): the host's load moves
-   * by 20-50% within seconds, and slices of one round see nearly the same machine, where totals over the whole run
-   * would let one burst of noise decide.
-   */
-  async rotate(sides: Side[], durationS: number, o: { loader?: 'autocannon' | 'wrk'; warmFirst?: boolean } = {}): Promise<Rotation> {
-    const { connections, pairRounds } = settings;
-    const slice = durationS / pairRounds;
-    const load = (s: Side, seconds: number): Promise<Measured> =>
-      o.loader === 'wrk'
-        ? runWrk({ url: s.url, request: s.requests[0], connections, durationS: seconds })
-        : runLoad({ url: s.url, requests: s.requests, connections, durationS: seconds });
-    const runs: Measured[][] = sides.map(() => []);
-    const usage = sides.map((s) => new UsageTotals(s.pid !== null));
-    const host = new UsageTotals(false);
-    // One unrecorded slice each first where asked: an endpoint not called for the last minute of rows measured at
-    // half its rate in its first slice (BIC 0.32-0.34x of Koa in round 0 against 0.59-0.66x in the others).
-    if (o.warmFirst) for (const side of sides) await load(side, Math.min(slice, 0.3));
-    const start = sampleCpu(null);
-    for (let round = 0; round < pairRounds; round++) {
-      const order = sides.map((_, i) => (i + (round >> 1)) % sides.length);
-      if (round % 2) order.reverse();
-      for (const i of order) {
-        const before = sampleCpu(sides[i].pid);
-        const m = await load(sides[i], slice);
-        usage[i].add(before, sampleCpu(sides[i].pid), m.responses);
-        runs[i].push(m);
-      }
+  /** After a start: load until two 1 s rounds agree within 10% (JIT tiers, caches, pools), at most serviceWarmupMaxS. */
+  async warm(svc: { url: string; name: string }, requests: RequestSpec[]): Promise<void> {
+    const rps: number[] = [];
+    const t0 = Date.now();
+    while ((Date.now() - t0) / 1000 < settings.serviceWarmupMaxS) {
+      rps.push(Math.round((await runLoad({ url: svc.url, requests, connections: settings.connections, durationS: 1 })).rps));
+      if (rps.length >= 3 && Math.abs(rps.at(-1)! - rps.at(-2)!) / rps.at(-2)! < 0.1) break;
     }
-    host.add(start, sampleCpu(null), 0);
-    return { runs, usage: usage.map((u) => u.usage()), stealPct: host.usage().stealPct };
+    this.log(`${svc.name}: warm-up ${((Date.now() - t0) / 1000).toFixed(1)} s (req/s per second: ${rps.join(', ')})`);
   }
 
-  /** Two sides in turn (rotate), recorded as the pair `id` (x / y) without a row of its own. */
-  async alternate(id: string, versus: string, x: Side, y: Side, durationS: number): Promise<Pair> {
-    const r = await this.rotate([x, y], durationS, { warmFirst: true });
-    const p = pairOf(id, versus, between(r, 0, 1));
-    this.pairs.push(p);
-    return p;
-  }
-
-  /**
-   * Endpoints of the service and the bare Koa baseline in one rotation, for the "vs Koa" and "vs BIC" targets: no
-   * rows of their own, pairs `<id>-vs-koa` and `<id>-vs-bic` (an endpoint with a failed answer is left out and logged).
-   */
-  async ratiosToKoaAndBic(endpoints: Record<string, Side>, koa: Side, durationS: number, peer?: Side): Promise<void> {
-    const ids = Object.keys(endpoints);
-    const sides = [koa, ...ids.map((id) => endpoints[id])];
-    if (peer) sides.push(peer);
-    const r = await this.rotate(sides, durationS, { warmFirst: true });
-    const bad = (i: number) => r.runs[i].some((m) => m.non2xx + m.errors > 0);
-    const bic = ids.indexOf('bic') + 1;
-    // The Fastify peer (issue #48): BIC of the service against the same request to the peer, with both p99s.
-    if (peer && bic > 0) {
-      const p = sides.length - 1;
-      if (bad(p) || bad(bic)) this.log('BIC or the Fastify peer: non-2xx answers or errors, no ratio');
-      else this.pairs.push(pairOf('bic-vs-fastify-peer', 'Fastify peer', between(r, bic, p)));
-    }
-    if (bad(0)) return this.log('bare Koa: non-2xx answers or errors, no ratios');
-    ids.forEach((id, k) => {
-      const i = k + 1;
-      if (bad(i)) return this.log(`${id}: non-2xx answers or errors, no ratios`);
-      this.pairs.push(pairOf(`${id}-vs-koa`, 'bare Koa (baseline)', between(r, i, 0)));
-      if (bic > 0 && i !== bic && !bad(bic)) this.pairs.push(pairOf(`${id}-vs-bic`, 'BIC', between(r, i, bic)));
-    });
+  /** BIC on service x and on service y in a rotation: a row of x's with the ratio x / y in its note. */
+  async pair(id: string, x: Launched, y: Launched, note: string[] = []): Promise<void> {
+    const side = (sid: string, l: Launched): Side => ({ id: sid, label: l.label, url: l.svc.url, requests: requestsFor(endpoint('bic'), l.key), pid: l.svc.pid });
+    const r = await this.rotate(id, [side(id, x), side(`${id}:versus`, y)]);
+    const { ratio, rounds } = ratioOf(r, id, `${id}:versus`)!;
+    const vs = toRow(r.sides[1], r.slices[1], null, []);
+    const text = `in turn with ${y.label} (${Math.round(vs.rps ?? 0)} req/s, ${vs.cpuUsPerReq?.toFixed(1)} us CPU/req): ${ratio.toFixed(2)}x (${rounds.map((v) => v.toFixed(2)).join(', ')})`;
+    const row = toRow(r.sides[0], r.slices[0], null, [text, ...note]);
+    if (vs.status === 'failed') row.status = 'failed';
+    this.rows.push(row);
   }
 }
 
-/** Every side's slices in round order, the CPU per response of each, and the host's steal over the rotation. */
-interface Rotation {
-  runs: Measured[][];
-  usage: Usage[];
-  stealPct: number | null;
-}
-
-/** Side x against side y of a rotation, as an alternation of the two. */
-function between(r: Rotation, x: number, y: number): Alternation {
-  const rounds = r.runs[x].map((m, k) => m.rps / r.runs[y][k].rps);
-  return { mx: merge(r.runs[x]), my: merge(r.runs[y]), ratio: median(rounds), rounds, ux: r.usage[x], uy: r.usage[y], stealPct: r.stealPct };
-}
-
-interface Alternation {
-  mx: Measured;
-  my: Measured;
-  ratio: number;
-  rounds: number[];
-  ux: Usage;
-  uy: Usage;
-  stealPct: number | null;
-}
-
-function pairOf(id: string, versus: string, a: Alternation): Pair {
-  const { mx, my, ratio, rounds } = a;
+/** A side's row from its slices: medians over the rounds. */
+export function toRow(side: Side, slices: Slice[], peakRssMb: number | null, note: string[]): Row {
+  const m = (f: (s: Slice) => number) => median(slices.map(f));
+  const non2xx = slices.reduce((s, x) => s + x.non2xx, 0);
+  const errors = slices.reduce((s, x) => s + x.errors, 0);
+  if (non2xx + errors > 0) note.unshift(`FAILED: ${non2xx} non-2xx, ${errors} connection errors/timeouts`);
   return {
-    id,
-    versus,
-    rps: mx.rps,
-    versusRps: my.rps,
-    ratio,
-    rounds,
-    cpuUsPerReq: a.ux.cpuUsPerReq,
-    versusCpuUsPerReq: a.uy.cpuUsPerReq,
-    loaderUsPerReq: perResponse(mx.loaderCpuUs, mx.responses),
-    versusLoaderUsPerReq: perResponse(my.loaderCpuUs, my.responses),
-    stealPct: a.stealPct,
-    p99: mx.p99,
-    versusP99: my.p99,
+    ...emptyRow(side.id, side.label, non2xx + errors > 0 ? 'failed' : 'ok', note.join('; ') || null),
+    rps: m((s) => s.rps),
+    p50: m((s) => s.p50),
+    p99: m((s) => s.p99),
+    non2xx,
+    errors,
+    peakRssMb,
+    cpuUsPerReq: m((s) => s.cpuUsPerReq),
+    loaderUsPerReq: m((s) => s.loaderUsPerReq),
+    stealPct: m((s) => s.stealPct),
   };
 }
-
-function perResponse(us: number | null, responses: number): number | null {
-  return us !== null && Number.isFinite(us) && responses > 0 ? us / responses : null;
-}
-

@@ -2,15 +2,8 @@
 // fixture domains with "smtp": true against real SMTP servers on loopback, while GET /api/v1/bic/DEUTDEFF runs as an
 // open loop; the same BIC load without the bulk, alternated, is the baseline. Counts the SMTP sessions the bulk opened.
 //   make build && node --import tsx bench/smtp-bulk.ts          (settings: bench/README.md, "SMTP bulk")
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { GEOIP_TEST_ASN_DB, GEOIP_TEST_CITY_DB } from '../test/fixtures/paths.js';
-import { startDnsServer, type Zone } from '../test/support/dns-server.js';
-import { startSmtpFixture } from '../test/support/smtp-fixture.js';
-import { runLoadInChild } from './load-child.js';
-import type { Measured } from './measure.js';
-import { createKey, startService } from './processes.js';
+import { median, type Measured } from './load.js';
+import { startSmtpBench } from './smtp-setup.js';
 
 const num = (name: string, def: number): number => {
   const v = Number(process.env[name] ?? def);
@@ -32,47 +25,24 @@ const domain = (d: number) => `d${d}.smtp-bench.test`;
 const hostIp = (d: number) => `127.0.1.${10 + d}`;
 
 async function main(): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'vls-smtp-bench-'));
-  const zone: Zone = {};
-  for (let d = 0; d < DOMAINS; d++) {
-    zone[domain(d)] = [{ type: 'MX', data: { preference: 10, exchange: `mx.${domain(d)}` } }];
-    zone[`mx.${domain(d)}`] = [{ type: 'A', data: hostIp(d) }];
-  }
-  const dns = await startDnsServer(zone);
-  // Every tenth local part is unknown (550 5.1.1), the rest accepted; the probe (q + hex) is refused.
-  const hosts = Object.fromEntries(
-    Array.from({ length: DOMAINS }, (_, d) => [
-      hostIp(d),
-      { rcptDelayMs: DELAY_MS, rcpt: (local: string) => (/^r\d+-\d*[1-9]$/.test(local) ? null : { code: 550, text: '5.1.1 no such user' }) },
-    ]),
-  );
-  const smtp = await startSmtpFixture(hosts);
-  const env = {
-    DATA_DIR: dir,
-    DNS_SERVERS: `127.0.0.1:${dns.port}`,
-    ALLOW_PRIVATE_TARGETS: 'true',
-    GEOIP_CITY_DB: GEOIP_TEST_CITY_DB,
-    GEOIP_ASN_DB: GEOIP_TEST_ASN_DB,
-    RATE_LIMIT_PER_MINUTE: '1000000000',
-    QUOTA_PER_DAY: '1000000000',
-    QUOTA_PER_MONTH: '1000000000',
-    LOG_LEVEL: 'info',
-    SMTP_CHECK: 'on',
-    SMTP_HELO_NAME: 'verifier.bench.test',
-    SMTP_MAIL_FROM: 'check@verifier.bench.test',
-    SMTP_PORT: String(smtp.port),
-  };
-  const key = await createKey('smtp-bench', env, dir);
-  const svc = await startService({ name: 'smtp-bench', env, dir });
-  const bic = [{ method: 'GET', path: '/api/v1/bic/DEUTDEFF', headers: { 'x-api-key': key } }];
-  // The BIC load runs in a process of its own: in this one the SMTP fixtures' callbacks would delay its timings.
-  const load = (durationS: number, started?: () => void) =>
-    runLoadInChild({ url: svc.url, requests: bic, connections: CONNECTIONS, durationS, overallRate: BIC_RATE }, started);
-  const pooled = (ms: Measured[]) => {
-    const times = Float64Array.from(ms.flatMap((m) => [...m.times])).sort();
-    const at = (p: number) => times[Math.min(times.length - 1, Math.max(0, Math.ceil(p * times.length) - 1))];
-    return { responses: times.length, p50: at(0.5), p99: at(0.99), non2xx: ms.reduce((a, m) => a + m.non2xx + m.errors, 0) };
-  };
+  const { svc, key, smtp, load, close } = await startSmtpBench({
+    name: 'smtp-bench',
+    domains: DOMAINS,
+    domain,
+    ip: hostIp,
+    rcptDelayMs: DELAY_MS,
+    // Every tenth local part is unknown (550 5.1.1), the rest accepted; the probe (q + hex) is refused.
+    accepts: (local) => /^r\d+-\d*[1-9]$/.test(local),
+    env: { RATE_LIMIT_PER_MINUTE: '1000000000', QUOTA_PER_DAY: '1000000000', QUOTA_PER_MONTH: '1000000000', LOG_LEVEL: 'info' },
+    bic: { rate: BIC_RATE, connections: CONNECTIONS },
+  });
+  // Medians of the rounds' percentiles (the load child reports percentiles, not every response time).
+  const pooled = (ms: Measured[]) => ({
+    responses: ms.reduce((a, m) => a + m.responses, 0),
+    p50: median(ms.map((m) => m.p50)),
+    p99: median(ms.map((m) => m.p99)),
+    non2xx: ms.reduce((a, m) => a + m.non2xx + m.errors, 0),
+  });
   const rounds: Array<{ bulkS: number; sessions: number; rcpts: number; probes: number; data: number; statuses: Record<string, number> }> = [];
   const base: Measured[] = [];
   const during: Measured[] = [];
@@ -116,9 +86,7 @@ async function main(): Promise<void> {
       });
     }
   } finally {
-    await svc.stop();
-    await smtp.close();
-    await dns.close();
+    await close();
   }
   const b = pooled(base);
   const l = pooled(during);

@@ -4,15 +4,8 @@
 // address had open at once (the fixture's record, against SMTP_MAX_PER_HOST), total sessions, the time, and BIC's p99
 // during the run (whole, and past the bulks' first seconds of address checks) against the same load without it.
 //   make build && node --import tsx bench/smtp-politeness.ts          (not part of make bench)
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { GEOIP_TEST_ASN_DB, GEOIP_TEST_CITY_DB } from '../test/fixtures/paths.js';
-import { startDnsServer, type Zone } from '../test/support/dns-server.js';
-import { startSmtpFixture } from '../test/support/smtp-fixture.js';
-import { runLoadInChild } from './load-child.js';
-import { createKey, startService } from './processes.js';
+import { startSmtpBench } from './smtp-setup.js';
 
 const ADDRESSES = Number(process.env.SMTP_POLITE_ADDRESSES ?? 10_000);
 const DOMAINS = 100;
@@ -31,15 +24,6 @@ const SESSIONS_S = Number(process.env.SMTP_POLITE_SESSIONS ?? 8);
 
 const domain = (d: number) => `d${d}.polite.test`;
 const serverIp = (d: number) => `127.0.2.${10 + (d % SERVERS)}`;
-
-function zone(): Zone {
-  const z: Zone = {};
-  for (let d = 0; d < DOMAINS; d++) {
-    z[domain(d)] = [{ type: 'MX', data: { preference: 10, exchange: `mx.${domain(d)}` } }];
-    z[`mx.${domain(d)}`] = [{ type: 'A', data: serverIp(d) }];
-  }
-  return z;
-}
 
 /** The bulks: address i at domain i % 100, 1,000 to a request, all sent at once; resolves with the seconds taken. */
 async function sendBulks(url: string, key: string, prefix: string): Promise<{ s: number; statuses: Record<string, number> }> {
@@ -61,29 +45,17 @@ async function sendBulks(url: string, key: string, prefix: string): Promise<{ s:
 }
 
 async function main(): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'vls-smtp-polite-'));
-  const dns = await startDnsServer(zone());
-  // Local parts ending in 0 unknown (550 5.1.1), the rest accepted; the catch-all probe (q + hex) is refused.
-  const rcpt = (local: string) => (/^[pr]\d*[1-9]$/.test(local) ? null : { code: 550, text: '5.1.1 no such user' });
-  const smtp = await startSmtpFixture(Object.fromEntries(Array.from({ length: SERVERS }, (_, s) => [serverIp(s), { rcptDelayMs: 20, rcpt }])));
-  const env = {
-    DATA_DIR: dir,
-    DNS_SERVERS: `127.0.0.1:${dns.port}`,
-    ALLOW_PRIVATE_TARGETS: 'true',
-    GEOIP_CITY_DB: GEOIP_TEST_CITY_DB,
-    GEOIP_ASN_DB: GEOIP_TEST_ASN_DB,
-    RATE_LIMITS: 'off',
-    LOG_LEVEL: 'warn',
-    SMTP_CHECK: 'on',
-    SMTP_HELO_NAME: 'verifier.bench.test',
-    SMTP_MAIL_FROM: 'check@verifier.bench.test',
-    SMTP_PORT: String(smtp.port),
-    SMTP_MAX_PER_HOST: String(MAX_PER_HOST),
-  };
-  const key = await createKey('smtp-polite', env, dir);
-  const svc = await startService({ name: 'smtp-polite', env, dir });
-  const load = (durationS: number, started?: () => void) =>
-    runLoadInChild({ url: svc.url, requests: [{ method: 'GET', path: '/api/v1/bic/DEUTDEFF', headers: { 'x-api-key': key } }], connections: BIC.connections, durationS, overallRate: BIC.rate }, started);
+  const { svc, key, smtp, ips, load, close } = await startSmtpBench({
+    name: 'smtp-polite',
+    domains: DOMAINS,
+    domain,
+    ip: serverIp,
+    rcptDelayMs: 20,
+    // Local parts ending in 0 unknown (550 5.1.1), the rest accepted; the catch-all probe (q + hex) is refused.
+    accepts: (local) => /^[pr]\d*[1-9]$/.test(local),
+    env: { RATE_LIMITS: 'off', LOG_LEVEL: 'warn', SMTP_MAX_PER_HOST: String(MAX_PER_HOST) },
+    bic: { rate: BIC.rate, connections: BIC.connections },
+  });
   try {
     await load(1); // warm-up
     const baseline = await load(BIC.baselineS);
@@ -93,7 +65,6 @@ async function main(): Promise<void> {
     await fired;
     const { s, statuses } = await sendBulks(svc.url, key, 'p');
     const loaded = await during;
-    const ips = Array.from({ length: SERVERS }, (_, i) => serverIp(i));
     const sessions = ips.flatMap((ip) => [...smtp.sessions(ip)]); // round one's
     // Round two: BIC from SESSIONS_FROM_S after the bulks' start (fresh addresses: no verdict from the cache).
     const bulks2 = sendBulks(svc.url, key, 'r');
@@ -120,9 +91,7 @@ async function main(): Promise<void> {
       targets: { perAddress: maxPerAddress <= MAX_PER_HOST ? 'met' : 'MISSED', bicP99: loaded.p99 <= baseline.p99 * 1.2 ? 'met' : 'MISSED' },
     }, null, 2));
   } finally {
-    await svc.stop();
-    await smtp.close();
-    await dns.close();
+    await close();
   }
 }
 

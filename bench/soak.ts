@@ -1,16 +1,17 @@
 // Soak (make soak): the built service (node dist/src/main.js) under 60 s of mixed traffic on loopback at the highest
 // rate that keeps p99 under 50 ms (found by a short ramp), against local upstreams (DNS, range API, TLS with a test CA,
 // MaxMind test databases). Reports throughput, errors (must be 0), RSS start/end (growth < 10%), event-loop delay p99.
-import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { startUpstreams, validRequests, type OperationRequest } from '../test/faults/fixtures.js';
 import { GEOIP_TEST_ASN_DB, GEOIP_TEST_CITY_DB } from '../test/fixtures/paths.js';
+import { createKey, ROOT, startService } from './processes.js';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
+// The soak finds the highest rate the service holds on the whole host: nothing pinned (bench/cpu-usage.ts).
+process.env.BENCH_PIN ??= '0';
+
 /** For investigations: SOAK_SECONDS, SOAK_RATE (skips the ramp), SOAK_SKIP=operationId,... (leaves operations out). */
 const SOAK_S = Number(process.env.SOAK_SECONDS ?? 60);
 const STEP_S = 10;
@@ -141,42 +142,12 @@ async function load(url: string, requests: OperationRequest[], key: string, targ
   return { target, rps: round((n + errors) / elapsed), p50: round(pct(sorted, 0.5), 2), p99: round(pct(sorted, 0.99), 2), responses: n + errors, errors, statuses, p99ByOperation };
 }
 
-function startService(env: Record<string, string>, logFile: string): Promise<{ child: ChildProcess; url: string; key: string }> {
-  const child = spawn(process.execPath, [join(ROOT, 'dist/src/main.js')], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let logged = 0;
-  const onData = (d: Buffer) => {
-    if (out.length < 64 * 1024) out += d;
-    logged += d.length;
-  };
-  child.stdout!.on('data', onData);
-  child.stderr!.on('data', onData);
-  child.once('exit', () => writeFileSync(logFile, `${out}\n[${logged} bytes of output in all]\n`));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`service did not start:\n${out}`)), 60_000);
-    const check = () => {
-      const url = /listening on (http:\/\/\S+)/.exec(out)?.[1];
-      const key = /^\s+(vls_\S+)$/m.exec(out)?.[1];
-      if (url && key) {
-        clearTimeout(timer);
-        child.stdout!.off('data', check);
-        resolve({ child, url, key });
-      }
-    };
-    child.stdout!.on('data', check);
-    child.once('exit', (code) => reject(new Error(`service exited ${code}:\n${out}`)));
-  });
-}
-
 async function main(): Promise<void> {
   if (!existsSync(join(ROOT, 'dist/src/main.js'))) throw new Error('dist/src/main.js is missing: run `make soak` (it builds first)');
   const dir = mkdtempSync(join(tmpdir(), 'vls-soak-'));
   const up = await startUpstreams();
-  const { child, url, key } = await startService(
-    {
+  const env = {
       ...up.env,
-      PORT: '0',
-      HOST: '127.0.0.1',
       DATA_DIR: dir,
       GEOIP_CITY_DB: GEOIP_TEST_CITY_DB,
       GEOIP_ASN_DB: GEOIP_TEST_ASN_DB,
@@ -185,12 +156,11 @@ async function main(): Promise<void> {
       QUOTA_PER_MONTH: '1000000000',
       TRUST_PROXY: 'true',
       LOG_LEVEL: 'info',
-    },
-    join(dir, 'service.log'),
-  );
+  };
+  const key = await createKey('soak', env, dir);
+  const { child, url } = await startService({ name: 'service', env, dir });
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
   try {
-    while ((await fetch(`${url}/readyz`).then((r) => r.status, () => 0)) !== 200) await sleep(100);
     // Every operation, each answered 200: the own-IP lookup through X-Forwarded-For (TRUST_PROXY).
     // One request per operation, equally weighted.
     const requests = validRequests()

@@ -63,9 +63,9 @@ export interface paths {
          * @description Normalises the input (trim, upper-case, spaces and dashes removed), expands an 8-character BIC with branch
          *     `XXX`, and checks the ISO 9362 structure: 4 letters of institution, an ISO 3166-1 alpha-2 country that exists,
          *     2 alphanumeric characters of location and 3 alphanumeric characters of branch. It does not check that the
-         *     institution exists by itself: `inDirectory` and `bankName` say whether the shipped bank directories (the
-         *     same tables that resolve IBANs' BICs, 43 countries) list it. A well-formed BIC they do not list is still
-         *     200 `valid: true`, with `inDirectory: false`.
+         *     institution exists by itself: `inDirectory`, `bankName` and `sharedBy` say whether the shipped bank
+         *     directories (the same tables that resolve IBANs' BICs, 43 countries) list it, and for how many banks. A
+         *     well-formed BIC they do not list is still 200 `valid: true`, with `inDirectory: false`.
          *
          *     A plausible attempt (1-64 letters, digits, spaces, dashes) that fails gets 200 with `valid: false` and the
          *     fields that can be extracted (by position); anything else gets 400 `INVALID_FORMAT`.
@@ -274,9 +274,12 @@ export interface paths {
          *     wants. Fields the data lacks are null; `isEU` is false when the data does not say.
          *
          *     `security` flags addresses of data centres (the ranges AWS, Google Cloud, Microsoft Azure, Oracle Cloud,
-         *     Cloudflare and DigitalOcean publish) and Tor exits (the Tor Project's bulk exit list), each from a dataset
-         *     the operator can replace (`HOSTING_RANGES_FILE`, `TOR_EXIT_FILE`) and that `/readyz` dates; a flag is null
-         *     when its dataset is not loaded or does not cover the address family. Sources: docs/data-sources.md.
+         *     Cloudflare and DigitalOcean publish, and every network whose autonomous system, as the ASN database gives
+         *     it, is on a list of hosting, data-centre and cloud networks) and Tor exits (the Tor Project's bulk exit
+         *     list), each from a dataset the operator can replace (`HOSTING_RANGES_FILE`, `HOSTING_ASN_FILE`,
+         *     `TOR_EXIT_FILE`) or have the service download itself (`DATA_REFRESH=on`: Tor exits hourly, hosting ranges
+         *     and the hosting ASN list daily) and that `/readyz` dates; a flag is null when no loaded dataset can say.
+         *     Sources and the measured precision: docs/data-sources.md.
          */
         get: operations["lookupIp"];
         put?: never;
@@ -978,7 +981,7 @@ export interface components {
             /** @description Whether the resolved BIC is structurally valid; false when none is resolved. */
             bicValid: boolean;
             /**
-             * @description The name of the bank with this bank code, from the same table that resolves `bic`: for DE the Deutsche Bundesbank's short name (`bankdata-germany`), for the other countries the national registry's name (schwifty's bank registry, data/banks); a code only `iban-to-bic` knows takes the name another table gives its BIC. Null when the bank code is in no table (or the table has no name for it).
+             * @description The name of the bank with this bank code, from the code's own entry: for DE the Deutsche Bundesbank's short name (`bankdata-germany`), for the other countries the national registry's name (schwifty's bank registry, data/banks), also when that entry has no BIC or a foreign one (`bic` null). A regional bank that routes through its group's BIC keeps its own name (FR 11425: Caisse d'Epargne Normandie, not the CEPAFRPPXXX entry's Caisse d'Epargne CEPAC). Null when the bank code is in no table with names (a code only `iban-to-bic` knows: the bank whose BIC it routes to may be another bank), or the entry has none.
              * @example Commerzbank
              */
             bankName: string | null;
@@ -1013,10 +1016,15 @@ export interface components {
              */
             inDirectory: boolean;
             /**
-             * @description The bank's name from the directory entry (the shortest where several bank codes share the BIC); null when `inDirectory` is false or the directory has no name.
+             * @description The name of the bank the directories list under exactly this BIC (the shortest spelling where several of its bank codes list it). Null when `inDirectory` is false, when the BIC is shared by several banks (`sharedBy` 2 or more: a group's or a clearing head's BIC, such as CEPAFRPPXXX for the regional Caisses d'Epargne), when a head office (XXX) is known only through its branch BICs (GENODEF1XXX: its branches are different cooperative banks), or when the directory has no name.
              * @example Deutsche Bank
              */
             bankName: string | null;
+            /**
+             * @description How many different banks the directories list under exactly this BIC: 1 for a bank's own BIC, 2 or more for a BIC several banks use (then `bankName` is null: ask the IBAN operation, which names the bank of each bank code), 0 when this exact BIC is not listed (not in a directory, or a head office known only through its branches). Names that differ only in case, accents, punctuation or a trailing legal form ("Paynovate", "Paynovate S.A.") count as one bank.
+             * @example 1
+             */
+            sharedBy: number;
         };
         DnsRecord: {
             /**
@@ -1358,17 +1366,17 @@ export interface components {
         /** @description What the address is used for, from published lists (not from the GeoIP databases). Each flag is null, not false, when its list is not loaded or holds no address of this family (the Tor Project's bulk exit list is IPv4 only): the data cannot say. Lists, dates and licences: docs/data-sources.md. */
         IpSecurity: {
             /**
-             * @description The address is in a range a cloud or hosting provider publishes as its own (AWS ip-ranges.json, Google Cloud cloud.json, Azure's AzureCloud service tag, Oracle Cloud public_ip_ranges.json, Cloudflare's ips-v4/ips-v6, DigitalOcean's geofeed, or the operator's HOSTING_RANGES_FILE): traffic from it comes from a server or a service in a data centre, seldom from a person at home.
+             * @description The address is in a range a cloud or hosting provider publishes as its own (AWS ip-ranges.json, Google Cloud cloud.json, Azure's AzureCloud service tag, Oracle Cloud public_ip_ranges.json, Cloudflare's ips-v4/ips-v6, DigitalOcean's geofeed, or the operator's HOSTING_RANGES_FILE), or its network's owner is a hosting, data-centre or cloud company: the autonomous system the ASN database gives for it (`asn`) is on the hosting ASN list (X4BNet's data-centre list, or the operator's HOSTING_ASN_FILE). Traffic from it comes from a server, a VPN or a service in a data centre, seldom from a person at home. Null when no list is loaded that covers the address family and no ASN is known for it. Measured: none of 8,100 addresses (IPv4 and IPv6) of 54 large cable, DSL and mobile networks in 18 countries is flagged (docs/data-sources.md).
              * @example true
              */
             isHosting: boolean | null;
             /**
-             * @description The provider whose range holds the address (the narrowest range where two overlap), e.g. `Amazon Web Services`, `Google Cloud`, `Microsoft Azure`, `Oracle Cloud`, `Cloudflare`, `DigitalOcean`; null when `isHosting` is not true.
+             * @description Who runs the data centre: the provider whose published range holds the address (the narrowest range where two overlap), e.g. `Amazon Web Services`, `Google Cloud`, `Microsoft Azure`, `Oracle Cloud`, `Cloudflare`, `DigitalOcean`; else, for a network flagged by its owner, the AS organisation as the ASN database names it (`asnOrganization`, e.g. `Hetzner Online GmbH`), or as the list does when the database names none. Null when `isHosting` is not true.
              * @example Amazon Web Services
              */
             hostingProvider: string | null;
             /**
-             * @description The address is a Tor exit relay's in the Tor Project's exit list (or the operator's TOR_EXIT_FILE) as of the list's date: traffic from it may come from any Tor user. Exits change daily; an address listed then may no longer be an exit.
+             * @description The address is a Tor exit relay's in the Tor Project's exit list (or the operator's TOR_EXIT_FILE) as of the list's date (`/readyz`; hourly with DATA_REFRESH=on): traffic from it may come from any Tor user. Exits change hourly; an address listed then may no longer be an exit, and a new exit answers false.
              * @example false
              */
             isTor: boolean | null;

@@ -2,8 +2,10 @@
 //
 // Usage: node --import tsx scripts/build-bank-tables.ts <schwifty git dir> [out dir, default data/banks]
 // Reads schwifty/bank_registry/*.json at the checkout's HEAD (generated_* from the national banks' own files,
-// manual_* curated), keeps one BIC per bank code and writes one compact JSON per country with the date the
-// source file last changed (git log). The data is MIT-licensed (schwifty, Martin Domke): see data/banks/NOTICE.
+// manual_* curated), keeps one BIC per bank code and the code's own name, and writes one compact JSON per country
+// with the date the source file last changed (git log). The data is MIT-licensed (schwifty, Martin Domke): see
+// data/banks/NOTICE.
+// A bank code without a BIC (or with a malformed one) keeps its name, with BIC "": ES 0074, CZ 2100 are banks.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -65,9 +67,35 @@ const normalise = (bic: string) => {
 
 /** schwifty's own choice among several BICs of one bank code: primary first, then the generic (XXX) one. */
 function choose(candidates: Entry[]): Entry {
-  const ranked = [...candidates].sort((a, b) => Number(b.primary === true) - Number(a.primary === true));
+  const withBic = candidates.filter((e) => e.bic !== '');
+  const ranked = [...(withBic.length > 0 ? withBic : candidates)].sort((a, b) => Number(b.primary === true) - Number(a.primary === true));
   const generic = ranked.filter((e) => e.bic.endsWith('XXX')).sort((a, b) => (a.bic < b.bic ? -1 : 1));
   return ranked.length > 1 && generic.length > 0 ? generic[generic.length - 1] : ranked[0];
+}
+
+/** Not a bank's name: a code the national bank marks free or unavailable (BE "VRIJ", "Onbeschikbaar"), one letter. */
+const PLACEHOLDER = /^(.|onbeschikbaar|vrij|libre|indisponible|non attribu[eé])$/iu;
+const nameOf = (e: Entry) => [e.short_name, e.name].map((n) => (n ?? '').trim()).find((n) => n !== '' && !PLACEHOLDER.test(n)) ?? '';
+
+/**
+ * The bank code's own name: from its entry whose BIC the fewest bank codes of the country share. A regional bank
+ * is listed twice, under its own branch BIC and under its group's generic one with the group head's name
+ * (FR 11425: CEPAFRPP142 "Caisse d'Epargne ... Normandie" and CEPAFRPPXXX "Caisse d'Epargne CEPAC"): the
+ * generic BIC may be the one chosen, its name is not this bank's.
+ */
+function ownName(candidates: Entry[], chosen: Entry, codesOfBic: ReadonlyMap<string, number>): string {
+  const named = candidates.filter((e) => nameOf(e) !== '');
+  const spread = (e: Entry) => (e.bic === '' ? Number.MAX_SAFE_INTEGER : (codesOfBic.get(e.bic) ?? 0));
+  // Equally specific entries (30003: SOGEFRPP "Societe Generale" and SOGEFRPPHPO a subsidiary): the chosen one.
+  const best = [...named].sort((a, b) => spread(a) - spread(b) || Number(b === chosen) - Number(a === chosen))[0];
+  return best ? nameOf(best) : '';
+}
+
+/** BIC -> how many bank codes of the table list it (among all their entries, chosen or not). */
+function codesPerBic(table: Map<string, { entries: Entry[] }>): Map<string, number> {
+  const count = new Map<string, number>();
+  for (const { entries } of table.values()) for (const bic of new Set(entries.map((e) => e.bic))) count.set(bic, (count.get(bic) ?? 0) + 1);
+  return count;
 }
 
 const commit = git('rev-parse', 'HEAD').trim();
@@ -80,8 +108,9 @@ for (const file of files) {
   const date = git('log', '-1', '--format=%cs', 'HEAD', '--', file).trim();
   for (const e of entriesOf(git('show', `HEAD:${file}`))) {
     const country = e.country_code;
-    const bic = normalise(e.bic ?? '');
-    if (SKIP.has(country) || !e.bank_code || !BIC.test(bic)) continue;
+    const given = normalise(e.bic ?? '');
+    const bic = BIC.test(given) ? given : '';
+    if (SKIP.has(country) || !e.bank_code || (bic === '' && nameOf(e) === '')) continue;
     const table = tables.get(country) ?? new Map();
     tables.set(country, table);
     const slot = table.get(e.bank_code);
@@ -103,7 +132,9 @@ const notice: string[] = [
   '',
   `Source:    schwifty's bank registry, https://github.com/mdomke/schwifty (schwifty/bank_registry/*.json),`,
   `           commit ${commit}, converted by scripts/build-bank-tables.ts: one BIC per bank code`,
-  '           (schwifty\'s own choice: primary entry first, then the generic XXX BIC), names shortened.',
+  '           (schwifty\'s own choice: primary entry first, then the generic XXX BIC; "" when the code has none)',
+  '           and the code\'s own name (short form; from its entry with the least-shared BIC, not the group',
+  '           head\'s name its generic BIC carries).',
   'Licence:   MIT (LICENSE-schwifty), Copyright (c) 2021 Martin Domke.',
   'Date:      per country below: when schwifty last changed the file (git log), not when the national source',
   '           published it. generated_* files are built by schwifty from the national source named; manual_*',
@@ -114,9 +145,10 @@ const notice: string[] = [
 let total = 0;
 for (const country of [...tables.keys()].sort()) {
   const banks: Record<string, [string, string]> = {};
+  const spread = codesPerBic(tables.get(country)!);
   for (const [code, slot] of [...tables.get(country)!].sort(([a], [b]) => (a < b ? -1 : 1))) {
-    const e = choose(slot.entries);
-    banks[code] = [e.bic, (e.short_name || e.name || '').trim()];
+    const chosen = choose(slot.entries);
+    banks[code] = [chosen.bic, ownName(slot.entries, chosen, spread)];
   }
   const { date, files: from } = dates.get(country)!;
   const body = { country, source: `schwifty ${commit.slice(0, 12)}: ${from.join(', ')}`, licence: 'MIT', date, banks };

@@ -8,8 +8,8 @@
 //             SCHWIFTY_GIT_DIR), through scripts/build-bank-tables.ts
 //   bin       data/bin/ranges.csv from github.com/binlist/data (or BINLIST_GIT_DIR) when it changed there
 //   geoip     the GeoLite2 databases in DATA_DIR/geoip from the latest npm geolite2 packages (scripts/fetch-geoip.sh)
-//   ip        data/ip/hosting-ranges.csv and tor-exits.txt from the providers' and the Tor Project's own URLs
-//             (scripts/build-ip-datasets.ts); a running server takes them on SIGHUP
+//   ip        data/ip/hosting-ranges.csv, tor-exits.txt and hosting-asns.txt from the providers', the Tor Project's and X4B's URLs
+//             (scripts/build-ip-datasets.ts, build-hosting-asns.ts); a running server takes them on SIGHUP
 // Every step runs even when another fails; the exit status is 1 when any failed. docs/data-sources.md says when.
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -99,10 +99,12 @@ const steps: Record<string, (work: string) => void> = {
   },
   ip() {
     run('node', ['--import', 'tsx', 'scripts/build-ip-datasets.ts']);
+    run('node', ['--import', 'tsx', 'scripts/build-hosting-asns.ts']);
     const dateIn = (f: string) => /^# date: (\d{4}-\d{2}-\d{2})$/m.exec(readFileSync(f, 'utf8'))?.[1];
     const today = new Date().toISOString().slice(0, 10);
     record('ip-hosting', { version: `download ${today}`, date: dateIn('data/ip/hosting-ranges.csv') ?? today });
     record('ip-tor-exits', { version: `download ${today}`, date: dateIn('data/ip/tor-exits.txt') ?? today });
+    record('ip-hosting-asns', { version: `download ${today}`, date: dateIn('data/ip/hosting-asns.txt') ?? today });
   },
 };
 

@@ -14,6 +14,7 @@ import { ip } from './capabilities/ip.js';
 import { jobs } from './capabilities/jobs.js';
 import { password } from './capabilities/password.js';
 import { wireDatasets } from './capabilities/shared/datasets.js';
+import { wireRefresh, type RefreshWiring } from './capabilities/shared/refresh.js';
 import { docsPageInBackground } from './capabilities/shared/docs.js';
 import { startShared, type SharedOptions } from './capabilities/shared/parts.js';
 import { startCapabilities, unhandled } from './capabilities/shared/start.js';
@@ -30,6 +31,9 @@ export interface Composition {
   deps: AppDeps;
   /** Reload every dataset read from files (SIGHUP): src/adapters/files/reload.ts. */
   reloader: Reloader;
+  /** DATA_REFRESH's downloader in this process (null when off or in a worker), and the swap the primary asks of a worker. */
+  refresher: RefreshWiring['refresher'];
+  refreshed: RefreshWiring['refreshed'];
   /** Settles when the background loads (the GeoIP databases) are done, or failed. */
   loaded: Promise<void>;
   keyStore: KeyStore;
@@ -54,6 +58,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
   const missing = unhandled(spec.document, started.handlers);
   if (missing.length > 0) throw new Error(`no capability handles ${missing.join(', ')} (openapi.yaml)`);
   const datasets = wireDatasets(started.datasets, shared.catalogue, logger, metrics);
+  const refresh = wireRefresh(config, started.datasets, shared);
   const checks = { keys: () => store.keys.loaded && store.keys.healthy, limits: () => store.limiter.healthy(), ...started.readiness };
   const readiness = () => Object.fromEntries(Object.entries(checks).map(([name, check]) => [name, check()]));
   metrics.addGauge('readiness_check', 'The checks GET /readyz makes: 1 passing, 0 failing', 'check', () => Object.fromEntries(Object.entries(readiness()).map(([k, v]) => [k, Number(v)])));
@@ -79,12 +84,18 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
   return {
     deps,
     reloader: datasets.reloader,
+    refresher: refresh.refresher,
+    refreshed: refresh.refreshed,
     loaded: started.loaded,
     keyStore: store.keyStore,
     keys: store.keys,
-    listening: started.listening,
+    listening: () => {
+      started.listening();
+      refresh.listening();
+    },
     beginDrain: () => void (draining = true),
     async close() {
+      refresh.close();
       await started.close();
       await store.close();
       await tracing?.shutdown();

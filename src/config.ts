@@ -1,5 +1,6 @@
 // Configuration: every setting read once from the environment, documented (docs/configuration.md), validated and frozen.
 
+import { HOSTING_ASNS_URL, HOSTING_SOURCES } from './domain/hosting-sources.js';
 import { parseHostPortOrName } from './domain/host-port.js';
 import type { HostPort } from './domain/host-port.js';
 import { ConfigError } from './errors.js';
@@ -37,7 +38,16 @@ export interface Config {
   geoipAsnDb: string | null;
   binDataFile: string | null;
   hostingRangesFile: string | null;
+  hostingAsnFile: string | null;
   torExitFile: string | null;
+  dataRefresh: boolean;
+  dataRefreshTimeoutMs: number;
+  dataRefreshMaxBytes: number;
+  torExitsUrl: string;
+  disposableDomainsUrl: string;
+  hostingAsnUrl: string;
+  /** The hosting providers' list URLs by HOSTING_SOURCES id (AWS_RANGES_URL, ...); an empty list leaves one out. */
+  hostingRangesUrls: Readonly<Record<string, readonly string[]>>;
   trustProxy: boolean;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   workers: number;
@@ -121,6 +131,16 @@ const url: Parse<string> = (raw, name) => {
     throw new ConfigError(name, `must be an http(s) URL, got "${raw}"`);
   }
 };
+
+/** http(s) URLs separated by spaces or commas, as given (a trailing slash kept); '' is none. */
+const urlList: Parse<string[]> = (raw, name) =>
+  raw
+    .split(/[\s,]+/)
+    .filter((u) => u !== '')
+    .map((u) => {
+      url(u, name);
+      return u;
+    });
 
 const optionalPort: Parse<number | null> = (raw, name) => (raw.trim() === '' ? null : int(0, 65535)(raw, name));
 
@@ -237,12 +257,21 @@ function settings(cpus: number): Setting<keyof Config>[] {
     s('geoipAsnDb', 'GEOIP_ASN_DB', null, optionalText, 'MaxMind ASN database; default: the bundled GeoLite2 ASN under DATA_DIR/geoip'),
     s('binDataFile', 'BIN_DATA_FILE', null, optionalText, 'BIN ranges CSV (binlist column layout); default: the bundled data/bin/ranges.csv'),
     s('hostingRangesFile', 'HOSTING_RANGES_FILE', null, optionalText, 'hosting-provider ranges, lines "cidr,provider"; default: the bundled data/ip/hosting-ranges.csv'),
+    s('hostingAsnFile', 'HOSTING_ASN_FILE', null, optionalText, 'hosting, data-centre and cloud networks, lines "AS<number> # name"; default: the bundled data/ip/hosting-asns.txt'),
     s('torExitFile', 'TOR_EXIT_FILE', null, optionalText, 'Tor exit addresses, one per line (or the exit list format); default: the bundled data/ip/tor-exits.txt'),
+    s('dataRefresh', 'DATA_REFRESH', false, onOff, 'on: download the Tor exit list hourly, the hosting ranges, the hosting ASN list and the disposable domains daily from the *_URL settings into DATA_DIR/lists and swap them in (docs/data-sources.md)'),
+    s('dataRefreshTimeoutMs', 'DATA_REFRESH_TIMEOUT_MS', 60000, int(1000, 600000), 'budget for one list download, redirects included (DATA_REFRESH)'),
+    s('dataRefreshMaxBytes', 'DATA_REFRESH_MAX_BYTES', 67108864, int(1024, 1073741824), 'largest list download accepted, in bytes (DATA_REFRESH)'),
+    s('torExitsUrl', 'TOR_EXITS_URL', 'https://check.torproject.org/torbulkexitlist', url, 'the Tor exit list DATA_REFRESH downloads hourly (one address per line)'),
+    s('disposableDomainsUrl', 'DISPOSABLE_DOMAINS_URL', 'https://raw.githubusercontent.com/disposable-email-domains/disposable-email-domains/main/disposable_email_blocklist.conf', url, 'the disposable-domain blocklist DATA_REFRESH downloads daily (one domain per line, or a JSON array)'),
+    s('hostingAsnUrl', 'HOSTING_ASN_URL', HOSTING_ASNS_URL, url, 'the hosting ASN list DATA_REFRESH downloads daily (lines "AS<number> # name"; the access networks of ADR 0026 are left out)'),
+    // The default is the source's own (frozen) list: one value whatever the CPU count.
+    ...HOSTING_SOURCES.map((h) => s('hostingRangesUrls', h.env, h.urls as never, urlList as never, `${h.provider}'s published ranges, downloaded daily by DATA_REFRESH (URLs separated by commas or spaces; empty: left out of the refreshed list)`)),
     s('trustProxy', 'TRUST_PROXY', false, bool, 'take the client address of GET /api/v1/ip from X-Forwarded-For'),
     s('logLevel', 'LOG_LEVEL', 'info', level, 'pino level'),
     s('workers', 'WORKERS', 1, workers(cpus), 'processes serving the port (auto = number of CPUs)'),
-    // Each thread holds zxcvbn's dictionaries (their memory: BENCHMARKS.md), so the default does not grow with the machine.
-    s('passwordThreads', 'PASSWORD_THREADS', Math.max(1, Math.min(2, cpus - 1)), workers(cpus), 'zxcvbn worker threads per process, each holding its own dictionaries (memory: BENCHMARKS.md): one core is left to the event loop, at most 2 (auto = number of CPUs)'),
+    // Each thread costs memory (the word lists are shared; figures: BENCHMARKS.md), so the default does not grow with the machine.
+    s('passwordThreads', 'PASSWORD_THREADS', Math.max(1, Math.min(2, cpus - 1)), workers(cpus), 'zxcvbn worker threads per process, reading one shared copy of the word lists (memory: BENCHMARKS.md): one core is left to the event loop, at most 2 (auto = number of CPUs)'),
     s('passwordMinThreads', 'PASSWORD_MIN_THREADS', 0, int(0, 256), 'zxcvbn threads kept warm; above it threads start on demand and leave after 10 idle minutes'),
     s('passwordExtraLanguages', 'PASSWORD_EXTRA_LANGUAGES', false, bool, 'also match German, French and Spanish word lists (doubles the zxcvbn cost per call)'),
     s('rateLimits', 'RATE_LIMITS', true, onOff, 'off disables rate limits and quotas (trusted deployments, benchmarks)'),
@@ -276,10 +305,15 @@ export function describeSettings(cpus = 1): Array<{ env: string; default: unknow
 /** Read and validate the environment; throws ConfigError naming the variable on a bad value. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, cpus = 1): Readonly<Config> {
   const out: Partial<Record<keyof Config, unknown>> = {};
+  const hostingUrls: Record<string, readonly string[]> = {};
   for (const s of settings(cpus)) {
     const raw = env[s.env];
-    out[s.key] = raw === undefined ? s.default : s.parse(raw, s.env);
+    const value = raw === undefined ? s.default : s.parse(raw, s.env);
+    // One setting per provider, gathered into one map (their order is HOSTING_SOURCES').
+    if (s.key === 'hostingRangesUrls') hostingUrls[HOSTING_SOURCES.find((h) => h.env === s.env)!.id] = value as unknown as readonly string[];
+    else out[s.key] = value;
   }
+  out.hostingRangesUrls = hostingUrls;
   const config = out as Config;
   if (config.metricsPort !== null && config.metricsPort !== 0 && config.metricsPort === config.port) {
     throw new ConfigError('METRICS_PORT', `must differ from PORT (${config.port}): /metrics is served on its own port`);

@@ -8,6 +8,10 @@ import { startClusterPrimary } from './adapters/limits/cluster-counters.js';
 import { openDatabase } from './adapters/sqlite/database.js';
 import { openKeyStore } from './cli/key-store-factory.js';
 import { compose } from './compose.js';
+import { shippedLists } from './capabilities/shared/refresh.js';
+import { createDnsResolver, resolveServerNames, systemDnsServers } from './adapters/dns/resolver.js';
+import { createDataRefresh } from './adapters/refresh/schedule.js';
+import { addressResolver } from './adapters/tls/target-guard.js';
 import { ConfigError } from './errors.js';
 import { loadConfig, type Config } from './config.js';
 import { createLogger } from './http/logging.js';
@@ -112,6 +116,32 @@ async function serve(config: Readonly<Config>): Promise<void> {
   process.on('SIGINT', () => void stop('SIGINT'));
   // SIGHUP: reload every file dataset (src/adapters/files/reload.ts); requests go on meanwhile.
   reload = () => void composition.reloader.reloadAll();
+  // WORKERS>1 and DATA_REFRESH: the primary downloaded a list (supervise below); this worker swaps it in.
+  process.on('message', (m: RefreshMessage) => {
+    if (m?.type !== 'data-refresh') return;
+    composition.refreshed(m.name, m.counts).catch((err: unknown) => logger.warn({ dataset: m.name, err: String(err) }, `refreshed ${m.name} could not be used; the data in use stays`));
+  });
+}
+
+/** What the primary tells the workers after each DATA_REFRESH attempt: a list to swap in (name null: counts only). */
+type RefreshMessage = { type: 'data-refresh'; name: string | null; path: string; counts: { refreshes: Record<string, number>; failures: Record<string, number> } } | undefined;
+
+/** DATA_REFRESH under WORKERS>1: the primary alone downloads (once, not once per worker) and tells every worker. */
+async function refreshForWorkers(config: Readonly<Config>): Promise<void> {
+  const logger = createLogger(config.logLevel);
+  const resolver = createDnsResolver({ servers: config.dnsServers ? await resolveServerNames(config.dnsServers) : systemDnsServers(), timeoutMs: config.dnsTimeoutMs, logger });
+  let counts = { refreshes: {}, failures: {} };
+  const tell = (m: RefreshMessage) => {
+    for (const worker of Object.values(cluster.workers ?? {})) if (worker?.isConnected()) worker.send(m!);
+  };
+  const refresher = createDataRefresh(config, {
+    resolve: addressResolver(resolver),
+    shipped: shippedLists(config),
+    logger,
+    swap: async (name, path) => tell({ type: 'data-refresh', name, path, counts }),
+    outcome: (now) => tell({ type: 'data-refresh', name: null, path: '', counts: (counts = now) }),
+  });
+  await refresher.start();
 }
 
 /**
@@ -129,6 +159,7 @@ function supervise(config: Readonly<Config>): void {
   const listened = new Set<number>();
   const fork = () => cluster.fork();
   for (let i = 0; i < config.workers; i++) fork();
+  if (config.dataRefresh) refreshForWorkers(config).catch((err: unknown) => process.stderr.write(`DATA_REFRESH could not start: ${String(err)}\n`));
   cluster.on('listening', (worker, address) => {
     // A worker listens on PORT first, then on METRICS_PORT when set: its first 'listening' is PORT's.
     if (listened.has(worker.id)) return;

@@ -13,7 +13,10 @@ import type { Logger } from '../http/logging.js';
 import type { Metrics } from '../http/metrics.js';
 import { createEmailBulkOperations } from '../operations/bulk.js';
 import { createEmailOperations, type EmailDeps } from '../operations/email.js';
+import type { DatasetCatalogue } from '../adapters/files/datasets.js';
+import { loadDomainsOffLoop } from '../adapters/refresh/lists.js';
 import { defineCapability } from './capability.js';
+import { listFile } from './shared/refresh.js';
 
 declare module './capability.js' {
   interface Provided {
@@ -60,13 +63,29 @@ function smtpVerifier(config: SmtpConfig, resolver: DnsResolver, logger: Logger,
   return { verifier, proxyHealth };
 }
 
+/**
+ * The disposable domains: the package's list, or under DATA_REFRESH=on its saved download once there is one (parsed
+ * in a worker, the set filled in slices between turns of the event loop, dated by its `# date:` line).
+ */
+function disposableList(config: Pick<Config, 'dataDir' | 'dataRefresh'>, catalogue: DatasetCatalogue): Dataset<ReadonlySet<string>> {
+  let path: string = EMAIL_LIST_FILES.disposable;
+  const read = async () => {
+    path = await listFile(config, 'email-disposable', EMAIL_LIST_FILES.disposable);
+    if (path === EMAIL_LIST_FILES.disposable) return { value: await EMAIL_LIST_READERS.disposable() };
+    const { domains, date } = await loadDomainsOffLoop(path);
+    return { value: domains, date };
+  };
+  return new Dataset<ReadonlySet<string>>({ name: 'email-disposable', files: () => [path], read }, catalogue);
+}
+
 export const email = defineCapability({
   name: 'email',
-  config: ['smtpCheck', 'smtpPort', 'smtpHeloName', 'smtpMailFrom', 'smtpTimeoutMs', 'smtpDeadlineMs', 'smtpMaxPerHost', 'smtpMaxSessions', 'smtpProxy', 'allowPrivateTargets', 'bulkMaxItems'],
+  config: ['dataDir', 'dataRefresh', 'smtpCheck', 'smtpPort', 'smtpHeloName', 'smtpMailFrom', 'smtpTimeoutMs', 'smtpDeadlineMs', 'smtpMaxPerHost', 'smtpMaxSessions', 'smtpProxy', 'allowPrivateTargets', 'bulkMaxItems'],
   async start({ config, catalogue, resolver, limiter, logger, metrics, spec, provide }) {
     const list = (name: string, file: keyof typeof EMAIL_LIST_FILES) =>
       new Dataset<ReadonlySet<string>>({ name, files: () => [EMAIL_LIST_FILES[file]], read: async () => ({ value: await EMAIL_LIST_READERS[file]() }) }, catalogue);
-    const [role, disposable, free] = [list('email-role', 'role'), list('email-disposable', 'disposable'), list('email-free', 'free')];
+    const [role, free] = [list('email-role', 'role'), list('email-free', 'free')];
+    const disposable = disposableList(config, catalogue);
     await Promise.all([role.load(), disposable.load(), free.load()]);
     const classify = () => createEmailClassifier(emailLists(role.value, disposable.value, free.value));
     let classifier = classify();

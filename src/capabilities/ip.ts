@@ -1,18 +1,20 @@
 // IP geolocation with hosting and Tor flags (openapi.yaml lookupIp, lookupOwnIp): the GeoIP databases, loaded in the
 // background (~0.7 s for GeoLite2; /readyz and the IP endpoints answer 503 until then) unless GEOIP_CITY_DB or
-// GEOIP_ASN_DB names one (then awaited: a bad one stops the boot naming it), and the hosting and Tor lists.
+// GEOIP_ASN_DB names one (then awaited: a bad one stops the boot naming it), and the hosting, hosting ASN and Tor lists.
 import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Dataset } from '../adapters/files/dataset.js';
 import type { DatasetCatalogue } from '../adapters/files/datasets.js';
 import { GeoDatabaseError, openGeoIp, UNAVAILABLE_GEOIP, type GeoIp } from '../adapters/geoip/geoip-reader.js';
+import { loadHostingAsns } from '../adapters/ip-data/hosting-asns.js';
 import { createIpSecurity, loadHostingRanges, loadTorExits, type LoadedRanges } from '../adapters/ip-data/ip-lists.js';
 import type { Config } from '../config.js';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../http/logging.js';
-import { projectPath } from '../http/spec.js';
 import { createIpOperations } from '../operations/network.js';
+import { loadRangesOffLoop } from '../adapters/refresh/lists.js';
 import { defineCapability } from './capability.js';
+import { listFile, shippedLists, type ListName } from './shared/refresh.js';
 
 type GeoConfig = Pick<Config, 'dataDir' | 'geoipCityDb' | 'geoipAsnDb'>;
 type GeoPaths = { cityDb: string; asnDb: string };
@@ -43,18 +45,26 @@ function startFailure(err: unknown, config: GeoConfig, logger: Logger): GeoIp {
   return UNAVAILABLE_GEOIP;
 }
 
-/** A hosting or Tor list, dated by its own `# date:` line (else the file's modification day). */
-function rangeList(name: string, variable: string, path: string, load: (path: string) => Promise<LoadedRanges>, catalogue: DatasetCatalogue) {
+/**
+ * A hosting, hosting ASN or Tor list, dated by its own `# date:` line (else the file's modification day), read from its
+ * saved download under DATA_REFRESH=on (capabilities/shared/refresh.ts) once there is one. `load` is told whether this
+ * is the first read: the start-up parses on the event loop; a range list's reload (SIGHUP or a refresh) parses and
+ * builds its table in a worker thread.
+ */
+function ipList<T extends { date: string }>(name: ListName, variable: string, file: () => Promise<string>, load: (path: string, first: boolean) => Promise<T>, catalogue: DatasetCatalogue) {
+  let path: string | null = null;
   const read = async () => {
-    const value = await load(path);
+    const first = path === null;
+    path = await file();
+    const value = await load(path, first);
     return { value, date: value.date };
   };
-  return new Dataset<LoadedRanges>({ name, variable, files: () => [path], read }, catalogue);
+  return new Dataset<T>({ name, variable, files: () => [path ?? name], read }, catalogue);
 }
 
 export const ip = defineCapability({
   name: 'ip',
-  config: ['dataDir', 'geoipCityDb', 'geoipAsnDb', 'hostingRangesFile', 'torExitFile', 'trustProxy'],
+  config: ['dataDir', 'geoipCityDb', 'geoipAsnDb', 'hostingRangesFile', 'hostingAsnFile', 'torExitFile', 'trustProxy', 'dataRefresh'],
   // The GeoIP files (~75 MB for GeoLite2) are read from the very start, so that the reads overlap the start-up's CPU
   // work (marked handled here: a failure is reported by start, not as an unhandled rejection).
   begin(config) {
@@ -81,15 +91,20 @@ export const ip = defineCapability({
     );
     if (config.geoipCityDb !== null || config.geoipAsnDb !== null) await opened;
 
-    const hosting = rangeList('ip-hosting', 'HOSTING_RANGES_FILE', config.hostingRangesFile ?? projectPath('data/ip/hosting-ranges.csv'), loadHostingRanges, catalogue);
-    const tor = rangeList('ip-tor-exits', 'TOR_EXIT_FILE', config.torExitFile ?? projectPath('data/ip/tor-exits.txt'), loadTorExits, catalogue);
-    const [h, t] = [await hosting.load(), await tor.load()];
-    let security = createIpSecurity(h, t);
-    for (const list of [hosting, tor]) list.onSwap(() => (security = createIpSecurity(hosting.value, tor.value)));
-    logger.info({ hosting: { entries: h.entries, ranges: h.table.size }, tor: { entries: t.entries, ranges: t.table.size } }, 'hosting and Tor lists loaded');
+    const shipped = shippedLists(config);
+    const ranges = (kind: 'hosting' | 'tor', atStart: (path: string) => Promise<LoadedRanges>) => (path: string, first: boolean) => (first ? atStart(path) : loadRangesOffLoop(kind, path));
+    const hosting = ipList('ip-hosting', 'HOSTING_RANGES_FILE', () => listFile(config, 'ip-hosting', shipped.hosting), ranges('hosting', loadHostingRanges), catalogue);
+    const tor = ipList('ip-tor-exits', 'TOR_EXIT_FILE', () => listFile(config, 'ip-tor-exits', shipped.tor), ranges('tor', loadTorExits), catalogue);
+    // Data-centre networks by owner (ADR 0026): matched with the ASN the GeoIP ASN database gives an address. A short
+    // list (~900 lines, a few ms): read on the event loop.
+    const asns = ipList('ip-hosting-asns', 'HOSTING_ASN_FILE', () => listFile(config, 'ip-hosting-asns', shipped.asns), loadHostingAsns, catalogue);
+    const [h, t, a] = [await hosting.load(), await tor.load(), await asns.load()];
+    let security = createIpSecurity(h, t, a);
+    for (const list of [hosting, tor, asns]) list.onSwap(() => (security = createIpSecurity(hosting.value, tor.value, asns.value)));
+    logger.info({ hosting: { entries: h.entries, ranges: h.table.size }, tor: { entries: t.entries, ranges: t.table.size }, asns: a.asns.length }, 'hosting, Tor and hosting ASN lists loaded');
     return {
       handlers: createIpOperations({ geo: () => geolite2.current ?? null, security: () => security, trustProxy: config.trustProxy }),
-      datasets: [geolite2, hosting, tor],
+      datasets: [geolite2, hosting, tor, asns],
       readiness: { geoip: () => geolite2.current?.ready === true },
       loaded: opened.catch(() => undefined),
     };

@@ -11,9 +11,9 @@ const LOCATION = /^[A-Z0-9]{2}$/;
 const BRANCH = /^[A-Z0-9]{3}$/;
 
 /** Whether a normalised 11-character BIC is in a bank directory, and its bank's name (adapters/bank-data). */
-export type BicDirectoryLookup = (bic: string) => { inDirectory: boolean; bankName: string | null };
+export type BicDirectoryLookup = (bic: string) => { inDirectory: boolean; bankName: string | null; sharedBy: number };
 
-const NO_DIRECTORY: BicDirectoryLookup = () => ({ inDirectory: false, bankName: null });
+const NO_DIRECTORY: BicDirectoryLookup = () => ({ inDirectory: false, bankName: null, sharedBy: 0 });
 
 export function normaliseBic(input: string): string {
   return input.trim().toUpperCase().replace(/[\s-]+/g, '');
@@ -41,6 +41,6 @@ export function validateBic(input: string, directory: BicDirectoryLookup = NO_DI
     LOCATION.test(locationCode) &&
     BRANCH.test(branchCode);
   // Only a well-formed BIC is looked up: an invalid one is in no directory.
-  const { inDirectory, bankName } = valid ? directory(bic) : NO_DIRECTORY(bic);
-  return { bic, valid, bankCode, countryCode, locationCode, branchCode, inDirectory, bankName };
+  const { inDirectory, bankName, sharedBy } = valid ? directory(bic) : NO_DIRECTORY(bic);
+  return { bic, valid, bankCode, countryCode, locationCode, branchCode, inDirectory, bankName, sharedBy };
 }

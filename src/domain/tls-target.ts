@@ -1,5 +1,6 @@
 // TLS inspection targets: host names (RFC 1123, IDNA to A-labels), IP literals, and legacy numeric IPv4 forms (inet_aton).
-import { isStandardIp, parseIp, parseLegacyIpv4 } from './ip-ranges.js';
+import { parseLegacyIpv4 } from './ip-address.js';
+import { isStandardIp, parseIp } from './ip-ranges.js';
 import { HOST_NAME, parseName } from './host-name.js';
 
 export type TlsTarget =

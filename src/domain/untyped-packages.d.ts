@@ -18,7 +18,8 @@ declare module 'tr46' {
 declare module 'whatwg-url' {
   /** The URL Standard's URL class; throws a TypeError for what the standard's parser refuses. */
   export class URL {
-    constructor(text: string);
+    constructor(text: string, base?: string);
+    readonly href: string;
     readonly protocol: string;
     readonly host: string;
     readonly hostname: string;

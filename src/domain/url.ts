@@ -4,6 +4,7 @@ import { URL as WhatwgUrl } from 'whatwg-url';
 
 /** The parts of a parsed URL the service reads; the same names and serialisations as the global URL's. */
 export interface ParsedUrl {
+  readonly href: string;
   readonly protocol: string;
   readonly host: string;
   readonly hostname: string;
@@ -16,6 +17,15 @@ export interface ParsedUrl {
 export function parseUrl(text: string): ParsedUrl | null {
   try {
     return new WhatwgUrl(text);
+  } catch {
+    return null;
+  }
+}
+
+/** `text` (a redirect's Location: absolute or relative) resolved against `base`, or null when refused. Never throws. */
+export function resolveUrl(text: string, base: string): ParsedUrl | null {
+  try {
+    return new WhatwgUrl(text, base);
   } catch {
     return null;
   }

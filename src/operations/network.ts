@@ -21,7 +21,7 @@ export interface NetworkDeps {
   tls: TlsProber;
   /** The open databases, or null while they are still loading. */
   geo: () => GeoIp | null;
-  /** The hosting and Tor flags from the lists loaded now (adapters/ip-data/ip-lists.ts). */
+  /** The hosting and Tor flags from the lists loaded now (adapters/ip-data/ip-lists.ts, hosting-asns.ts). */
   security: () => IpSecurityLookup;
   /** Take the client address from the left-most X-Forwarded-For entry (TRUST_PROXY=true). */
   trustProxy: boolean;
@@ -125,7 +125,8 @@ export function createIpOperations(deps: Pick<NetworkDeps, 'geo' | 'security' | 
     if (!geo) throw serviceUnavailable('geolocation data is loading');
     if (!geo.ready) throw serviceUnavailable('geolocation data is not available: the GeoIP databases could not be opened', 60);
     const found = geo.lookup(c);
-    const security = deps.security().lookup(c);
+    // The ASN database's answer names the network's owner: the hosting ASN list flags data-centre networks by it.
+    const security = deps.security().lookup(c, found);
     if (found) return { status: 200, body: { ...found, security } };
     // The flags are what the caller wants: an address only a hosting or Tor list knows is answered, not 404.
     if (security.isHosting === true || security.isTor === true) {

@@ -12,7 +12,7 @@ describe('GET /api/v1/bic/{bic}', () => {
   it('answers the full result for DEUTDEFF', async () => {
     const res = await h.call('/api/v1/bic/DEUTDEFF');
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ bic: 'DEUTDEFFXXX', valid: true, bankCode: 'DEUT', countryCode: 'DE', locationCode: 'FF', branchCode: 'XXX', inDirectory: true, bankName: 'Deutsche Bank' });
+    expect(res.body).toEqual({ bic: 'DEUTDEFFXXX', valid: true, bankCode: 'DEUT', countryCode: 'DE', locationCode: 'FF', branchCode: 'XXX', inDirectory: true, bankName: 'Deutsche Bank', sharedBy: 1 });
   });
 
   it.each([

@@ -155,6 +155,18 @@ describe('GET /api/v1/ip/{ip}', () => {
     expect(res.body.security).toEqual({ isHosting: true, hostingProvider: 'Amazon Web Services', isTor: false });
   });
 
+  it.each([
+    // MaxMind's test ASN database: 23.32.0.0/11 is AS35994 (Akamai), 67.43.149.0/24 AS35908 with no organisation
+    // (the list's name then), 50.128.0.0/9 AS7922 (Comcast); data/ip/hosting-asns.txt lists the first two.
+    ['23.32.0.1', 35994, { isHosting: true, hostingProvider: 'Akamai Technologies, Inc.', isTor: false }],
+    ['67.43.149.1', 35908, { isHosting: true, hostingProvider: 'VPLSNET - Krypt Technologies, US', isTor: false }],
+    ['50.128.0.1', 7922, { isHosting: false, hostingProvider: null, isTor: false }],
+  ])('flags %s by its network owner (AS%i) on the hosting ASN list', async (ip, asn, security) => {
+    const res = await h.call(`/api/v1/ip/${ip}`);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ ip, asn, security });
+  });
+
   it('answers a Tor exit of the snapshot with isTor true', async () => {
     const res = await h.call('/api/v1/ip/185.220.101.1');
     expect(res.status).toBe(200);

@@ -20,13 +20,13 @@ afterAll(async () => {
   await server?.stop();
 });
 
-/** One connection: PIPELINED requests in one write, nothing read, closed once the server has started answering. */
-function floodAndLeave(port: number, path: string): Promise<void> {
+/** One connection: `pipelined` requests in one write, nothing read, closed once the server has started answering. */
+function floodAndLeave(port: number, path: string, pipelined = PIPELINED): Promise<void> {
   return new Promise((resolve) => {
     const sock = net.connect(port, '127.0.0.1');
     sock.on('error', () => undefined);
     sock.once('connect', () => {
-      sock.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`.repeat(PIPELINED));
+      sock.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`.repeat(pipelined));
       // The first bytes back mean the server has parsed the flood; nothing is read beyond them.
       sock.once('data', () => {
         sock.pause();
@@ -54,6 +54,23 @@ async function retained(): Promise<number> {
 }
 
 describe('a flood of pipelined requests on connections that read nothing', () => {
+  // Issue #58: what grew by +74 MB was V8's young generation (Node 24 grows it to 128 MB under the flood's allocation
+  // and keeps it until its memory reducer runs once the process is quiet, some seconds later). Nothing is held.
+  it('gives its memory back: RSS within 60 MB of the start after 50 connections x 500 GET /openapi.json', { timeout: 300_000 }, async () => {
+    expect((await fetch(`http://127.0.0.1:${server.port}/openapi.json`)).status).toBe(200);
+    // The start once the boot's garbage is gone (the service compacts its heap after start): two readings 500 ms apart.
+    let last = 0;
+    const start = await waitFor(() => {
+      const [prev, now] = [last, (last = server.rss())];
+      return Math.abs(now - prev) < MB ? now : null;
+    }, { timeoutMs: 60_000, intervalMs: 500, what: 'a steady RSS before the flood' });
+    await Promise.all(Array.from({ length: 50 }, () => floodAndLeave(server.port, '/openapi.json', 500)));
+    const peak = server.rss();
+    const rss = await waitFor(() => (server.rss() - start < 60 * MB ? server.rss() : null), { timeoutMs: 60_000, intervalMs: 250, what: 'RSS back within 60 MB of the start' }).catch(() => server.rss());
+    console.log(`RSS ${Math.round(start / MB)} MB at start, ${Math.round(peak / MB)} MB after the flood, ${Math.round(rss / MB)} MB once quiet`);
+    expect(rss - start).toBeLessThan(60 * MB);
+  });
+
   it(`keeps what it holds beyond the young generation within 50 MB of the start after ${ROUNDS} rounds of ${CONNECTIONS} connections x ${PIPELINED} GET /openapi.json`, { timeout: 300_000 }, async () => {
     // Warm the route and /metrics once, so that the baseline holds what serving them keeps anyway.
     expect((await fetch(`http://127.0.0.1:${server.port}/openapi.json`)).status).toBe(200);

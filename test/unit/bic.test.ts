@@ -35,10 +35,10 @@ describe('validateBic', () => {
   });
 
   it.each([
-    ['a card number', '4111 1111 1111 1111', { bic: '************1111', valid: false, bankCode: '****', countryCode: '**', locationCode: '**', branchCode: '***' , inDirectory: false, bankName: null }],
-    ['a dashed card number', '5555-5555-5555-4444', { bic: '************4444', valid: false, bankCode: '****', countryCode: '**', locationCode: '**', branchCode: '***' , inDirectory: false, bankName: null }],
-    ['a card number after letters', 'DEUT378282246310005', { bic: 'DEUT***********0005', valid: false, bankCode: 'DEUT', countryCode: '**', locationCode: '**', branchCode: '***' , inDirectory: false, bankName: null }],
-    ['16 digits failing Luhn (no card number)', '4111111111111112', { bic: '4111111111111112', valid: false, bankCode: '4111', countryCode: '11', locationCode: '11', branchCode: '111' , inDirectory: false, bankName: null }],
+    ['a card number', '4111 1111 1111 1111', { bic: '************1111', valid: false, bankCode: '****', countryCode: '**', locationCode: '**', branchCode: '***' , inDirectory: false, bankName: null, sharedBy: 0 }],
+    ['a dashed card number', '5555-5555-5555-4444', { bic: '************4444', valid: false, bankCode: '****', countryCode: '**', locationCode: '**', branchCode: '***' , inDirectory: false, bankName: null, sharedBy: 0 }],
+    ['a card number after letters', 'DEUT378282246310005', { bic: 'DEUT***********0005', valid: false, bankCode: 'DEUT', countryCode: '**', locationCode: '**', branchCode: '***' , inDirectory: false, bankName: null, sharedBy: 0 }],
+    ['16 digits failing Luhn (no card number)', '4111111111111112', { bic: '4111111111111112', valid: false, bankCode: '4111', countryCode: '11', locationCode: '11', branchCode: '111' , inDirectory: false, bankName: null, sharedBy: 0 }],
   ])('masks a card number to its last four in every field: %s', (_label, given, want) => {
     expect(validateBic(given)).toEqual(want);
   });

@@ -72,7 +72,7 @@ describe('data/datasets.json', () => {
     records = await loadDatasets(projectPath('data/datasets.json'));
   });
 
-  it('dates every shipped dataset: bank tables, BIN ranges, email lists, GeoLite2, hosting and Tor lists', () => {
+  it('dates every shipped dataset: bank tables, BIN ranges, email lists, GeoLite2, hosting ranges, hosting ASNs and Tor lists', () => {
     expect(records.map((r) => r.name).sort()).toEqual([
       'bank-codes-de',
       'bank-codes-iban-to-bic',
@@ -83,6 +83,7 @@ describe('data/datasets.json', () => {
       'email-role',
       'geolite2',
       'ip-hosting',
+      'ip-hosting-asns',
       'ip-tor-exits',
     ]);
   });

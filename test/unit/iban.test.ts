@@ -548,13 +548,14 @@ describe('bank names and the BIC directory (data/banks, Bundesbank, iban-to-bic)
   });
 
   it.each([
-    ['DEUTDEFFXXX', true, 'Deutsche Bank'],
-    ['COBADEFFXXX', true, 'Commerzbank'], // several codes share it: the shortest name
-    ['GENODEF1M04', true, 'Hausbank München'],
-    ['ZZZZDEFFXXX', false, null],
-    ['DEUTDEFF123', false, null],
-  ])('bicEntry(%s) = %s, %s', (bic, inDirectory, bankName) => {
-    expect(banks.bicEntry(bic)).toEqual({ inDirectory, bankName });
+    ['DEUTDEFFXXX', true, 'Deutsche Bank', 1],
+    ['COBADEFFXXX', true, 'Commerzbank', 1], // several codes of one bank share it: the shortest spelling
+    ['GENODEF1M04', true, 'Hausbank München', 1],
+    ['CEPAFRPPXXX', true, null, 16], // the regional Caisses d'Epargne: several banks, no name
+    ['ZZZZDEFFXXX', false, null, 0],
+    ['DEUTDEFF123', false, null, 0],
+  ])('bicEntry(%s) = %s, %s, sharedBy %s', (bic, inDirectory, bankName, sharedBy) => {
+    expect(banks.bicEntry(bic)).toEqual({ inDirectory, bankName, sharedBy });
   });
 
   it('a head office (XXX) is in the directory when only a branch BIC of it is listed', () => {

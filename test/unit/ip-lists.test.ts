@@ -1,7 +1,8 @@
 // Hosting and Tor flags: the range table (CIDR, RFC 4632; IPv6 text, RFC 4291) and the shipped snapshots.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createIpSecurity, hostingRangesFromText, loadHostingRanges, loadTorExits, torExitsFromText, type LoadedRanges } from '../../src/adapters/ip-data/ip-lists.js';
-import { buildRangeTable, parseCidr } from '../../src/domain/ip-range-table.js';
+import { formatV4, parseCidr } from '../../src/domain/ip-address.js';
+import { buildRangeTable } from '../../src/domain/ip-range-table.js';
 import { classifyIp } from '../../src/domain/ip-ranges.js';
 import { projectPath } from '../../src/http/spec.js';
 
@@ -167,5 +168,19 @@ describe('the shipped snapshots (data/ip)', () => {
     const security = createIpSecurity(hosting, tor);
     expect(security.lookup(ip('3.5.140.1'))).toBe(security.lookup(ip('3.5.140.2')));
     expect(Object.isFrozen(security.lookup(ip('3.5.140.1')))).toBe(true);
+  });
+});
+
+describe('labels in 32-bit indexes', () => {
+  it('a hosting file of 70,000 providers names provider #66,000 (and the last) right', () => {
+    // One /24 per provider from 10.0.0.0 on: provider n holds the n-th /24.
+    const net = (n: number, host: number) => formatV4(0x0a000000 + n * 256 + host);
+    const lines = Array.from({ length: 70_000 }, (_, n) => `${net(n, 0)}/24,P${n}`);
+    const { table } = hostingRangesFromText(lines.join('\n'));
+    expect(table.labels).toHaveLength(70_000);
+    const name = (a: string) => table.labels[table.lookup(a, 4)];
+    expect(name(net(66_000, 7))).toBe('P66000');
+    expect(name(net(69_999, 255))).toBe('P69999');
+    expect(name('10.0.0.1')).toBe('P0');
   });
 });

@@ -1,6 +1,7 @@
 // IP classification against the IANA special-purpose registries (RFC 6890), canonical text (RFC 5952), inet_aton forms.
 import { describe, expect, it } from 'vitest';
-import { canonicalIpv6, classifyIp, isStandardIp, parseIp, parseLegacyIpv4 } from '../../src/domain/ip-ranges.js';
+import { parseLegacyIpv4 } from '../../src/domain/ip-address.js';
+import { canonicalIpv6, classifyIp, isStandardIp, parseIp } from '../../src/domain/ip-ranges.js';
 import { parseTlsTarget } from '../../src/domain/tls-target.js';
 
 describe('classifyIp: non-public IPv4 ranges', () => {

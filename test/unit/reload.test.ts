@@ -11,10 +11,12 @@ import { startHarness, type Harness } from '../support/harness.js';
 let dir: string;
 let hostingFile: string;
 let torFile: string;
+let asnFile: string;
 let h: Harness;
 
 const HOSTING = '# date: 2026-01-05\ncidr,provider\n3.5.140.0/22,Amazon Web Services\n';
 const TOR = '# date: 2026-01-05\n185.220.101.1\n';
+const ASNS = '# date: 2026-01-05\nAS64500 # EXAMPLE-DC\n';
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'vls-reload-'));
@@ -22,7 +24,9 @@ beforeAll(async () => {
   torFile = join(dir, 'tor.txt');
   writeFileSync(hostingFile, HOSTING);
   writeFileSync(torFile, TOR);
-  h = await startHarness({ HOSTING_RANGES_FILE: hostingFile, TOR_EXIT_FILE: torFile });
+  asnFile = join(dir, 'asns.txt');
+  writeFileSync(asnFile, ASNS);
+  h = await startHarness({ HOSTING_RANGES_FILE: hostingFile, TOR_EXIT_FILE: torFile, HOSTING_ASN_FILE: asnFile });
 });
 afterAll(async () => {
   await h.close();
@@ -40,7 +44,17 @@ describe('reloading the file datasets', () => {
   beforeEach(async () => {
     writeFileSync(hostingFile, HOSTING);
     writeFileSync(torFile, TOR);
+    writeFileSync(asnFile, ASNS);
     expect((await h.composition.reloader.reloadAll()).failed).toEqual([]);
+  });
+
+  it('swaps in a new hosting ASN list: an address of a newly listed network is hosting, named by its AS organisation', async () => {
+    // MaxMind's test ASN database: 89.160.20.112 is AS29518, Bredband2 AB.
+    expect((await h.call('/api/v1/ip/89.160.20.112')).body.security).toMatchObject({ isHosting: false, hostingProvider: null });
+    writeFileSync(asnFile, `${ASNS.replace('2026-01-05', '2026-02-03')}AS29518 # listed for this test\n`);
+    expect((await h.composition.reloader.reloadAll()).failed).toEqual([]);
+    expect((await h.call('/api/v1/ip/89.160.20.112')).body.security).toMatchObject({ isHosting: true, hostingProvider: 'Bredband2 AB' });
+    expect(await dataset('ip-hosting-asns')).toMatchObject({ date: '2026-02-03' });
   });
 
   it('swaps in the new lists: the answers, /readyz dates and the reload counters follow', async () => {
@@ -107,7 +121,7 @@ describe('the shipped lists', () => {
   });
   afterAll(() => shipped.close());
 
-  it('are what the composition reads when HOSTING_RANGES_FILE and TOR_EXIT_FILE are unset', async () => {
+  it('are what the composition reads when HOSTING_RANGES_FILE, HOSTING_ASN_FILE and TOR_EXIT_FILE are unset', async () => {
     // An address of data/ip/tor-exits.txt and one in a range of data/ip/hosting-ranges.csv (neither in the GeoIP
     // test databases: only the lists can flag them).
     const tor = readFileSync(projectPath('data/ip/tor-exits.txt'), 'utf8').split('\n').find((l) => /^\d+\.\d+\.\d+\.\d+\/32$/.test(l))!;
@@ -119,6 +133,7 @@ describe('the shipped lists', () => {
     const dateLine = (file: string) => /^# date: (\S+)$/m.exec(readFileSync(projectPath(file), 'utf8'))?.[1];
     expect(dates).toEqual([
       expect.objectContaining({ name: 'ip-hosting', date: dateLine('data/ip/hosting-ranges.csv') }),
+      expect.objectContaining({ name: 'ip-hosting-asns', date: dateLine('data/ip/hosting-asns.txt') }),
       expect.objectContaining({ name: 'ip-tor-exits', date: dateLine('data/ip/tor-exits.txt') }),
     ]);
   });

@@ -105,7 +105,7 @@ describe('ValidationClient: one typed method per operation', () => {
 
   it('validateBic returns the expanded BIC and its parts', async () => {
     const r = await client.validateBic('DEUTDEFF');
-    expect(r).toEqual({ bic: 'DEUTDEFFXXX', valid: true, bankCode: 'DEUT', countryCode: 'DE', locationCode: 'FF', branchCode: 'XXX', inDirectory: true, bankName: 'Deutsche Bank' });
+    expect(r).toEqual({ bic: 'DEUTDEFFXXX', valid: true, bankCode: 'DEUT', countryCode: 'DE', locationCode: 'FF', branchCode: 'XXX', inDirectory: true, bankName: 'Deutsche Bank', sharedBy: 1 });
   });
 
   it('lookupDns asks the given types and returns the mail-security analysis', async () => {

@@ -8,17 +8,20 @@
 // - MC and the French territories share the French bank codes (the RIB): their own table first, then France's.
 // Whatever the table, a BIC is answered only for its own country (characters 5-6 equal the IBAN's country code):
 // Société Générale's French BIC is never the answer for a Monaco IBAN. Unknown codes give null.
-// Bank names come from the entry that gave the BIC (the Bundesbank name for DE, the national registry's for the
-// data/banks countries); a BIC only iban-to-bic knows (it has no names) takes the name another table gives that BIC.
-// The same tables, indexed by BIC, say whether a BIC is in a directory at all (bicEntry).
+// Bank names belong to the bank code: the code's own entry in its country's table (the Bundesbank's for DE, the
+// national registry's for the data/banks countries), whether or not that entry has a BIC of the country. A code
+// only iban-to-bic knows (it has no names) has no name: the name of the bank whose BIC it routes to is another
+// bank's when that BIC is a group's or a clearing head's. The same tables, indexed by BIC, say whether a BIC is in
+// a directory at all and which banks list it (bicEntry): a BIC listed for several banks names none of them.
 import { readFile, readdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { bankDataByBLZ } from 'bankdata-germany';
 import { BANK_METHODS } from '../../domain/de-account-check/bank-methods.js';
+import { BanksOfBic } from '../../domain/bank-names.js';
 import { BBAN_ALIASES } from '../../domain/iban-bban.js';
 
-/** One country's table as data/banks/<CC>.json holds it: bank code -> [BIC, bank name]. */
+/** One country's table as data/banks/<CC>.json holds it: bank code -> [BIC or "", bank name or ""]. */
 interface BankTableFile {
   country: string;
   source: string;
@@ -39,16 +42,18 @@ interface BankTableInfo {
 interface BicEntry {
   /** The BIC (11 characters) is listed, or for a head office (branch XXX) any BIC of its first 8 characters is. */
   inDirectory: boolean;
-  /** The bank's name from the same entry; null when not listed or the table has no name. */
+  /** The bank's name when the BIC itself is listed for one bank; null when not listed, shared or unnamed. */
   bankName: string | null;
+  /** How many different banks list this exact BIC: 0 when it is not itself listed, 2 or more when it is shared. */
+  sharedBy: number;
 }
 
 export interface BankDirectory {
   /** The BIC of the bank with this national bank code, or null. `at` selects the Bundesbank data (default now). */
   resolveBic(countryCode: string, bankCode: string, at?: Date): string | null;
-  /** The name of the bank with this national bank code, from the table that gives its BIC; null when unknown. */
+  /** The name of the bank with this national bank code, from the code's own entry; null when unknown or unnamed. */
   bankName(countryCode: string, bankCode: string, at?: Date): string | null;
-  /** Whether a normalised 11-character BIC is in a shipped directory, and its bank's name. */
+  /** Whether a normalised 11-character BIC is in a shipped directory, its bank's name and how many banks list it. */
   bicEntry(bic: string): BicEntry;
   /** Countries with a table (the territories that borrow France's codes included). */
   countries: readonly string[];
@@ -56,16 +61,19 @@ export interface BankDirectory {
   tables: readonly BankTableInfo[];
 }
 
-type Table = ReadonlyMap<string, string>;
-/** Bank code -> name, for the tables that carry names. */
-type Names = ReadonlyMap<string, string>;
+/** One bank code's entry: its BIC ('' when the table gives none) and its name ('' when none). */
+interface Row {
+  bic: string;
+  name: string;
+}
+type Table = ReadonlyMap<string, Row>;
 
 const require = createRequire(import.meta.url);
 /** iban-to-bic's tables, keyed by country then bank code (loaded with the module, at start). */
 const IBAN_TO_BIC = require('iban-to-bic/datasets') as Readonly<Record<string, Readonly<Record<string, string>>>>;
 const PACKAGE_COUNTRIES = ['AT', 'BE', 'ES', 'FR', 'LU', 'NL'] as const;
 const PACKAGE_TABLES: ReadonlyMap<string, Table> = new Map(
-  PACKAGE_COUNTRIES.map((c) => [c, new Map(Object.entries(IBAN_TO_BIC[c] ?? {}).map(([code, bic]) => [code, expandBic(bic)]))]),
+  PACKAGE_COUNTRIES.map((c) => [c, new Map(Object.entries(IBAN_TO_BIC[c] ?? {}).map(([code, bic]) => [code, { bic: expandBic(bic), name: '' }]))]),
 );
 
 /** Countries whose BBAN is the French RIB and whose banks may sit in the French tables (registry "includes"). */
@@ -76,16 +84,30 @@ function expandBic(bic: string): string {
   return upper.length === 8 ? `${upper}XXX` : upper;
 }
 
+const ofCountry = (bic: string, country: string) => bic.slice(4, 6) === country;
+
 interface Link {
-  bics: Table | undefined;
-  names: Names | undefined;
+  table: Table | undefined;
+  /** The country's own table: its entries name their codes whatever their BIC. */
+  home: boolean;
 }
 
 /** The first entry any table gives for the code whose BIC belongs to `country`. */
-function firstOwn(country: string, code: string, chain: readonly Link[]): { bic: string; link: Link } | null {
+function firstOwn(country: string, code: string, chain: readonly Link[]): string | null {
   for (const link of chain) {
-    const bic = link.bics?.get(code);
-    if (bic !== undefined && bic.slice(4, 6) === country) return { bic, link };
+    const bic = link.table?.get(code)?.bic;
+    if (bic !== undefined && ofCountry(bic, country)) return bic;
+  }
+  return null;
+}
+
+/** The code's own name: its home entry's, or a borrowed table's (France's for MC) where that entry's BIC is ours. */
+function ownName(country: string, code: string, chain: readonly Link[]): string | null {
+  for (const link of chain) {
+    const row = link.table?.get(code);
+    if (row === undefined) continue;
+    if (link.home) return row.name || null;
+    if (ofCountry(row.bic, country)) return row.name || null;
   }
   return null;
 }
@@ -95,75 +117,69 @@ function germanBic(bankCode: string, at?: Date): string | null {
   return bic ? expandBic(bic) : null;
 }
 
-/** BIC -> bank name (or '' when no table names it), and head office (first 8) -> the same, for bicEntry. */
+/** BIC -> the banks listing it; head office (first 8) -> listed at all, for bicEntry. */
 interface BicIndex {
-  full: Map<string, string>;
-  head: Map<string, string>;
+  full: Map<string, BanksOfBic>;
+  heads: Set<string>;
   /** German bank code -> the Bundesbank's name now (a map read instead of the package's lookup per request). */
   germanNames: Map<string, string>;
 }
 
-/** Of two names for one BIC (several bank codes share it), the shorter: "Commerzbank" before "Commerzbank GF-B48". */
-const better = (known: string | undefined, name: string): boolean => known === undefined || known === '' || (name !== '' && name.length < known.length);
-
-function addToIndex(index: BicIndex, bic: string, name = ''): void {
-  if (better(index.full.get(bic), name)) index.full.set(bic, name);
-  const head = bic.slice(0, 8);
-  const headName = index.full.get(`${head}XXX`);
-  // A head office is named by its own entry (XXX) when listed, else by any of its branches.
-  index.head.set(head, headName !== undefined && headName !== '' ? headName : better(index.head.get(head), name) ? name : index.head.get(head)!);
+function addToIndex(index: BicIndex, bic: string, name: string): void {
+  let banks = index.full.get(bic);
+  if (banks === undefined) index.full.set(bic, (banks = new BanksOfBic()));
+  banks.add(name);
+  index.heads.add(bic.slice(0, 8));
 }
 
 /** Every BIC the shipped tables hold: data/banks, the Bundesbank's (by the German bank codes we know) and iban-to-bic's. */
-function bicIndex(own: ReadonlyMap<string, Table>, ownNames: ReadonlyMap<string, Names>): BicIndex {
-  const index: BicIndex = { full: new Map(), head: new Map(), germanNames: new Map() };
-  for (const [country, table] of own) {
-    const names = ownNames.get(country);
-    for (const [code, bic] of table) addToIndex(index, bic, names?.get(code));
-  }
+function bicIndex(own: ReadonlyMap<string, Table>): BicIndex {
+  const index: BicIndex = { full: new Map(), heads: new Set(), germanNames: new Map() };
+  for (const table of own.values()) for (const { bic, name } of table.values()) if (bic !== '') addToIndex(index, bic, name);
   for (const code of BANK_METHODS.keys()) {
     const entry = bankDataByBLZ(code);
     if (entry?.bankName) index.germanNames.set(code, entry.bankName);
-    if (entry?.bic) addToIndex(index, expandBic(entry.bic), entry.bankName);
+    if (entry?.bic) addToIndex(index, expandBic(entry.bic), entry.bankName ?? '');
   }
-  for (const table of PACKAGE_TABLES.values()) for (const bic of table.values()) addToIndex(index, bic, undefined);
+  for (const table of PACKAGE_TABLES.values()) for (const { bic } of table.values()) addToIndex(index, bic, '');
   return index;
 }
 
-function createDirectory(own: ReadonlyMap<string, Table>, ownNames: ReadonlyMap<string, Names>, tables: readonly BankTableInfo[]): BankDirectory {
+function lookUpBic(index: BicIndex, bic: string): BicEntry {
+  const banks = index.full.get(bic);
+  if (banks !== undefined) return { inDirectory: true, bankName: banks.name, sharedBy: banks.banks };
+  // A head office known only through its branches: they may be different banks (GENODEF1XXX), so no name.
+  const head = bic.endsWith('XXX') && index.heads.has(bic.slice(0, 8));
+  return { inDirectory: head, bankName: null, sharedBy: 0 };
+}
+
+function createDirectory(own: ReadonlyMap<string, Table>, tables: readonly BankTableInfo[]): BankDirectory {
   const chains = new Map<string, Link[]>();
-  const link = (c: string): Link => ({ bics: own.get(c), names: ownNames.get(c) });
-  const packaged = (c: string): Link => ({ bics: PACKAGE_TABLES.get(c), names: undefined });
+  const link = (c: string, home: boolean): Link => ({ table: own.get(c), home });
+  const packaged = (c: string): Link => ({ table: PACKAGE_TABLES.get(c), home: false });
   const countries = new Set(['DE', ...own.keys(), ...PACKAGE_COUNTRIES]);
-  for (const c of countries) chains.set(c, [link(c), packaged(c)]);
+  for (const c of countries) chains.set(c, [link(c, true), packaged(c)]);
   for (const c of SHARES_FR) {
-    chains.set(c, [link(c), link('FR'), packaged('FR')]);
+    chains.set(c, [link(c, true), link('FR', false), packaged('FR')]);
     countries.add(c);
   }
   let index: BicIndex | null = null;
   // Built at the first BIC question (a few ms): the IBAN answers do not need it.
-  const indexNow = () => (index ??= bicIndex(own, ownNames));
-  const nameOfBic = (bic: string): string | null => indexNow().full.get(bic) || (bic.endsWith('XXX') ? indexNow().head.get(bic.slice(0, 8)) : '') || null;
+  const indexNow = () => (index ??= bicIndex(own));
   return {
     resolveBic(countryCode, bankCode, at) {
       if (bankCode === '') return null;
       if (countryCode === 'DE') return germanBic(bankCode, at);
       const chain = chains.get(countryCode);
-      return chain ? (firstOwn(countryCode, bankCode, chain)?.bic ?? null) : null;
+      return chain ? firstOwn(countryCode, bankCode, chain) : null;
     },
     bankName(countryCode, bankCode, at) {
       if (bankCode === '') return null;
       if (countryCode === 'DE') return (at === undefined ? indexNow().germanNames.get(bankCode) : undefined) ?? (bankDataByBLZ(bankCode, at)?.bankName || null);
       const chain = chains.get(countryCode);
-      const found = chain ? firstOwn(countryCode, bankCode, chain) : null;
-      if (!found) return null;
-      return found.link.names?.get(bankCode) || nameOfBic(found.bic);
+      return chain ? ownName(countryCode, bankCode, chain) : null;
     },
-    bicEntry(bic) {
-      const { full, head } = indexNow();
-      const inDirectory = full.has(bic) || (bic.endsWith('XXX') && head.has(bic.slice(0, 8)));
-      return { inDirectory, bankName: inDirectory ? nameOfBic(bic) : null };
-    },
+    bicEntry: (bic) => lookUpBic(indexNow(), bic),
     countries: [...countries].sort(),
     tables,
   };
@@ -176,20 +192,18 @@ export async function loadBankDirectory(dir: string): Promise<BankDirectory> {
     names.map(async (f) => JSON.parse(await readFile(join(dir, f), 'utf8')) as BankTableFile),
   );
   const own = new Map<string, Table>();
-  const ownNames = new Map<string, Names>();
   const infos: BankTableInfo[] = [];
   for (const file of files) {
     if (!/^[A-Z]{2}$/.test(file.country ?? '') || typeof file.banks !== 'object' || file.banks === null) throw new Error(`${join(dir, `${file.country}.json`)}: not a bank table (country, banks)`);
     const entries = Object.entries(file.banks);
-    own.set(file.country, new Map(entries.map(([code, [bic]]) => [code, expandBic(bic)])));
-    ownNames.set(file.country, new Map(entries.filter(([, [, name]]) => typeof name === 'string' && name !== '').map(([code, [, name]]) => [code, name])));
+    own.set(file.country, new Map(entries.map(([code, [bic, name]]) => [code, { bic: expandBic(bic ?? ''), name: typeof name === 'string' ? name : '' }])));
     infos.push({ country: file.country, source: file.source, date: file.date, entries: entries.length });
   }
-  const directory = createDirectory(own, ownNames, infos);
+  const directory = createDirectory(own, infos);
   directory.bicEntry('XXXXXXXXXXX'); // builds the BIC index now, beside the directory in use, not at a request
   return directory;
 }
 
 /** The packaged tables alone (DE, AT, BE, ES, FR, LU, NL and the territories), without data/banks: no disk read. */
-export const PACKAGED_BANKS: BankDirectory = createDirectory(new Map(), new Map(), []);
+export const PACKAGED_BANKS: BankDirectory = createDirectory(new Map(), []);
 export const resolveBic = PACKAGED_BANKS.resolveBic;

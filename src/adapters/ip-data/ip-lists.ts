@@ -1,9 +1,15 @@
 // Hosting-provider address ranges and Tor exit addresses from files (HOSTING_RANGES_FILE, TOR_EXIT_FILE), each read
 // into a range table once per load; the combined IP security flags per address. Formats: docs/data-sources.md.
-import { readFile, stat } from 'node:fs/promises';
-import { buildRangeTable, parseCidr, type LabelledRange, type RangeTable } from '../../domain/ip-range-table.js';
+import { readFile } from 'node:fs/promises';
+import { ipWords, parseCidr, parseIpInto } from '../../domain/ip-address.js';
+import { buildRangeTable, type LabelledRange, type RangeTable } from '../../domain/ip-range-table.js';
 import type { IpClass } from '../../domain/ip-ranges.js';
+import { asnIndex, type HostingAsns } from './hosting-asns.js';
+import { dateOf } from './list-text.js';
 import type { components } from '../../../generated/api.js';
+
+/** What the parsers build from the ranges read: the table by default; its arrays in a worker (src/adapters/refresh/). */
+type Build<T> = (ranges: LabelledRange[]) => T;
 
 /** The contract's IpSecurity (openapi.yaml). */
 export type IpSecurity = components['schemas']['IpSecurity'];
@@ -17,8 +23,6 @@ export interface LoadedRanges {
   date: string;
 }
 
-const DATE_LINE = /^#\s*date:\s*(\d{4}-\d{2}-\d{2})\s*$/im;
-
 /** Lines without comments (`#` to the end) and blanks, trimmed. */
 function dataLines(text: string): string[] {
   return text
@@ -30,16 +34,15 @@ function dataLines(text: string): string[] {
     .filter((l) => l !== '');
 }
 
-async function dateOf(path: string, text: string): Promise<string> {
-  return DATE_LINE.exec(text)?.[1] ?? (await stat(path)).mtime.toISOString().slice(0, 10);
-}
-
 /**
  * Hosting ranges from CSV lines `cidr,provider` (a header line `cidr,provider` may lead). A line whose first field is
  * not a CIDR block or address is an error naming its line: a file half understood would answer "not hosting" for
  * what it meant to list.
  */
-export function hostingRangesFromText(text: string, path = 'hosting ranges'): { table: RangeTable; entries: number } {
+// The generic form first: ReturnType<typeof ...> (tests) reads the last overload, the table's.
+export function hostingRangesFromText<T>(text: string, path: string, build: Build<T>): { table: T; entries: number };
+export function hostingRangesFromText(text: string, path?: string): { table: RangeTable; entries: number };
+export function hostingRangesFromText(text: string, path = 'hosting ranges', build: Build<unknown> = buildRangeTable): { table: unknown; entries: number } {
   const ranges: LabelledRange[] = [];
   for (const [i, line] of dataLines(text).entries()) {
     const comma = line.indexOf(',');
@@ -51,14 +54,16 @@ export function hostingRangesFromText(text: string, path = 'hosting ranges'): { 
     ranges.push({ ...range, label: provider });
   }
   if (ranges.length === 0) throw new Error(`${path}: no range (lines of "cidr,provider")`);
-  return { table: buildRangeTable(ranges), entries: ranges.length };
+  return { table: build(ranges), entries: ranges.length };
 }
 
 /**
  * Tor exit addresses: one address or CIDR block per line (the Tor Project's bulk exit list), or the exit list's
  * `ExitAddress <address> <date> <time>` lines (its other lines are skipped).
  */
-export function torExitsFromText(text: string, path = 'Tor exits'): { table: RangeTable; entries: number } {
+export function torExitsFromText<T>(text: string, path: string, build: Build<T>): { table: T; entries: number };
+export function torExitsFromText(text: string, path?: string): { table: RangeTable; entries: number };
+export function torExitsFromText(text: string, path = 'Tor exits', build: Build<unknown> = buildRangeTable): { table: unknown; entries: number } {
   const ranges: LabelledRange[] = [];
   const lines = dataLines(text);
   const exitList = lines.some((l) => l.startsWith('ExitAddress '));
@@ -70,7 +75,7 @@ export function torExitsFromText(text: string, path = 'Tor exits'): { table: Ran
     ranges.push({ ...range, label: 'Tor' });
   }
   if (ranges.length === 0) throw new Error(`${path}: no exit address`);
-  return { table: buildRangeTable(ranges), entries: ranges.length };
+  return { table: build(ranges), entries: ranges.length };
 }
 
 async function load(path: string, parse: (text: string, path: string) => { table: RangeTable; entries: number }): Promise<LoadedRanges> {
@@ -82,30 +87,56 @@ async function load(path: string, parse: (text: string, path: string) => { table
 export const loadHostingRanges = (path: string): Promise<LoadedRanges> => load(path, hostingRangesFromText);
 export const loadTorExits = (path: string): Promise<LoadedRanges> => load(path, torExitsFromText);
 
-export interface IpSecurityLookup {
-  /** The flags for a classified address: one shared, frozen object per combination (nothing is made per request). */
-  lookup(c: IpClass): IpSecurity;
+/** What the ASN database says of an address (GeoResult's fields), when it knows it. */
+interface AsnOfAddress {
+  asn: number | null;
+  asnOrganization: string | null;
 }
 
+export interface IpSecurityLookup {
+  /**
+   * The flags for a classified address and, when the GeoIP ASN database knows it, its autonomous system. One shared,
+   * frozen object per answer: nothing is made per request (an ASN's answer is made once, on its first sighting).
+   */
+  lookup(c: IpClass, as?: AsnOfAddress | null): IpSecurity;
+}
+
+const TOR_STATES = [false, true, null] as const;
+const answer = (provider: string | null | undefined, isTor: boolean | null): IpSecurity =>
+  Object.freeze({ isHosting: provider === undefined ? null : provider !== null, hostingProvider: provider ?? null, isTor });
+
 /**
- * The flags from whichever tables are loaded. A flag is null when its table is not loaded, or holds no range of the
- * address's family (the Tor Project's bulk list is IPv4 only): the data cannot say, which is not "no".
+ * The flags from whichever lists are loaded. An address is hosting when a published range holds it (its provider is
+ * named) or when its autonomous system is on the hosting ASN list (the AS organisation is named, as the ASN database
+ * spells it, else as the list does). A flag is null when no loaded list can say: the ranges hold no range of the
+ * address's family and no ASN is known for it (the Tor Project's bulk list is IPv4 only). Unknown is not "no".
  */
-export function createIpSecurity(hosting: LoadedRanges | null, tor: LoadedRanges | null): IpSecurityLookup {
+export function createIpSecurity(hosting: LoadedRanges | null, tor: LoadedRanges | null, asns: HostingAsns | null = null): IpSecurityLookup {
   const providers = hosting?.table.labels ?? [];
-  // answers[family][provider + 1][tor state: 0 no, 1 yes, 2 unknown]
-  const make = (provider: string | null | undefined, isTor: boolean | null): IpSecurity =>
-    Object.freeze({ isHosting: provider === undefined ? null : provider !== null, hostingProvider: provider ?? null, isTor });
-  const answers = [false, true].map((unknownHosting) =>
-    [null, ...providers].map((p) => [false, true, null].map((t) => make(unknownHosting ? undefined : p, t))),
-  );
+  // byRange[provider + 1][tor state: 0 no, 1 yes, 2 unknown]; unknown[tor state] when no list can say.
+  const byRange = [null, ...providers].map((p) => TOR_STATES.map((t) => answer(p, t)));
+  const unknown = TOR_STATES.map((t) => answer(undefined, t));
+  const byAsn: (IpSecurity | undefined)[] = new Array((asns?.asns.length ?? 0) * 3);
   const covers = (r: LoadedRanges | null, version: 4 | 6) => r !== null && (version === 4 ? r.table.size.v4 : r.table.size.v6) > 0;
+  function ofAsn(index: number, organisation: string | null, torState: number): IpSecurity {
+    const name = organisation || asns!.names[index];
+    const slot = index * 3 + torState;
+    const made = byAsn[slot];
+    if (made !== undefined && made.hostingProvider === name) return made;
+    return (byAsn[slot] = answer(name, TOR_STATES[torState]));
+  }
+  const words = ipWords();
   return {
-    lookup(c) {
-      const hostingKnown = covers(hosting, c.version);
-      const provider = hostingKnown ? hosting!.table.lookup(c.address, c.version) : -1;
-      const torState = covers(tor, c.version) ? (tor!.table.lookup(c.address, c.version) >= 0 ? 1 : 0) : 2;
-      return answers[hostingKnown ? 0 : 1][hostingKnown ? provider + 1 : 0][torState];
+    lookup(c, as) {
+      parseIpInto(c.address, words); // once for both tables
+      const torState = covers(tor, c.version) ? (tor!.table.lookupWords(words, c.version) >= 0 ? 1 : 0) : 2;
+      const rangesKnown = covers(hosting, c.version);
+      const provider = rangesKnown ? hosting!.table.lookupWords(words, c.version) : -1;
+      if (provider >= 0) return byRange[provider + 1][torState];
+      const asnKnown = asns !== null && typeof as?.asn === 'number';
+      const index = asnKnown ? asnIndex(asns, as!.asn!) : -1;
+      if (index >= 0) return ofAsn(index, as!.asnOrganization, torState);
+      return rangesKnown || asnKnown ? byRange[0][torState] : unknown[torState];
     },
   };
 }

@@ -7,7 +7,6 @@ import type { EmailLists } from '../../domain/email.js';
 const require = createRequire(import.meta.url);
 
 const lowerSet = (names: readonly string[]): ReadonlySet<string> => new Set(names.map((s) => s.toLowerCase()));
-const json = async (path: string): Promise<string[]> => JSON.parse(await readFile(path, 'utf8')) as string[];
 
 /** The files the lists are read from (a reload failure names them). */
 export const EMAIL_LIST_FILES = {
@@ -20,6 +19,27 @@ export const EMAIL_LIST_FILES = {
   // "free provider" means here.
   free: require.resolve('freemail/data/free.txt'),
 };
+
+/** A plausible domain name as the lists hold them (lower case, at least two labels). */
+const DOMAIN = /^(?=.{3,253}$)[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/;
+
+/**
+ * Disposable domains from the package's JSON array or the project's own `disposable_email_blocklist.conf` (one name
+ * per line, `#` comments): lower-cased, deduplicated. A line that is not a domain name fails the whole list: a file
+ * half understood (an HTML error page) must not replace the list in use.
+ */
+export function disposableDomainsFromText(text: string, path = 'disposable domains'): string[] {
+  const trimmed = text.trimStart();
+  const names = trimmed.startsWith('[') ? (JSON.parse(trimmed) as unknown[]) : text.split('\n').map((l) => l.replace(/#.*/, '').trim()).filter((l) => l !== '');
+  const out = new Set<string>();
+  for (const [i, name] of names.entries()) {
+    const domain = typeof name === 'string' ? name.trim().toLowerCase() : '';
+    if (!DOMAIN.test(domain)) throw new Error(`${path}: entry ${i + 1} is not a domain name: ${String(name).slice(0, 80)}`);
+    out.add(domain);
+  }
+  if (out.size === 0) throw new Error(`${path}: no domain`);
+  return [...out];
+}
 
 /** A list that reads as empty would answer "not disposable" for everything while the server looks healthy. */
 function nonEmpty(name: string, set: ReadonlySet<string>): ReadonlySet<string> {
@@ -34,7 +54,8 @@ export const EMAIL_LIST_READERS = {
     delete require.cache[EMAIL_LIST_FILES.role];
     return nonEmpty('roleLocalParts', lowerSet(require(EMAIL_LIST_FILES.role) as string[]));
   },
-  disposable: async (): Promise<ReadonlySet<string>> => nonEmpty('disposableDomains', lowerSet(await json(EMAIL_LIST_FILES.disposable))),
+  disposable: async (path = EMAIL_LIST_FILES.disposable): Promise<ReadonlySet<string>> =>
+    nonEmpty('disposableDomains', new Set(disposableDomainsFromText(await readFile(path, 'utf8'), path))),
   async free(): Promise<ReadonlySet<string>> {
     const text = await readFile(EMAIL_LIST_FILES.free, 'utf8');
     return nonEmpty('freeDomains', lowerSet(text.split('\n').map((s) => s.trim()).filter((s) => s.length > 0)));

@@ -1,11 +1,7 @@
 // Worker-thread task: zxcvbn-ts password strength estimate (common and en dictionaries; de, fr, es-es on request).
-import { isMainThread, workerData } from 'node:worker_threads';
+import { createRequire } from 'node:module';
+import { isMainThread, parentPort, workerData } from 'node:worker_threads';
 import type { OptionsType, ZxcvbnFactory } from '@zxcvbn-ts/core';
-import * as common from '@zxcvbn-ts/language-common';
-import * as en from '@zxcvbn-ts/language-en';
-import * as de from '@zxcvbn-ts/language-de';
-import * as fr from '@zxcvbn-ts/language-fr';
-import * as esEs from '@zxcvbn-ts/language-es-es';
 import {
   ESTIMATED_CHARS,
   MAX_ANALYSED_CHARS,
@@ -15,7 +11,7 @@ import {
   truncateForAnalysis,
   type Strength,
 } from '../../domain/password.js';
-import { createFastZxcvbn, forgetCheckMemos, spansAround } from './zxcvbn/index.js';
+import { buildWordTable, createFastZxcvbn, createTableZxcvbn, forgetCheckMemos, spansAround, type WordTable } from './zxcvbn/index.js';
 
 /**
  * The library's default number of l33t readings per password: fewer stops l33t matching early and overstates
@@ -42,29 +38,82 @@ function extraLists(dictionary: Record<string, string[]>, suffix: string): Recor
   return out;
 }
 
-/** Passed by the pool as piscina workerData. */
+/** The word lists in SharedArrayBuffers, and the small parts of the options: what every worker thread reads. */
+export interface SharedZxcvbnData {
+  table: WordTable;
+  translations: OptionsType['translations'];
+  graphs: OptionsType['graphs'];
+}
+
+/** Passed by the pool as workerData: to the builder thread (`buildWordTable`), then to every piscina thread (`shared`). */
 export interface ZxcvbnWorkerData {
   /** Add the de, fr and es-es word lists (default false); about doubles the per-call cost. */
   extraLanguages?: boolean;
+  /** This thread builds the shared lists, posts them and ends. */
+  buildWordTable?: boolean;
+  shared?: SharedZxcvbnData;
 }
 
-/** The zxcvbn options the service uses; exported for the timing bench. */
-export function zxcvbnOptions(extraLanguages = false): OptionsType {
+/**
+ * A language package's word lists, loaded only when asked for: de, fr and es-es hold ~260k words that every worker
+ * thread would otherwise parse and keep (PASSWORD_EXTRA_LANGUAGES is off by default). Their CommonJS builds, which
+ * `import` resolves to as well (the packages name no exports).
+ */
+const require = createRequire(import.meta.url);
+interface LanguagePackage {
+  dictionary: Record<string, string[]>;
+  translations?: OptionsType['translations'];
+  adjacencyGraphs?: OptionsType['graphs'];
+}
+/** Each package named literally, so that tools see the dependency; required on first use. */
+const PACKAGES = {
+  'language-common': () => require('@zxcvbn-ts/language-common'),
+  'language-en': () => require('@zxcvbn-ts/language-en'),
+  'language-de': () => require('@zxcvbn-ts/language-de'),
+  'language-fr': () => require('@zxcvbn-ts/language-fr'),
+  'language-es-es': () => require('@zxcvbn-ts/language-es-es'),
+} as const;
+const language = (name: keyof typeof PACKAGES): LanguagePackage => PACKAGES[name]() as LanguagePackage;
+
+/** Every word list the service reads, by the library's names. */
+function dictionaryOf(extraLanguages: boolean): Record<string, string[]> {
   const extra = extraLanguages
     ? {
-        ...extraLists(de.dictionary, '-de'),
-        ...extraLists(fr.dictionary, '-fr'),
-        ...extraLists(esEs.dictionary, '-es-es'),
+        ...extraLists(language('language-de').dictionary, '-de'),
+        ...extraLists(language('language-fr').dictionary, '-fr'),
+        ...extraLists(language('language-es-es').dictionary, '-es-es'),
       }
     : {};
+  return { ...language('language-common').dictionary, ...language('language-en').dictionary, ...extra };
+}
+
+/** The options other than the word lists. */
+const settings = (translations: OptionsType['translations'], graphs: OptionsType['graphs']): OptionsType => ({
+  translations,
+  graphs,
+  useLevenshteinDistance: false,
+  l33tMaxSubstitutions: L33T_MAX_SUBSTITUTIONS,
+  // Backstop only: callers already cut to MAX_ANALYSED_CHARS code points (at most 2 UTF-16 units each).
+  maxLength: MAX_ANALYSED_CHARS * 2,
+});
+
+/**
+ * The word lists in one table of SharedArrayBuffers and the options' small parts, built once for every worker thread:
+ * each thread reads the table in place instead of parsing the language packages and building its own ranked lists.
+ */
+export function sharedZxcvbnData(extraLanguages = false): SharedZxcvbnData {
   return {
-    translations: en.translations,
-    graphs: common.adjacencyGraphs,
-    dictionary: { ...common.dictionary, ...en.dictionary, ...extra },
-    useLevenshteinDistance: false,
-    l33tMaxSubstitutions: L33T_MAX_SUBSTITUTIONS,
-    // Backstop only: callers already cut to MAX_ANALYSED_CHARS code points (at most 2 UTF-16 units each).
-    maxLength: MAX_ANALYSED_CHARS * 2,
+    table: buildWordTable(dictionaryOf(extraLanguages), (bytes) => new SharedArrayBuffer(bytes)),
+    translations: language('language-en').translations!,
+    graphs: language('language-common').adjacencyGraphs!,
+  };
+}
+
+/** The zxcvbn options the service uses, its lists in this thread's memory; exported for the bench and the tests. */
+export function zxcvbnOptions(extraLanguages = false): OptionsType {
+  return {
+    ...settings(language('language-en').translations!, language('language-common').adjacencyGraphs!),
+    dictionary: dictionaryOf(extraLanguages),
   };
 }
 
@@ -86,9 +135,15 @@ export function longestWordOf(options: OptionsType): number {
 let factory: ZxcvbnFactory | undefined;
 let longestWord = 0;
 
+const data = (isMainThread ? undefined : workerData) as ZxcvbnWorkerData | undefined;
+
 function getFactory(): ZxcvbnFactory {
-  const data = (isMainThread ? undefined : workerData) as ZxcvbnWorkerData | undefined;
-  if (!factory) {
+  if (factory) return factory;
+  const shared = data?.shared;
+  if (shared) {
+    factory = createTableZxcvbn(shared.table, settings(shared.translations, shared.graphs));
+    longestWord = Math.max(0, ...shared.table.maxWordSize);
+  } else {
     const extra = data?.extraLanguages === true;
     factory = createZxcvbn(extra);
     longestWord = longestWordOf(zxcvbnOptions(extra));
@@ -138,8 +193,9 @@ export function warmUp(): void {
   getFactory().check('warm-up Tr0ub4dor&3 correct horse');
 }
 
-// Warm once per worker at start-up, not on the first request.
-if (!isMainThread) warmUp();
+// The builder thread posts the shared lists and ends; a pool thread warms once at start-up, not on the first request.
+if (data?.buildWordTable) parentPort?.postMessage(sharedZxcvbnData(data.extraLanguages === true));
+else if (!isMainThread) warmUp();
 
 /** Piscina task entry point: the password arrives as an in-memory message. */
 export default function task(password: string): Strength {

@@ -38,11 +38,11 @@ export class DictionaryLists {
   readonly readNames: ReadonlySet<string>;
 
   constructor(
-    private readonly options: Options,
+    options: Options,
     readonly wordSequenceOnly: boolean,
   ) {
-    this.names = Object.keys(options.rankedDictionaries);
-    this.index = wordIndexFor(options, () => this.names.map((name) => options.rankedDictionaries[name]));
+    this.index = wordIndexFor(options.dictionary, () => options.rankedDictionaries);
+    this.names = this.index.table.names;
     this.read = this.names.flatMap((name, b) => (wordSequenceOnly && !options.isWordSequence(name) ? [] : [b]));
     this.readNames = new Set(this.read.map((b) => this.names[b]));
   }
@@ -57,24 +57,24 @@ export class DictionaryLists {
 
   /** Per call: the user-input list (when read), the longest word of the lists read. */
   prepare(userInputsOptions: MatchOptions['userInputsOptions']): PreparedLists {
-    const sizes = this.options.rankedDictionariesMaxWordSize;
-    const widest = (): number => Math.max(0, ...this.read.map((b) => sizes[this.names[b]]));
+    const sizes = this.index.table.maxWordSize;
+    const widest = (): number => Math.max(0, ...this.read.map((b) => sizes[b]));
     if (!userInputsOptions || this.readsListsOnly(userInputsOptions)) {
       return (this.withoutUser ??= new PreparedLists(this, undefined, widest()));
     }
     const user = userInputsOptions.rankedDictionary;
     const userSize = Math.max(userInputsOptions.rankedDictionaryMaxWordSize, 0);
-    const index = Object.keys(user).length > 0 ? new WordIndex([user]) : undefined;
+    const index = Object.keys(user).length > 0 ? WordIndex.of({ userInputs: user }) : undefined;
     return new PreparedLists(this, { words: user, index, size: userSize }, Math.max(userSize, widest()));
   }
 
   /** The ranks of `word` (at sorted position k of the index) in the lists read, in the options' order. */
   ranks(word: string, k: number, isFull: boolean, out: WordHit['ranks']): void {
+    const sizes = this.index.table.maxWordSize;
     for (const b of this.read) {
-      if (!this.index.holds(k, b)) continue;
-      const name = this.names[b];
-      if (word.length > this.options.rankedDictionariesMaxWordSize[name] && !isFull) continue;
-      out.push({ name, rank: this.options.rankedDictionaries[name][word] });
+      const rank = this.index.rank(k, b);
+      if (rank === 0 || (word.length > sizes[b] && !isFull)) continue;
+      out.push({ name: this.names[b], rank });
     }
   }
 }

@@ -7,6 +7,9 @@ import { forgetDictionaryMatches } from './dictionary.js';
 import { SharedPrefixL33tMatcher, forgetL33tReadings, quickWordSequenceMatcher, sharedPrefixMatchers } from './l33t.js';
 import { forgetRepeatedUnits, repeatMatcher } from './repeat.js';
 import { useFastScoring } from './scoring.js';
+import { buildWordTable, useWordTable, type WordTable } from './word-index.js';
+
+export { buildWordTable, type WordTable };
 
 /**
  * The library versions the differential tests (test/unit/password-l33t.test.ts, password-scoring.test.ts) were
@@ -24,6 +27,16 @@ export const VERIFIED_VERSIONS: Readonly<Record<string, string>> = Object.freeze
 /** The library's factory with the word-index dictionary and l33t matchers, the unit-once repeat matcher and the fast scoring. */
 export function createFastZxcvbn(options: OptionsType): ZxcvbnFactory {
   return useFastScoring(new ZxcvbnFactory(options, { ...sharedPrefixMatchers, repeat: repeatMatcher }));
+}
+
+/**
+ * The same factory reading its word lists from `table` (one copy in SharedArrayBuffers for every thread): the library
+ * is given the lists' names with no words, so it builds no ranked lists of its own; our matchers are the only readers.
+ */
+export function createTableZxcvbn(table: WordTable, options: Omit<OptionsType, 'dictionary'>): ZxcvbnFactory {
+  const dictionary = Object.fromEntries(table.names.map((name) => [name, [] as string[]]));
+  useWordTable(dictionary, table);
+  return createFastZxcvbn({ ...options, dictionary });
 }
 
 /** Drop what the matchers memoise within one check; call after every check (or cut search) is done. */

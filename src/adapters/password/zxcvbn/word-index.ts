@@ -1,46 +1,111 @@
 // Sorted word index for zxcvbn's dictionary matchers (Wheeler, "zxcvbn: Low-Budget Password Strength Estimation",
 // USENIX Security 2016): which windows starting at one position are words, without slicing every window.
 
-/** The words of every list, sorted by UTF-16 code unit (String.prototype.sort's order), each once. */
+/**
+ * The words of every list in typed arrays, so that one copy in SharedArrayBuffers serves every worker thread: the
+ * words sorted by UTF-16 code unit (String.prototype.sort's order), each once, as code units in `text` from
+ * `starts[k]` to `starts[k + 1]`; the lists holding word k are `lists[e]` for e from `entries[k]` to
+ * `entries[k + 1]`, with the word's rank there in `ranks[e]` (the library's: the position of its last occurrence,
+ * from 1); `maxWordSize[b]` is the longest entry of list b.
+ */
+export interface WordTable {
+  names: string[];
+  maxWordSize: number[];
+  text: Uint16Array;
+  starts: Int32Array;
+  entries: Int32Array;
+  lists: Uint8Array;
+  ranks: Int32Array;
+}
+
+/**
+ * A table of `lists` (name -> entries, in rank order) in buffers made by `alloc` (SharedArrayBuffer to share them).
+ * Two passes over the lists and nothing allocated per word but its Map entry: what a builder thread leaves behind in
+ * the process's allocator is then small.
+ */
+export function buildWordTable(lists: Record<string, ReadonlyArray<string | number>>, alloc: (bytes: number) => ArrayBufferLike = (b) => new ArrayBuffer(b)): WordTable {
+  const names = Object.keys(lists);
+  if (names.length > 255) throw new Error('a word table holds at most 255 lists');
+  const position = new Map<string, number>();
+  const maxWordSize = names.map((name) => {
+    let longest = 0;
+    for (const entry of lists[name]) {
+      const word = String(entry);
+      longest = Math.max(longest, word.length);
+      if (word.length > 0) position.set(word, (position.get(word) ?? 0) + 1);
+    }
+    return longest;
+  });
+  const words = [...position.keys()].sort();
+  const starts = new Int32Array(alloc(4 * (words.length + 1)));
+  const entries = new Int32Array(alloc(4 * (words.length + 1)));
+  words.forEach((w, k) => {
+    starts[k + 1] = starts[k] + w.length;
+    entries[k + 1] = entries[k] + position.get(w)!; // occurrences: an upper bound of the lists holding it
+    position.set(w, k);
+  });
+  const text = new Uint16Array(alloc(2 * starts[words.length]));
+  words.forEach((w, k) => {
+    for (let c = 0; c < w.length; c += 1) text[starts[k] + c] = w.charCodeAt(c);
+  });
+  const listOf = new Uint8Array(alloc(entries[words.length]));
+  const ranks = new Int32Array(alloc(4 * entries[words.length]));
+  const used = new Int32Array(words.length); // entries filled per word
+  names.forEach((name, b) => {
+    lists[name].forEach((entry, r) => {
+      const word = String(entry);
+      if (word.length === 0) return;
+      const k = position.get(word)!;
+      let e = entries[k];
+      while (e < entries[k] + used[k] && listOf[e] !== b) e += 1;
+      if (e === entries[k] + used[k]) used[k] += 1; // a later occurrence in the same list overwrites its rank
+      listOf[e] = b;
+      ranks[e] = r + 1;
+    });
+  });
+  return { names, maxWordSize, text, starts, entries, lists: listOf, ranks };
+}
+
+/** Sorted word index over a WordTable: which windows starting at one position are words. */
 export class WordIndex {
-  private readonly words: string[];
-  /** Bit b % 32 of lists[k * stride + (b >> 5)] is set when list b (in the order given) holds words[k]. */
-  private readonly lists: Int32Array;
-  private readonly stride: number;
-  /** Where the words beginning with a code unit start and end in `words`. */
+  /** Where the words beginning with a code unit start and end in the table. */
   private readonly byFirst = new Map<number, [number, number]>();
 
-  constructor(lists: ReadonlyArray<Record<string, number>>) {
-    this.stride = Math.max(1, Math.ceil(lists.length / 32));
-    // One pass over the lists: which lists hold each word, 32 lists per mask.
-    const masks = Array.from({ length: this.stride }, () => new Map<string, number>());
-    lists.forEach((list, b) => {
-      const mask = masks[b >> 5];
-      const bit = 1 << (b & 31);
-      for (const word of Object.keys(list)) if (word.length > 0) mask.set(word, (mask.get(word) ?? 0) | bit);
-    });
-    const all = this.stride === 1 ? masks[0] : new Map(masks.flatMap((m) => [...m.keys()].map((w) => [w, 0] as const)));
-    this.words = [...all.keys()].sort();
-    this.lists = new Int32Array(this.words.length * this.stride);
-    this.words.forEach((word, k) => {
-      for (let w = 0; w < this.stride; w += 1) this.lists[k * this.stride + w] = masks[w].get(word) ?? 0;
-    });
-    for (let k = 0; k < this.words.length; ) {
-      const first = this.words[k].charCodeAt(0);
+  constructor(readonly table: WordTable) {
+    const { text, starts } = table;
+    for (let k = 0; k < this.size; ) {
+      const first = text[starts[k]];
       let end = k + 1;
-      while (end < this.words.length && this.words[end].charCodeAt(0) === first) end += 1;
+      while (end < this.size && text[starts[end]] === first) end += 1;
       this.byFirst.set(first, [k, end]);
       k = end;
     }
   }
 
-  get size(): number {
-    return this.words.length;
+  /** An index of ranked lists (name -> word -> rank), in this process's memory. */
+  static of(lists: Record<string, Record<string, number>>): WordIndex {
+    const ordered: Record<string, string[]> = {};
+    for (const [name, ranked] of Object.entries(lists)) {
+      const byRank: string[] = [];
+      for (const [word, rank] of Object.entries(ranked)) byRank[rank - 1] = word;
+      ordered[name] = byRank.map((w) => w ?? '');
+    }
+    return new WordIndex(buildWordTable(ordered));
   }
 
-  /** Whether list b holds the word at sorted position k (a position WordIndex.wordsAt reported). */
+  get size(): number {
+    return this.table.starts.length - 1;
+  }
+
+  /** The rank of the word at sorted position k in list b (0: not in it); k as WordIndex.wordsAt reported. */
+  rank(k: number, b: number): number {
+    const { entries, lists, ranks } = this.table;
+    for (let e = entries[k]; e < entries[k + 1]; e += 1) if (lists[e] === b && ranks[e] !== 0) return ranks[e];
+    return 0;
+  }
+
   holds(k: number, b: number): boolean {
-    return (this.lists[k * this.stride + (b >> 5)] & (1 << (b & 31))) !== 0;
+    return this.rank(k, b) !== 0;
   }
 
   /**
@@ -60,7 +125,7 @@ export class WordIndex {
       out.reach = j;
       const depth = j - i + 1;
       // [lo, hi) hold the words that begin with text[i..j]; the shortest, if it is exactly that, sorts first.
-      if (j >= minEnd && this.words[lo].length === depth) out.add(j, lo);
+      if (j >= minEnd && this.length(lo) === depth) out.add(j, lo);
       j += 1;
       if (j > maxEnd || j >= text.length) return;
       const code = text.charCodeAt(j);
@@ -70,12 +135,16 @@ export class WordIndex {
     }
   }
 
+  private length(k: number): number {
+    return this.table.starts[k + 1] - this.table.starts[k];
+  }
+
   /** First k in [lo, hi) whose code unit at `depth` is >= code (a word that ends before `depth` counts as -1). */
   private firstAtLeast(lo: number, hi: number, depth: number, code: number): number {
+    const { text, starts } = this.table;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      const word = this.words[mid];
-      const at = depth < word.length ? word.charCodeAt(depth) : -1;
+      const at = depth < starts[mid + 1] - starts[mid] ? text[starts[mid] + depth] : -1;
       if (at < code) lo = mid + 1;
       else hi = mid;
     }
@@ -105,14 +174,22 @@ export class WordEnds {
   }
 }
 
-const shared = new WeakMap<object, WordIndex>();
+const indexes = new WeakMap<object, WordIndex>();
 
-/** One index per zxcvbn Options object (every matcher of a factory shares it): ~2 MB for common + en. */
-export function wordIndexFor(options: object, lists: () => ReadonlyArray<Record<string, number>>): WordIndex {
-  let index = shared.get(options);
+/**
+ * One index per zxcvbn dictionary object (every matcher of a factory shares it): the one registered for it
+ * (useWordTable, a table shared between threads), else one built from the ranked lists (~2 MB for common + en).
+ */
+export function wordIndexFor(dictionary: object, lists: () => Record<string, Record<string, number>>): WordIndex {
+  let index = indexes.get(dictionary);
   if (!index) {
-    index = new WordIndex(lists());
-    shared.set(options, index);
+    index = WordIndex.of(lists());
+    indexes.set(dictionary, index);
   }
   return index;
+}
+
+/** Let the factory made with `dictionary` (its lists left empty) read its words from `table`. */
+export function useWordTable(dictionary: object, table: WordTable): void {
+  indexes.set(dictionary, new WordIndex(table));
 }

@@ -1,0 +1,98 @@
+// Memory (issue #58 item 3): the built service's RSS after start and after password requests, unpinned, with the
+// default thread count; then each dataset loaded alone in a fresh Node process (RSS and heap growth it causes).
+// `node --import tsx bench/memory.ts` (dist/ built, GeoLite2 in var/geoip: make geoip). MEMORY_PASSWORDS (400).
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BREACHED, endpoint, requestsFor } from './endpoints.js';
+import { startFixtures } from './fixtures.js';
+import { runLoad } from './load.js';
+import { createKey, processTree, ROOT, startService, waitIdle } from './processes.js';
+import { geoDatabases, serviceEnv } from './service-env.js';
+
+const rssMb = (pid: number): number =>
+  processTree(pid).reduce((s, p) => s + Number(/^VmRSS:\s+(\d+)/m.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0), 0) / 1024;
+const threads = (pid: number): number => Number(/^Threads:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+
+/** A module of the build (dist/src), untyped: the bench measures the build the service runs. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const dist = (path: string): Promise<any> => import(new URL(`../dist/src/${path}`, import.meta.url).href);
+
+// ---- one dataset alone: run in a child (`memory.ts --dataset NAME`), RSS and heap before and after, after a full GC
+const DATASETS: Record<string, () => Promise<unknown>> = {
+  'GeoLite2 City + ASN (geoip-reader)': async () => {
+    const { openGeoIp } = await dist('adapters/geoip/geoip-reader.js');
+    const g = geoDatabases();
+    return openGeoIp({ cityDb: g.city, asnDb: g.asn });
+  },
+  'zxcvbn dictionaries, one worker thread (pool)': async () => {
+    const { createStrengthEstimator } = await dist('adapters/password/pool.js');
+    const pool = createStrengthEstimator({ threads: 1 });
+    await pool.estimate('warm-up Tr0ub4dor&3');
+    return pool;
+  },
+  'e-mail lists (disposable, free, role)': async () => (await dist('adapters/mail/email-lists.js')).loadEmailLists(),
+  'BIN table (data/bin)': async () => (await dist('adapters/bank-data/bin-table.js')).loadBinTable(join(ROOT, 'data/bin/ranges.csv')),
+  'bank directory (data/banks)': async () => (await dist('adapters/bank-data/bank-directory.js')).loadBankDirectory(join(ROOT, 'data/banks')),
+};
+
+async function measureDataset(name: string): Promise<void> {
+  const gc = (globalThis as { gc?: () => void }).gc!;
+  const settle = async () => {
+    for (let i = 0; i < 3; i++) {
+      gc();
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  };
+  await settle();
+  const [r0, h0] = [process.memoryUsage.rss(), process.memoryUsage()];
+  const kept = await DATASETS[name]();
+  await settle();
+  const [r1, h1] = [process.memoryUsage.rss(), process.memoryUsage()];
+  const mb = (b: number) => Math.round(b / 2 ** 20);
+  process.stdout.write(JSON.stringify({ name, rss: mb(r1 - r0), heap: mb(h1.heapUsed - h0.heapUsed), external: mb(h1.external - h0.external), kept: kept !== undefined }));
+  process.exit(0);
+}
+
+const at = process.argv.indexOf('--dataset');
+if (at > 0) await measureDataset(process.argv[at + 1]);
+
+// ---- the service: unpinned (its default thread count is the host's), idle after start, then after password requests
+process.env.BENCH_PIN = '0';
+const dir = mkdtempSync(join(tmpdir(), 'vls-memory-'));
+const fixtures = await startFixtures(dir, BREACHED);
+const env = serviceEnv(fixtures, mkdtempSync(join(dir, 'data-')), geoDatabases());
+const key = await createKey('memory', env, dir);
+const svc = await startService({ name: 'service', env, dir });
+const lines: string[] = [];
+try {
+  await waitIdle(svc.pid, 30);
+  await new Promise((r) => setTimeout(r, 2000));
+  const idle = rssMb(svc.pid);
+  const before = threads(svc.pid);
+  const passwords = Number(process.env.MEMORY_PASSWORDS ?? 400);
+  const pw = requestsFor(endpoint('password'), key);
+  const m = await runLoad({ url: svc.url, requests: pw, connections: 8, durationS: Math.max(1, passwords / 100), loader: 'autocannon' });
+  await waitIdle(svc.pid, 30);
+  const after = rssMb(svc.pid);
+  // V8's memory reducer returns the young generation after a quiet spell of several seconds: the figure then too.
+  await new Promise((r) => setTimeout(r, 12_000));
+  const later = rssMb(svc.pid);
+  lines.push(
+    `service (node ${process.version}, GeoIP ${geoDatabases().real ? 'GeoLite2' : 'TEST databases'}): ${idle.toFixed(0)} MB RSS idle after start (${before} threads); ` +
+      `${after.toFixed(0)} MB after ${m.responses} password requests, ${later.toFixed(0)} MB 12 s later (${threads(svc.pid)} threads; targets <= 180 and <= 220 MB)`,
+  );
+} finally {
+  await svc.stop();
+  await fixtures.close();
+  rmSync(dir, { recursive: true, force: true });
+}
+lines.push('', '| dataset, loaded alone in a fresh process | RSS MB | JS heap MB | buffers MB |', '|---|---:|---:|---:|');
+for (const name of Object.keys(DATASETS)) {
+  const r = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', import.meta.filename, '--dataset', name], { cwd: ROOT, encoding: 'utf8' });
+  const d = r.status === 0 ? (JSON.parse(r.stdout) as { rss: number; heap: number; external: number }) : null;
+  lines.push(d ? `| ${name} | ${d.rss} | ${d.heap} | ${d.external} |` : `| ${name} | failed: ${r.stderr.split('\n').slice(-3).join(' ')} | | |`);
+}
+process.stdout.write(`${lines.join('\n')}\n`);
+process.exit(0);

@@ -1,0 +1,62 @@
+// The SMTP benches' set-up: fixture domains whose MX names resolve to loopback addresses (a real DNS server),
+// Nodemailer's smtp-server on those addresses (test/support/smtp-fixture.ts), the built service with SMTP checks on,
+// and GET /api/v1/bic/DEUTDEFF as an open loop from load.ts (autocannon in a child: the fixtures' callbacks in this
+// process would delay its timings).
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GEOIP_TEST_ASN_DB, GEOIP_TEST_CITY_DB } from '../test/fixtures/paths.js';
+import { startDnsServer, type Zone } from '../test/support/dns-server.js';
+import { startSmtpFixture } from '../test/support/smtp-fixture.js';
+import { runLoad, type Measured } from './load.js';
+import { createKey, startService } from './processes.js';
+
+export interface SmtpBenchOptions {
+  name: string;
+  domains: number;
+  domain(d: number): string;
+  /** The address domain d's MX name resolves to (several domains may share one). */
+  ip(d: number): string;
+  rcptDelayMs: number;
+  /** Whether the servers accept a recipient's local part (otherwise 550 5.1.1). */
+  accepts(local: string): boolean;
+  env: Record<string, string>;
+  bic: { rate: number; connections: number };
+}
+
+export async function startSmtpBench(o: SmtpBenchOptions) {
+  const dir = mkdtempSync(join(tmpdir(), `vls-${o.name}-`));
+  const zone: Zone = {};
+  for (let d = 0; d < o.domains; d++) {
+    zone[o.domain(d)] = [{ type: 'MX', data: { preference: 10, exchange: `mx.${o.domain(d)}` } }];
+    zone[`mx.${o.domain(d)}`] = [{ type: 'A', data: o.ip(d) }];
+  }
+  const dns = await startDnsServer(zone);
+  const ips = [...new Set(Array.from({ length: o.domains }, (_, d) => o.ip(d)))];
+  const rcpt = (local: string) => (o.accepts(local) ? null : { code: 550, text: '5.1.1 no such user' });
+  const smtp = await startSmtpFixture(Object.fromEntries(ips.map((ip) => [ip, { rcptDelayMs: o.rcptDelayMs, rcpt }])));
+  const env = {
+    DATA_DIR: dir,
+    DNS_SERVERS: `127.0.0.1:${dns.port}`,
+    ALLOW_PRIVATE_TARGETS: 'true',
+    GEOIP_CITY_DB: GEOIP_TEST_CITY_DB,
+    GEOIP_ASN_DB: GEOIP_TEST_ASN_DB,
+    SMTP_CHECK: 'on',
+    SMTP_HELO_NAME: 'verifier.bench.test',
+    SMTP_MAIL_FROM: 'check@verifier.bench.test',
+    SMTP_PORT: String(smtp.port),
+    ...o.env,
+  };
+  const key = await createKey(o.name, env, dir);
+  const svc = await startService({ name: o.name, env, dir });
+  const requests = [{ method: 'GET', path: '/api/v1/bic/DEUTDEFF', headers: { 'x-api-key': key } }];
+  /** BIC for `durationS` as an open loop; `started` once the load has begun. */
+  const load = (durationS: number, started?: () => void): Promise<Measured> =>
+    runLoad({ url: svc.url, requests, connections: o.bic.connections, durationS, overallRate: o.bic.rate, loader: 'autocannon', started });
+  const close = async () => {
+    await svc.stop();
+    await smtp.close();
+    await dns.close();
+  };
+  return { svc, key, smtp, ips, load, close };
+}
