@@ -9,7 +9,7 @@ import { loadSpec } from '../../src/http/spec.js';
 import { startDnsServer, type TestDnsServer, type Zone } from '../support/dns-server.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { startRedisServer, type TestRedis } from '../support/redis-server.js';
-import { startSmtpFixture, type SmtpFixture } from '../support/smtp-fixture.js';
+import { startSmtpFixture, type SmtpFixture, smtpCheckEnv } from '../support/smtp-fixture.js';
 import { waitFor } from '../support/wait.js';
 
 const HOSTS = { standard: '127.0.0.10', greyOnce: '127.0.0.12', grey: '127.0.0.13', slow: '127.0.0.14' } as const;
@@ -60,12 +60,7 @@ describe.each(['sqlite', 'redis'])('on the %s queue', (mode) => {
     redis = mode === 'redis' ? await startRedisServer() : null;
     h = await startHarness(
       {
-        DNS_SERVERS: `127.0.0.1:${dns.port}`,
-        ALLOW_PRIVATE_TARGETS: 'true',
-        SMTP_CHECK: 'on',
-        SMTP_HELO_NAME: 'verifier.example.net',
-        SMTP_MAIL_FROM: 'check@verifier.example.net',
-        SMTP_PORT: String(smtp.port),
+        ...smtpCheckEnv(dns.port, smtp.port),
         JOBS_MAX_ITEMS: '20',
         JOBS_RETRY_DELAYS: '50ms,50ms',
         ...(redis ? { REDIS_URL: redis.url } : {}),

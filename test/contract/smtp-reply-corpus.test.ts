@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CORPUS, codeOf, type CorpusReply } from '../fixtures/smtp-replies/corpus.js';
 import { startDnsServer, type TestDnsServer, type Zone } from '../support/dns-server.js';
 import { startHarness, type Harness } from '../support/harness.js';
-import { startSmtpFixture, type SmtpFixture } from '../support/smtp-fixture.js';
+import { startSmtpFixture, type SmtpFixture, smtpCheckEnv } from '../support/smtp-fixture.js';
 import { startSocks5Server } from '../support/socks5-server.js';
 
 const HOSTS = { oneLine: '127.0.0.30', multiLine: '127.0.0.31', broken: '127.0.0.32' } as const;
@@ -33,13 +33,8 @@ let dns: TestDnsServer;
 let smtp: SmtpFixture;
 let h: Harness;
 const env = (extra: Record<string, string> = {}) => ({
-  DNS_SERVERS: `127.0.0.1:${dns.port}`,
+  ...smtpCheckEnv(dns.port, smtp.port),
   DNS_TIMEOUT_MS: '2000',
-  ALLOW_PRIVATE_TARGETS: 'true',
-  SMTP_CHECK: 'on',
-  SMTP_HELO_NAME: 'verifier.example.net',
-  SMTP_MAIL_FROM: 'check@verifier.example.net',
-  SMTP_PORT: String(smtp.port),
   SMTP_TIMEOUT_MS: '10000',
   SMTP_MAX_PER_HOST: '2',
   ...extra,

@@ -6,6 +6,7 @@ import { startDnsServer, type TestDnsServer, type Zone } from '../support/dns-se
 import { startHarness, type Harness } from '../support/harness.js';
 import { createTestPki, DAY, startTlsServer, type RunningServer } from '../support/tls-fixtures.js';
 import { startFaultyRange, type FaultyRange } from './fault-upstreams.js';
+import { startSmtpFixture, type SmtpFixture } from '../support/smtp-fixture.js';
 
 /** The domain DNS, email and TLS requests are about; it resolves to 127.0.0.1, where the TLS server listens. */
 export const OK_DOMAIN = 'ok.test';
@@ -124,4 +125,15 @@ export function validRequests(o: { password?: string; cardNumber?: string; domai
     { operationId: 'validateEmail', method: 'GET', path: `/api/v1/email?address=info@${domain}` },
     { operationId: 'getUsage', method: 'GET', path: '/api/v1/usage' },
   ];
+}
+
+/**
+ * A mail domain whose one MX host answers each RCPT late (`u<N>` exists, anything else is 550 5.1.1): a job over it
+ * takes seconds, long enough to kill a worker or fail over Redis in the middle of it.
+ */
+export async function startSlowMailDomain(mx: string, rcptDelayMs: number): Promise<{ dns: TestDnsServer; smtp: SmtpFixture; items: (n: number) => string[] }> {
+  const zone: Zone = { 'slow.test': [{ type: 'MX', data: { preference: 10, exchange: 'mx.slow.test' } }], 'mx.slow.test': [{ type: 'A', data: mx }] };
+  const dns = await startDnsServer(zone);
+  const smtp = await startSmtpFixture({ [mx]: { rcpt: (local) => (/^u\d+$/.test(local) ? null : { code: 550, text: '5.1.1 unknown' }), rcptDelayMs } });
+  return { dns, smtp, items: (n) => Array.from({ length: n }, (_, i) => `u${i}@slow.test`) };
 }

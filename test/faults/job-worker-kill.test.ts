@@ -8,17 +8,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDnsServer, type TestDnsServer, type Zone } from '../support/dns-server.js';
+import type { TestDnsServer } from '../support/dns-server.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { startJobWorkerProcess } from '../support/server-process.js';
 import { startRedisServer, type TestRedis } from '../support/redis-server.js';
 import { startFaultyTcp, type FaultyTcp } from './fault-upstreams.js';
-import { startSmtpFixture, type SmtpFixture } from '../support/smtp-fixture.js';
+import { type SmtpFixture, smtpCheckEnv } from '../support/smtp-fixture.js';
 import { waitFor } from '../support/wait.js';
+import { startSlowMailDomain } from './fixtures.js';
 
 const MX = '127.0.0.21';
-const zone: Zone = { 'slow.test': [{ type: 'MX', data: { preference: 10, exchange: 'mx.slow.test' } }], 'mx.slow.test': [{ type: 'A', data: MX }] };
-const ITEMS = Array.from({ length: 12 }, (_, i) => `u${i}@slow.test`);
+let ITEMS: string[];
 
 let dns: TestDnsServer;
 let smtp: SmtpFixture;
@@ -26,18 +26,14 @@ let dataDir: string;
 let env: Record<string, string>;
 
 beforeAll(async () => {
-  dns = await startDnsServer(zone);
-  // Each RCPT answered late: the job takes seconds, long enough to kill a worker in the middle of it.
-  smtp = await startSmtpFixture({ [MX]: { rcpt: (local) => (/^u\d+$/.test(local) ? null : { code: 550, text: '5.1.1 unknown' }), rcptDelayMs: 300 } });
+  // Each RCPT answered late: the job takes seconds, long enough to act in the middle of it.
+  const slow = await startSlowMailDomain(MX, 300);
+  ({ dns, smtp } = slow);
+  ITEMS = slow.items(12);
   dataDir = mkdtempSync(join(tmpdir(), 'jobs-kill-'));
   env = {
     DATA_DIR: dataDir,
-    DNS_SERVERS: `127.0.0.1:${dns.port}`,
-    ALLOW_PRIVATE_TARGETS: 'true',
-    SMTP_CHECK: 'on',
-    SMTP_HELO_NAME: 'verifier.example.net',
-    SMTP_MAIL_FROM: 'check@verifier.example.net',
-    SMTP_PORT: String(smtp.port),
+    ...smtpCheckEnv(dns.port, smtp.port),
     JOBS_LEASE_MS: '1500',
   };
 });

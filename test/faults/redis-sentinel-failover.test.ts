@@ -7,16 +7,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDnsServer, type TestDnsServer, type Zone } from '../support/dns-server.js';
+import type { TestDnsServer } from '../support/dns-server.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { startRedisSentinelGroup, type TestSentinelGroup } from '../support/redis-server.js';
 import { runKeysCli } from '../support/server-process.js';
-import { startSmtpFixture, type SmtpFixture } from '../support/smtp-fixture.js';
+import { type SmtpFixture, smtpCheckEnv } from '../support/smtp-fixture.js';
 import { waitFor } from '../support/wait.js';
+import { startSlowMailDomain } from './fixtures.js';
 
 const MX = '127.0.0.22';
-const zone: Zone = { 'slow.test': [{ type: 'MX', data: { preference: 10, exchange: 'mx.slow.test' } }], 'mx.slow.test': [{ type: 'A', data: MX }] };
-const ITEMS = Array.from({ length: 16 }, (_, i) => `u${i}@slow.test`);
+let ITEMS: string[];
 
 let dir: string;
 let group: TestSentinelGroup;
@@ -28,17 +28,14 @@ let env: Record<string, string>;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sentinel-'));
   group = await startRedisSentinelGroup(dir);
-  dns = await startDnsServer(zone);
-  smtp = await startSmtpFixture({ [MX]: { rcpt: (local) => (/^u\d+$/.test(local) ? null : { code: 550, text: '5.1.1 unknown' }), rcptDelayMs: 250 } });
+  // Each RCPT answered late: the job takes seconds, long enough to act in the middle of it.
+  const slow = await startSlowMailDomain(MX, 250);
+  ({ dns, smtp } = slow);
+  ITEMS = slow.items(16);
   env = {
     REDIS_SENTINELS: group.sentinels,
     REDIS_SENTINEL_NAME: group.name,
-    DNS_SERVERS: `127.0.0.1:${dns.port}`,
-    ALLOW_PRIVATE_TARGETS: 'true',
-    SMTP_CHECK: 'on',
-    SMTP_HELO_NAME: 'verifier.example.net',
-    SMTP_MAIL_FROM: 'check@verifier.example.net',
-    SMTP_PORT: String(smtp.port),
+    ...smtpCheckEnv(dns.port, smtp.port),
     JOBS_LEASE_MS: '2000',
   };
   h = await startHarness(env);

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDnsServer, type TestDnsServer, type Zone } from '../support/dns-server.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { startOtlpReceiver, type OtlpReceiver } from '../support/otlp-receiver.js';
-import { startSmtpFixture, type SmtpFixture } from '../support/smtp-fixture.js';
+import { startSmtpFixture, type SmtpFixture, smtpCheckEnv } from '../support/smtp-fixture.js';
 import { waitFor } from '../support/wait.js';
 
 const IP = { accepting: '127.0.0.40', catchAll: '127.0.0.41', policy: '127.0.0.42', banned: '127.0.0.43', silent: '127.0.0.44' };
@@ -36,13 +36,8 @@ beforeAll(async () => {
   Object.assign(process.env, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: '50' });
   h = await startHarness(
     {
-      DNS_SERVERS: `127.0.0.1:${dns.port}`,
-      ALLOW_PRIVATE_TARGETS: 'true',
+      ...smtpCheckEnv(dns.port, smtp.port),
       LOG_LEVEL: 'info',
-      SMTP_CHECK: 'on',
-      SMTP_HELO_NAME: 'verifier.example.net',
-      SMTP_MAIL_FROM: 'check@verifier.example.net',
-      SMTP_PORT: String(smtp.port),
       // The silent host ends at the per-session limit; the deadline leaves a loaded machine room for the TLS session.
       SMTP_TIMEOUT_MS: '2000',
       SMTP_DEADLINE_MS: '10000',

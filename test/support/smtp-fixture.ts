@@ -266,3 +266,15 @@ export async function startSmtpFixture(hosts: Record<string, SmtpBehaviour>): Pr
     },
   };
 }
+
+/** The settings that turn SMTP verification on against the fixture: the test DNS server, loopback targets allowed. */
+export function smtpCheckEnv(dnsPort: number, smtpPort: number): Record<string, string> {
+  return {
+    DNS_SERVERS: `127.0.0.1:${dnsPort}`,
+    ALLOW_PRIVATE_TARGETS: 'true',
+    SMTP_CHECK: 'on',
+    SMTP_HELO_NAME: 'verifier.example.net',
+    SMTP_MAIL_FROM: 'check@verifier.example.net',
+    SMTP_PORT: String(smtpPort),
+  };
+}
