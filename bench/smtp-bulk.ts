@@ -3,6 +3,7 @@
 // open loop; the same BIC load without the bulk, alternated, is the baseline. Counts the SMTP sessions the bulk opened.
 //   make build && node --import tsx bench/smtp-bulk.ts          (settings: bench/README.md, "SMTP bulk")
 import { median, type Measured } from './load.js';
+import { HIGH_LIMITS } from './service-env.js';
 import { startSmtpBench } from './smtp-setup.js';
 
 const num = (name: string, def: number): number => {
@@ -33,7 +34,7 @@ async function main(): Promise<void> {
     rcptDelayMs: DELAY_MS,
     // Every tenth local part is unknown (550 5.1.1), the rest accepted; the probe (q + hex) is refused.
     accepts: (local) => /^r\d+-\d*[1-9]$/.test(local),
-    env: { RATE_LIMIT_PER_MINUTE: '1000000000', QUOTA_PER_DAY: '1000000000', QUOTA_PER_MONTH: '1000000000', LOG_LEVEL: 'info' },
+    env: { ...HIGH_LIMITS, LOG_LEVEL: 'info' },
     bic: { rate: BIC_RATE, connections: CONNECTIONS },
   });
   // Medians of the rounds' percentiles (the load child reports percentiles, not every response time).
