@@ -1,7 +1,7 @@
 // Keys at scale (docs/adr/0012-keys-on-demand.md, 0019): 1,000,000 keys in the embedded store; start-up, memory, CLI
 // changes and a held lock under load, unknown-key cost. What it measures and how: bench/README.md, "Keys at scale".
 //   npm run build && node --import tsx bench/keys-scale.ts [--keys 1000000] [--load-s 20] [--seeded-dir DIR]
-import { spawn, type ChildProcess, execFile } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,9 +13,9 @@ import { newKeyRecord } from '../src/adapters/keys/key-store.js';
 import { createSqliteKeyStore } from '../src/adapters/keys/sqlite-key-store.js';
 import { openDatabase } from '../src/adapters/sqlite/database.js';
 import Database from 'better-sqlite3';
-import { freePort, track } from './children.js';
-import { cpuSeconds, ROOT } from './processes.js';
-import { geoDatabases } from './service-env.js';
+import { median, round } from './load.js';
+import { cpuSeconds, type Proc, ROOT, rssMb, scrapeMetrics, startService } from './processes.js';
+import { geoDatabases, HIGH_LIMITS } from './service-env.js';
 
 const arg = (name: string, dflt: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -30,13 +30,14 @@ const SEEDED_DIR = (() => {
 const CONNECTIONS = 8;
 const COST_ROUNDS = 5;
 const STARTUP_ROUNDS = 5;
-const HIGH = '1000000000';
+const HIGH = Number(HIGH_LIMITS.QUOTA_PER_DAY);
 const PATH = '/api/v1/bic/DEUTDEFF';
 const run = promisify(execFile);
 const log = (s: string) => process.stderr.write(`${s}\n`);
-const round = (n: number, d = 1) => Math.round(n * 10 ** d) / 10 ** d;
 
 if (!existsSync(join(ROOT, 'dist/src/main.js'))) throw new Error('build first: npm run build');
+// As before the shared harness: the server not pinned to a CPU (bench/cpu-usage.ts).
+process.env.BENCH_PIN ??= '0';
 
 type Seeded = { dir: string; key: string; victim: { id: string; key: string } };
 
@@ -67,7 +68,7 @@ async function seed(n: number): Promise<Seeded> {
   db.pragma('cache_size = -262144');
   const store = createSqliteKeyStore(db);
   // The bench's own keys first: a change through the store prunes the feed, and the seeded feed must stay whole.
-  const limits = { perMinute: Number(HIGH), perDay: Number(HIGH), perMonth: Number(HIGH) };
+  const limits = { perMinute: HIGH, perDay: HIGH, perMonth: HIGH };
   const { key } = await store.create({ name: 'bench', ...limits });
   const victim = await store.create({ name: 'to-revoke', ...limits });
   const t0 = performance.now();
@@ -87,28 +88,16 @@ async function seed(n: number): Promise<Seeded> {
   return { dir, key, victim: { id: victim.record.id, key: victim.key } };
 }
 
-/** A clean environment: the store, the address, GeoIP, limits far above what the bench uses. */
-function env(dataDir: string, port: number): NodeJS.ProcessEnv {
+/**
+ * The built server on the store (harness: processes.ts, log in DATA_DIR); ready when `key` first gets a 200, polled every
+ * 10 ms (the time from spawn is the start-up figure). With the server's CPU time until then: a loaded shared host
+ * stretches the wall time far more than the CPU time.
+ */
+async function start(dataDir: string, key: string): Promise<{ proc: Proc; pool: Pool; firstAnswerS: number; cpuS: number }> {
   const { city, asn } = geoDatabases();
-  const limits = { RATE_LIMIT_PER_MINUTE: HIGH, QUOTA_PER_DAY: HIGH, QUOTA_PER_MONTH: HIGH };
-  return { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', GEOIP_CITY_DB: city, GEOIP_ASN_DB: asn, ...limits, LOG_LEVEL: 'warn', WORKERS: '1' };
-}
-
-const rssMb = (pid: number) => Number(/^VmRSS:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
-
-/** Spawn the built server; resolve when `key` first gets a 200 (the time from spawn is the start-up figure). */
-async function start(dataDir: string, key: string): Promise<{ child: ChildProcess; pool: Pool; firstAnswerS: number; cpuS: number }> {
-  const port = await freePort();
-  const t0 = performance.now();
-  const child = track(spawn(process.execPath, [join(ROOT, 'dist/src/main.js')], { cwd: ROOT, env: env(dataDir, port), stdio: ['ignore', 'ignore', 'inherit'] }));
-  const pool = new Pool(`http://127.0.0.1:${port}`, { connections: CONNECTIONS });
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`server exited ${child.exitCode}`);
-    const status = await status200(pool, key).catch(() => 0);
-    // The server's CPU time until then too: a loaded shared host stretches the wall time far more than the CPU time.
-    if (status === 200) return { child, pool, firstAnswerS: (performance.now() - t0) / 1000, cpuS: cpuSeconds(child.pid!) };
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  const env = { DATA_DIR: dataDir, GEOIP_CITY_DB: city, GEOIP_ASN_DB: asn, ...HIGH_LIMITS, LOG_LEVEL: 'warn', WORKERS: '1' };
+  const proc = await startService({ name: 'service', env, dir: dataDir, ready: { path: PATH, headers: { 'x-api-key': key }, intervalMs: 10 } });
+  return { proc, pool: new Pool(proc.url, { connections: CONNECTIONS }), firstAnswerS: proc.readyAfterS, cpuS: cpuSeconds(proc.pid) };
 }
 
 async function status200(pool: Pool, key: string): Promise<number> {
@@ -117,11 +106,9 @@ async function status200(pool: Pool, key: string): Promise<number> {
   return res.statusCode;
 }
 
-async function stop(s: { child: ChildProcess; pool: Pool }): Promise<void> {
+async function stop(s: { proc: Proc; pool: Pool }): Promise<void> {
   await s.pool.close();
-  const exited = new Promise((r) => s.child.once('exit', r));
-  s.child.kill('SIGTERM');
-  await exited;
+  await s.proc.stop();
 }
 
 interface Sample {
@@ -157,10 +144,8 @@ async function load(pool: Pool, seconds: number | Promise<unknown>, keyOf: () =>
  * The server's largest event-loop delay since the previous call, ms: prom-client's nodejs_eventloop_lag_max_seconds
  * (monitorEventLoopDelay, 10 ms resolution, reset at every scrape). It excludes the load generator's own delays.
  */
-async function eventLoopMaxMs(pool: Pool): Promise<number> {
-  const res = await pool.request({ method: 'GET', path: '/metrics' });
-  const text = await res.body.text();
-  return round(Number(/^nodejs_eventloop_lag_max_seconds (\S+)/m.exec(text)?.[1] ?? NaN) * 1000);
+async function eventLoopMaxMs(url: string): Promise<number> {
+  return round((await scrapeMetrics(url)).metric('nodejs_eventloop_lag_max_seconds') * 1000);
 }
 
 /** The built CLI against the same DATA_DIR. */
@@ -248,7 +233,7 @@ async function directoryAlone(dataDir: string, key: string) {
 async function startupAndRss(dir: string, key: string) {
   const server = await start(dir, key);
   await load(server.pool, 3, () => key);
-  return { server, result: { firstAnswerS: round(server.firstAnswerS, 2), cpuS: round(server.cpuS, 2), rssMb: round(rssMb(server.child.pid!)) } };
+  return { server, result: { firstAnswerS: round(server.firstAnswerS, 2), cpuS: round(server.cpuS, 2), rssMb: round(rssMb(server.proc.pid)) } };
 }
 
 async function main(): Promise<void> {
@@ -268,23 +253,22 @@ async function main(): Promise<void> {
     }
   }
   rmSync(empty.dir, { recursive: true, force: true });
-  const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const summary = (name: 'empty' | 'seeded') => ({
-    firstAnswerSMedian: med(startups[name].map((x) => x.firstAnswerS)),
-    cpuSAtFirstAnswerMedian: med(startups[name].map((x) => x.cpuS)),
-    rssMbMedian: med(startups[name].map((x) => x.rssMb)),
+    firstAnswerSMedian: median(startups[name].map((x) => x.firstAnswerS)),
+    cpuSAtFirstAnswerMedian: median(startups[name].map((x) => x.cpuS)),
+    rssMbMedian: median(startups[name].map((x) => x.rssMb)),
     rounds: startups[name],
   });
   const startup = { empty: summary('empty'), seeded: summary('seeded') };
 
   const { server } = await startupAndRss(full.dir, full.key);
-  const { pool, child } = server;
+  const { pool, proc } = server;
   const { dir, key, victim } = full;
 
   // The same load without CLI changes first: on a shared machine its maximum latency is the floor to compare with.
-  await eventLoopMaxMs(pool);
+  await eventLoopMaxMs(proc.url);
   const reference = await load(pool, LOAD_S, () => key);
-  const referenceLoopMs = await eventLoopMaxMs(pool);
+  const referenceLoopMs = await eventLoopMaxMs(proc.url);
   // Steady load; meanwhile, one after the other: 5 creates, 1 revoke, an import of 10,000 keys (built CLI), then a
   // second process holding the write lock for 3 s. Each phase's latencies are those of the requests sent during it.
   const marks: Array<{ phase: string; at: number }> = [{ phase: 'before changes', at: performance.now() }];
@@ -328,7 +312,7 @@ async function main(): Promise<void> {
     return { phase: m.phase, requests: s_.n, maxLatencyMs: s_.max, p99Ms: s_.p99 };
   });
   const during = summarise(samples.map((x) => x.ms));
-  const duringLoopMs = await eventLoopMaxMs(pool);
+  const duringLoopMs = await eventLoopMaxMs(proc.url);
 
   // Cost per request: server CPU seconds over the requests answered; the three kinds alternate in rounds (the
   // machine's load drifts), and each reports its median round.
@@ -341,12 +325,11 @@ async function main(): Promise<void> {
   const rounds: Record<string, Array<{ cpuUs: number; rps: number; meanMs: number; statuses: Record<number, number> }>> = {};
   for (let round_ = 0; round_ < COST_ROUNDS; round_++) {
     for (const [name, keyOf] of kinds) {
-      const c0 = cpuSeconds(child.pid!);
+      const c0 = cpuSeconds(proc.pid);
       const r = await load(pool, 2, keyOf);
-      (rounds[name] ??= []).push({ cpuUs: ((cpuSeconds(child.pid!) - c0) / r.n) * 1e6, rps: r.n / 2, meanMs: r.mean, statuses: r.statuses });
+      (rounds[name] ??= []).push({ cpuUs: ((cpuSeconds(proc.pid) - c0) / r.n) * 1e6, rps: r.n / 2, meanMs: r.mean, statuses: r.statuses });
     }
   }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const cost = Object.fromEntries(
     Object.entries(rounds).map(([name, rs]) => [
       name,
@@ -361,7 +344,7 @@ async function main(): Promise<void> {
       },
     ]),
   );
-  const rssAfter = round(rssMb(child.pid!));
+  const rssAfter = round(rssMb(proc.pid));
   await stop(server);
   rmSync(dir, { recursive: true, force: true });
 

@@ -116,7 +116,8 @@ export async function runLoad(o: LoadOptions): Promise<Measured> {
   return { ...m, loaderCpuUs: (childCpuSeconds() - cpu0) * 1e6 };
 }
 
-const percentile = (sorted: Float64Array, p: number): number => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))] : NaN);
+/** The p-th quantile of sorted values (nearest rank). */
+export const percentile = (sorted: Float64Array, p: number): number => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))] : NaN);
 
 /** In the autocannon child: every 2xx response's own time (sub-millisecond, unlike autocannon's histogram). */
 async function autocannonRun(o: LoadOptions): Promise<Omit<Measured, 'loaderCpuUs'>> {
@@ -142,6 +143,8 @@ async function autocannonRun(o: LoadOptions): Promise<Omit<Measured, 'loaderCpuU
 }
 
 if (process.argv[1] === SELF) process.stdout.write(JSON.stringify(await autocannonRun(JSON.parse(process.argv[2]) as LoadOptions)));
+
+export const round = (n: number, d = 1): number => Math.round(n * 10 ** d) / 10 ** d;
 
 /** The middle value (the mean of the two middle ones for an even count). */
 export function median(values: number[]): number {

@@ -60,14 +60,14 @@ async function stopChild(child: ChildProcess, graceMs = 10_000): Promise<void> {
 }
 
 /** Poll `url` until it answers 200 (or the child exits, or the deadline passes). */
-async function waitFor(url: string, child: ChildProcess, logFile: string, timeoutMs = 60_000): Promise<void> {
+async function waitFor(url: string, child: ChildProcess, logFile: string, ready: Ready = {}): Promise<void> {
   const ok = async () => {
-    const res = await fetch(url, { signal: AbortSignal.timeout(2_000) });
+    const res = await fetch(url, { headers: ready.headers, signal: AbortSignal.timeout(2_000) });
     await res.arrayBuffer();
     return res.status === 200;
   };
   const gone = () => (exited(child) ? `the process exited (${child.exitCode ?? child.signalCode})` : null);
-  await poll(() => ok().catch(() => false), { timeoutMs, intervalMs: 100, what: `200 from ${url}`, giveUp: gone }).catch(async (err: Error) => {
+  await poll(() => ok().catch(() => false), { timeoutMs: 60_000, intervalMs: ready.intervalMs ?? 100, what: `200 from ${url}`, giveUp: gone }).catch(async (err: Error) => {
     await stopChild(child);
     throw new Error(`${err.message}:\n${logTail(logFile)}`);
   });
@@ -116,9 +116,16 @@ export interface ServiceOptions {
   script?: string;
   /** Another build's entry (the dist/src/main.js of another checkout) instead of this one's. */
   main?: string;
+  /** Ready when this path answers 200 (default /readyz), polled every intervalMs (100). */
+  ready?: Ready & { path: string };
 }
 
-/** The service on a free port with its env; ready when /readyz answers 200 (and all workers run). */
+interface Ready {
+  headers?: Record<string, string>;
+  intervalMs?: number;
+}
+
+/** The service on a free port with its env; ready when /readyz (or `ready.path`) answers 200 and all workers run. */
 export async function startService(o: ServiceOptions): Promise<Proc> {
   const port = await freePort();
   const env = cleanEnv({ ...o.env, PORT: String(port), HOST: '127.0.0.1' });
@@ -126,7 +133,7 @@ export async function startService(o: ServiceOptions): Promise<Proc> {
   const t0 = Date.now();
   const { child, logFile } = spawnLogged(o.name, [...(o.nodeArgs ?? []), ...entry], env, o.dir);
   const url = `http://127.0.0.1:${port}`;
-  await waitFor(`${url}/readyz`, child, logFile);
+  await waitFor(`${url}${o.ready?.path ?? '/readyz'}`, child, logFile, o.ready);
   const deadline = Date.now() + 30_000;
   while (processTree(child.pid!).length < (o.processes ?? 1)) {
     if (Date.now() > deadline || exited(child)) throw new Error(`${o.name}: expected ${o.processes} processes, saw ${processTree(child.pid!).length}`);
@@ -197,6 +204,15 @@ export class PeakRss {
   stop(): number | null {
     return this.reset ? Math.round(this.tree.reduce((sum, p) => sum + statusKb(p, 'VmHWM'), 0) / 102.4) / 10 : null;
   }
+}
+
+/** Resident memory of one process (not its tree), MB. */
+export const rssMb = (pid: number): number => Number(/^VmRSS:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
+
+/** One scrape of the service's /metrics: its text and a reader of a sample's value (the first one, whatever labels). */
+export async function scrapeMetrics(url: string): Promise<{ text: string; metric(name: string): number }> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  return { text, metric: (name) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN) };
 }
 
 /** CPU seconds (user + system, all threads) used so far by a process tree. */

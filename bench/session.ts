@@ -7,7 +7,8 @@ import { createKey, PeakRss, startService, waitIdle, type Proc, type ServiceOpti
 import { emptyRow, type Row } from './report.js';
 import { openWindow } from './cpu-usage.js';
 
-const num = (name: string, def: number): number => {
+/** A bench setting from the environment: a number >= 0, else `def`. */
+export const num = (name: string, def: number): number => {
   const v = Number(process.env[name] ?? def);
   if (!Number.isFinite(v) || v < 0) throw new Error(`${name} must be a number >= 0`);
   return v;

@@ -3,13 +3,10 @@
 // open loop; the same BIC load without the bulk, alternated, is the baseline. Counts the SMTP sessions the bulk opened.
 //   make build && node --import tsx bench/smtp-bulk.ts          (settings: bench/README.md, "SMTP bulk")
 import { median, type Measured } from './load.js';
+import { HIGH_LIMITS } from './service-env.js';
+import { num } from './session.js';
 import { startSmtpBench } from './smtp-setup.js';
 
-const num = (name: string, def: number): number => {
-  const v = Number(process.env[name] ?? def);
-  if (!Number.isFinite(v) || v < 0) throw new Error(`${name} must be a number >= 0`);
-  return v;
-};
 const ADDRESSES = num('SMTP_BENCH_ADDRESSES', 1000);
 const DOMAINS = Math.max(1, Math.min(100, num('SMTP_BENCH_DOMAINS', 10)));
 const ROUNDS = Math.max(1, num('SMTP_BENCH_ROUNDS', 3));
@@ -25,7 +22,7 @@ const domain = (d: number) => `d${d}.smtp-bench.test`;
 const hostIp = (d: number) => `127.0.1.${10 + d}`;
 
 async function main(): Promise<void> {
-  const { svc, key, smtp, load, close } = await startSmtpBench({
+  const { svc, key, smtp, load, loadBegun, close } = await startSmtpBench({
     name: 'smtp-bench',
     domains: DOMAINS,
     domain,
@@ -33,7 +30,7 @@ async function main(): Promise<void> {
     rcptDelayMs: DELAY_MS,
     // Every tenth local part is unknown (550 5.1.1), the rest accepted; the probe (q + hex) is refused.
     accepts: (local) => /^r\d+-\d*[1-9]$/.test(local),
-    env: { RATE_LIMIT_PER_MINUTE: '1000000000', QUOTA_PER_DAY: '1000000000', QUOTA_PER_MONTH: '1000000000', LOG_LEVEL: 'info' },
+    env: { ...HIGH_LIMITS, LOG_LEVEL: 'info' },
     bic: { rate: BIC_RATE, connections: CONNECTIONS },
   });
   // Medians of the rounds' percentiles (the load child reports percentiles, not every response time).
@@ -53,11 +50,8 @@ async function main(): Promise<void> {
       smtp.reset();
       // Fresh local parts each round: nothing comes from the verdict cache (a domain's catch-all state may).
       const items = Array.from({ length: ADDRESSES }, (_, i) => `r${r}-${i}@${domain(i % DOMAINS)}`);
-      let fire!: () => void;
-      const fired = new Promise<void>((resolve) => (fire = resolve));
       // BIC for DURING_S seconds; the bulk is sent once that load has begun.
-      const loaded = load(DURING_S, fire);
-      await fired;
+      const loaded = await loadBegun(DURING_S);
       const t0 = performance.now();
       const bulk = fetch(`${svc.url}/api/v1/email/bulk`, {
         method: 'POST',
@@ -68,7 +62,7 @@ async function main(): Promise<void> {
         if (res.status !== 200) throw new Error(`bulk answered ${res.status}`);
         return { s: (performance.now() - t0) / 1000, body };
       });
-      during.push(await loaded);
+      during.push(await loaded.run);
       const { s, body } = await bulk;
       const sessions = Array.from({ length: DOMAINS }, (_, d) => smtp.sessions(hostIp(d))).flat();
       const statuses: Record<string, number> = {};

@@ -45,7 +45,7 @@ async function sendBulks(url: string, key: string, prefix: string): Promise<{ s:
 }
 
 async function main(): Promise<void> {
-  const { svc, key, smtp, ips, load, close } = await startSmtpBench({
+  const { svc, key, smtp, ips, load, loadBegun, close } = await startSmtpBench({
     name: 'smtp-polite',
     domains: DOMAINS,
     domain,
@@ -59,12 +59,9 @@ async function main(): Promise<void> {
   try {
     await load(1); // warm-up
     const baseline = await load(BIC.baselineS);
-    let fire!: () => void;
-    const fired = new Promise<void>((resolve) => (fire = resolve));
-    const during = load(DURING_S, fire);
-    await fired;
+    const during = await loadBegun(DURING_S);
     const { s, statuses } = await sendBulks(svc.url, key, 'p');
-    const loaded = await during;
+    const loaded = await during.run;
     const sessions = ips.flatMap((ip) => [...smtp.sessions(ip)]); // round one's
     // Round two: BIC from SESSIONS_FROM_S after the bulks' start (fresh addresses: no verdict from the cache).
     const bulks2 = sendBulks(svc.url, key, 'r');

@@ -53,10 +53,15 @@ export async function startSmtpBench(o: SmtpBenchOptions) {
   /** BIC for `durationS` as an open loop; `started` once the load has begun. */
   const load = (durationS: number, started?: () => void): Promise<Measured> =>
     runLoad({ url: svc.url, requests, connections: o.bic.connections, durationS, overallRate: o.bic.rate, loader: 'autocannon', started });
+  /** The same load, resolved (with the run, boxed) once it has begun: for work sent beside it. */
+  const loadBegun = (durationS: number): Promise<{ run: Promise<Measured> }> =>
+    new Promise((begun) => {
+      const run: Promise<Measured> = load(durationS, () => queueMicrotask(() => begun({ run })));
+    });
   const close = async () => {
     await svc.stop();
     await smtp.close();
     await dns.close();
   };
-  return { svc, key, smtp, ips, load, close };
+  return { svc, key, smtp, ips, load, loadBegun, close };
 }

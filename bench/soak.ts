@@ -2,12 +2,14 @@
 // rate that keeps p99 under 50 ms (found by a short ramp), against local upstreams (DNS, range API, TLS with a test CA,
 // MaxMind test databases). Reports throughput, errors (must be 0), RSS start/end (growth < 10%), event-loop delay p99.
 import http from 'node:http';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startUpstreams, validRequests, type OperationRequest } from '../test/faults/fixtures.js';
 import { GEOIP_TEST_ASN_DB, GEOIP_TEST_CITY_DB } from '../test/fixtures/paths.js';
-import { createKey, ROOT, startService } from './processes.js';
+import { percentile, round } from './load.js';
+import { createKey, ROOT, rssMb, scrapeMetrics, startService } from './processes.js';
+import { HIGH_LIMITS } from './service-env.js';
 
 // The soak finds the highest rate the service holds on the whole host: nothing pinned (bench/cpu-usage.ts).
 process.env.BENCH_PIN ??= '0';
@@ -33,18 +35,10 @@ interface Run {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const pct = (sorted: Float64Array, p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)] : NaN);
-const round = (n: number, d = 1) => Math.round(n * 10 ** d) / 10 ** d;
-
-function rssMb(pid: number): number {
-  const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? round(Number(m[1]) / 1024) : NaN;
-}
 
 /** One scrape of /metrics: event-loop delay p99 since the last scrape (prom-client resets it), and JS heap figures. */
 async function scrape(url: string): Promise<{ lagP99Ms: number; heapUsedMb: number; externalMb: number }> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  const metric = (name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? NaN);
+  const { metric } = await scrapeMetrics(url);
   return {
     lagP99Ms: round(metric('nodejs_eventloop_lag_p99_seconds') * 1000, 2),
     heapUsedMb: round(metric('nodejs_heap_size_used_bytes') / 2 ** 20),
@@ -54,7 +48,7 @@ async function scrape(url: string): Promise<{ lagP99Ms: number; heapUsedMb: numb
 
 /** Cumulative server-side latency buckets per operation (200 answers), from /metrics: operationId -> le -> count. */
 async function serverBuckets(url: string): Promise<Map<string, Map<number, number>>> {
-  const text = await (await fetch(`${url}/metrics`)).text();
+  const { text } = await scrapeMetrics(url);
   const out = new Map<string, Map<number, number>>();
   for (const m of text.matchAll(/^http_request_duration_seconds_bucket\{le="([^"]+)",operationId="([^"]+)",status="200"\} (\d+)$/gm)) {
     const le = m[1] === '+Inf' ? Infinity : Number(m[1]);
@@ -138,8 +132,8 @@ async function load(url: string, requests: OperationRequest[], key: string, targ
   agent.destroy();
   const sorted = times.subarray(0, n).sort();
   const elapsed = (finished - started) / 1000;
-  const p99ByOperation = Object.fromEntries([...byOperation].map(([op, ts]) => [op, round(pct(Float64Array.from(ts).sort(), 0.99), 2)]));
-  return { target, rps: round((n + errors) / elapsed), p50: round(pct(sorted, 0.5), 2), p99: round(pct(sorted, 0.99), 2), responses: n + errors, errors, statuses, p99ByOperation };
+  const p99ByOperation = Object.fromEntries([...byOperation].map(([op, ts]) => [op, round(percentile(Float64Array.from(ts).sort(), 0.99), 2)]));
+  return { target, rps: round((n + errors) / elapsed), p50: round(percentile(sorted, 0.5), 2), p99: round(percentile(sorted, 0.99), 2), responses: n + errors, errors, statuses, p99ByOperation };
 }
 
 async function main(): Promise<void> {
@@ -151,9 +145,7 @@ async function main(): Promise<void> {
       DATA_DIR: dir,
       GEOIP_CITY_DB: GEOIP_TEST_CITY_DB,
       GEOIP_ASN_DB: GEOIP_TEST_ASN_DB,
-      RATE_LIMIT_PER_MINUTE: '1000000000',
-      QUOTA_PER_DAY: '1000000000',
-      QUOTA_PER_MONTH: '1000000000',
+      ...HIGH_LIMITS,
       TRUST_PROXY: 'true',
       LOG_LEVEL: 'info',
   };
@@ -167,7 +159,7 @@ async function main(): Promise<void> {
       .map((r) => (r.operationId === 'lookupOwnIp' ? { ...r, headers: { 'x-forwarded-for': '81.2.69.142' } } : r))
       .filter((r) => !process.env.SOAK_SKIP || !process.env.SOAK_SKIP.split(',').includes(r.operationId));
     // Warm-up, concurrent so that every password worker thread loads its dictionaries; every answer must be 200.
-    for (let round = 0; round < 3; round++) {
+    for (let pass = 0; pass < 3; pass++) {
       await Promise.all(
         Array.from({ length: 4 }, () => requests).flat().map(async (r) => {
           const res = await fetch(url + r.path, { method: r.method, headers: { ...r.headers, 'x-api-key': key }, body: r.body });
@@ -216,7 +208,7 @@ async function main(): Promise<void> {
     const rss: number[] = [];
     const samples: Array<{ s: number; rssMb: number; heapUsedMb: number; externalMb: number; lagP99Ms: number }> = [];
     const soakStarted = Date.now();
-    const rssSampler = setInterval(() => rss.push(rssMb(child.pid!)), 1000);
+    const rssSampler = setInterval(() => rss.push(round(rssMb(child.pid!))), 1000);
     const sampler = setInterval(
       () => void scrape(url).then((m) => samples.push({ s: Math.round((Date.now() - soakStarted) / 1000), rssMb: rss[rss.length - 1], ...m })),
       10_000,
