@@ -7,6 +7,7 @@ import { asApiError } from '../error-answers.js';
 import { UpstreamFailure } from '../errors.js';
 import { createEmailOperations, type EmailDeps } from './email.js';
 import type { OperationContext } from './types.js';
+import { startPollingLoop } from './polling-loop.js';
 
 export interface JobRunnerOptions {
   store: JobStore;
@@ -62,19 +63,7 @@ export function startJobRunner(o: JobRunnerOptions): JobRunner {
   const now = o.now ?? Date.now;
   const leaseMs = o.leaseMs ?? 30_000;
   const pollMs = o.pollMs ?? 1000;
-  let stopping = false;
   let count = 0;
-  let wakeUp: (() => void) | null = null;
-  const idle = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        wakeUp = null;
-        resolve();
-      }
-      wakeUp = done;
-    });
 
   async function work(items: ClaimedItem[]): Promise<void> {
     const renewal = setInterval(() => void o.store.renew(worker, items, now() + leaseMs).catch(() => undefined), Math.max(10, leaseMs / 3));
@@ -94,28 +83,18 @@ export function startJobRunner(o: JobRunnerOptions): JobRunner {
     }
   }
 
-  const loop = (async () => {
-    while (!stopping) {
-      try {
-        const items = await o.store.claim(worker, o.batch ?? 16, now(), leaseMs);
-        if (items.length === 0) await idle(pollMs);
-        else await work(items);
-      } catch (err) {
-        // The store unavailable, or a fault on a batch: its leases run out and the items are taken again (at most
-        // MAX_CLAIMS times, then the job fails). Addresses are never logged.
-        o.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'job worker: batch not settled, its items go back to the queue when their leases end');
-        await idle(pollMs);
-      }
+  const loop = startPollingLoop(async () => {
+    try {
+      const items = await o.store.claim(worker, o.batch ?? 16, now(), leaseMs);
+      if (items.length === 0) return false;
+      await work(items);
+      return true;
+    } catch (err) {
+      // The store unavailable, or a fault on a batch: its leases run out and the items are taken again (at most
+      // MAX_CLAIMS times, then the job fails). Addresses are never logged.
+      o.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'job worker: batch not settled, its items go back to the queue when their leases end');
+      return false;
     }
-  })();
-
-  return {
-    wake: () => wakeUp?.(),
-    async stop() {
-      stopping = true;
-      wakeUp?.();
-      await loop;
-    },
-    checked: () => count,
-  };
+  }, pollMs);
+  return { ...loop, checked: () => count };
 }

@@ -3,6 +3,7 @@
 import type { JobStore } from '../adapters/jobs/job-store.js';
 import type { Delivery, WebhookPost } from '../adapters/jobs/webhook.js';
 import { publicJob } from './jobs.js';
+import { startPollingLoop } from './polling-loop.js';
 
 export interface WebhookLoopOptions {
   store: JobStore;
@@ -18,14 +19,6 @@ const LEASE_MS = 60_000;
 
 export function startWebhookLoop(o: WebhookLoopOptions): { wake(): void; stop(): Promise<void> } {
   const now = o.now ?? Date.now;
-  let stopping = false;
-  let wakeUp: (() => void) | null = null;
-  const idle = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(() => (wakeUp = null, resolve()), ms);
-      wakeUp = () => (clearTimeout(timer), (wakeUp = null), resolve());
-    });
-
   async function deliverDue(): Promise<number> {
     const due = await o.store.dueWebhooks(now(), 10, LEASE_MS);
     await Promise.all(
@@ -41,21 +34,12 @@ export function startWebhookLoop(o: WebhookLoopOptions): { wake(): void; stop():
     return due.length;
   }
 
-  const loop = (async () => {
-    while (!stopping) {
-      const sent = await deliverDue().catch((err: unknown) => {
+  return startPollingLoop(
+    async () =>
+      (await deliverDue().catch((err: unknown) => {
         o.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'job webhooks: the store is unavailable');
         return 0;
-      });
-      if (sent === 0) await idle(o.pollMs ?? 1000);
-    }
-  })();
-  return {
-    wake: () => wakeUp?.(),
-    async stop() {
-      stopping = true;
-      wakeUp?.();
-      await loop;
-    },
-  };
+      })) > 0,
+    o.pollMs ?? 1000,
+  );
 }
