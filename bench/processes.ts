@@ -118,6 +118,8 @@ export interface ServiceOptions {
   main?: string;
   /** Ready when this path answers 200 (default /readyz), polled every intervalMs (100). */
   ready?: Ready & { path: string };
+  /** The variable naming the port it listens on (default PORT; a job worker: METRICS_PORT). */
+  portVar?: string;
 }
 
 interface Ready {
@@ -128,7 +130,7 @@ interface Ready {
 /** The service on a free port with its env; ready when /readyz (or `ready.path`) answers 200 and all workers run. */
 export async function startService(o: ServiceOptions): Promise<Proc> {
   const port = await freePort();
-  const env = cleanEnv({ ...o.env, PORT: String(port), HOST: '127.0.0.1' });
+  const env = cleanEnv({ ...o.env, [o.portVar ?? 'PORT']: String(port), HOST: '127.0.0.1' });
   const entry = o.script ? ['--import', 'tsx', join(ROOT, 'bench', o.script)] : [o.main ?? join(ROOT, 'dist/src/main.js')];
   const t0 = Date.now();
   const { child, logFile } = spawnLogged(o.name, [...(o.nodeArgs ?? []), ...entry], env, o.dir);

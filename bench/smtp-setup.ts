@@ -20,6 +20,8 @@ export interface SmtpBenchOptions {
   rcptDelayMs: number;
   /** Whether the servers accept a recipient's local part (otherwise 550 5.1.1). */
   accepts(local: string): boolean;
+  /** Local parts answered 450 4.7.1 the first time they are asked (greylisting), judged as `accepts` says afterwards. */
+  greylistOnce?(local: string): boolean;
   env: Record<string, string>;
   bic: { rate: number; connections: number };
 }
@@ -33,7 +35,11 @@ export async function startSmtpBench(o: SmtpBenchOptions) {
   }
   const dns = await startDnsServer(zone);
   const ips = [...new Set(Array.from({ length: o.domains }, (_, d) => o.ip(d)))];
-  const rcpt = (local: string) => (o.accepts(local) ? null : { code: 550, text: '5.1.1 no such user' });
+  const deferred = new Set<string>();
+  const rcpt = (local: string) => {
+    if (o.greylistOnce?.(local) && !deferred.has(local)) return (deferred.add(local), { code: 450, text: '4.7.1 greylisted, try again later' });
+    return o.accepts(local) ? null : { code: 550, text: '5.1.1 no such user' };
+  };
   const smtp = await startSmtpFixture(Object.fromEntries(ips.map((ip) => [ip, { rcptDelayMs: o.rcptDelayMs, rcpt }])));
   const env = {
     DATA_DIR: dir,
@@ -63,5 +69,5 @@ export async function startSmtpBench(o: SmtpBenchOptions) {
     await smtp.close();
     await dns.close();
   };
-  return { svc, key, smtp, ips, load, loadBegun, close };
+  return { svc, key, env, dir, smtp, ips, load, loadBegun, close };
 }
