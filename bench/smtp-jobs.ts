@@ -86,12 +86,11 @@ async function bench(queue: string) {
     const redisBefore = await redisMb(redis?.url);
     const run = await runJob(b.svc.url, b.key, b.load, procs);
     const redisAfter = await redisMb(redis?.url);
-    const sessions = b.ips.flatMap((ip) => b.smtp.sessions(ip));
     const p99 = (ms: Measured[]) => round(median(ms.map((m) => m.p99)), 2);
     return {
       queue, processes: procs.map((p) => p.name), items: ITEMS, stalled: run.stalled, seconds: run.seconds, itemsPerSecond: round(run.job.processed / run.seconds),
       firstResultLineMs: run.first.ms,
-      smtp: { sessions: sessions.length, rcpts: sessions.reduce((a, s) => a + s.rcpts.length, 0), data: sessions.filter((s) => s.data).length, maxConcurrentPerServerAddress: Math.max(...b.ips.map((ip) => b.smtp.maxConcurrent(ip))) },
+      smtp: b.figures(),
       rssAboveIdleMb: Object.fromEntries(procs.map((p): [string, number] => [p.name, round(run.peaks[p.name] - idleRss[p.name])])),
       idleRssMb: Object.fromEntries(Object.entries(idleRss).map(([k, v]) => [k, round(v)])),
       redisMb: redisBefore === null ? null : { before: round(redisBefore, 2), after: round(redisAfter!, 2), per100kItems: round(((redisAfter! - redisBefore) / ITEMS) * 100_000, 2) },
