@@ -18,6 +18,7 @@ import { cpuSeconds, ROOT, rssMb, scrapeMetrics, startService, type Proc } from 
 import { geoDatabases, HIGH_LIMITS } from './service-env.js';
 import { Session } from './session.js';
 import { msUntil, send, summarise, timedLoad, timedPool, type Timed } from './timed-load.js';
+import { runBench } from './children.js';
 
 const arg = (name: string): string | undefined => process.argv[process.argv.indexOf(`--${name}`) + 1 || -1];
 const KEYS = Number(arg('keys') ?? 1_000_000);
@@ -291,10 +292,4 @@ async function main(): Promise<void> {
   process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
 }
 
-main().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    log(`keys-scale: ${err instanceof Error ? err.stack : String(err)}`);
-    process.exit(1);
-  },
-);
+runBench('keys-scale', main);

@@ -6,6 +6,7 @@ import { median, type Measured } from './load.js';
 import { HIGH_LIMITS } from './service-env.js';
 import { num } from './session.js';
 import { startSmtpBench } from './smtp-setup.js';
+import { runBench } from './children.js';
 
 const ADDRESSES = num('SMTP_BENCH_ADDRESSES', 1000);
 const DOMAINS = Math.max(1, Math.min(100, num('SMTP_BENCH_DOMAINS', 10)));
@@ -79,7 +80,4 @@ async function main(): Promise<void> {
   console.log(JSON.stringify(summary, null, 2));
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+runBench('smtp-bulk', main);

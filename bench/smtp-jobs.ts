@@ -10,6 +10,8 @@ import { median, round, type Measured } from './load.js';
 import { ROOT, rssMb, startService, waitIdle, type Proc } from './processes.js';
 import { num } from './session.js';
 import { startSmtpBench } from './smtp-setup.js';
+import { settled } from './timed-load.js';
+import { runBench } from './children.js';
 
 const ITEMS = num('BENCH_JOB_ITEMS', 100_000);
 const DOMAINS = Math.max(1, num('BENCH_JOB_DOMAINS', 1000));
@@ -46,25 +48,13 @@ function rssPeaks(procs: Proc[]): { stop(): Record<string, number> } {
   return { stop: () => (clearInterval(timer), sample(), peak) };
 }
 
-/** Milliseconds from `t0` until the results answer their first line; with the first lines read then. */
-async function firstLines(url: string, headers: Record<string, string>, t0: number, ended: Promise<unknown>): Promise<{ ms: number | null; lines: string[] }> {
-  let over = false;
-  void ended.finally(() => (over = true));
-  for (; !over; ) {
+/** Milliseconds from `t0` until the results answer their first line (null: none before the job ended); the first lines then. */
+async function firstLines(url: string, headers: Record<string, string>, t0: number, over: () => boolean) {
+  for (; !over(); await new Promise((r) => setTimeout(r, 20))) {
     const text = await (await fetch(url, { headers })).text();
     if (text.includes('\n')) return { ms: round(performance.now() - t0), lines: text.split('\n').slice(0, 3) };
-    await new Promise((r) => setTimeout(r, 20));
   }
   return { ms: null, lines: [] };
-}
-
-/** BIC windows, one after the other, until `done` settles. */
-async function windows(load: (s: number) => Promise<Measured>, done: Promise<unknown>): Promise<Measured[]> {
-  let over = false;
-  void done.finally(() => (over = true));
-  const out: Measured[] = [];
-  while (!over) out.push(await load(WINDOW_S));
-  return out;
 }
 
 /** One queue: fixtures, service (and workers), idle figures, the job with BIC beside it, then the job's figures. */
@@ -87,15 +77,17 @@ async function bench(queue: string) {
     const run = await runJob(b.svc.url, b.key, b.load, procs);
     const redisAfter = await redisMb(redis?.url);
     const p99 = (ms: Measured[]) => round(median(ms.map((m) => m.p99)), 2);
+    const rssAboveIdleMb = Object.fromEntries(procs.map((p): [string, number] => [p.name, round(run.peaks[p.name] - idleRss[p.name])]));
     return {
       queue, processes: procs.map((p) => p.name), items: ITEMS, stalled: run.stalled, seconds: run.seconds, itemsPerSecond: round(run.job.processed / run.seconds),
       firstResultLineMs: run.first.ms,
       smtp: b.figures(),
-      rssAboveIdleMb: Object.fromEntries(procs.map((p): [string, number] => [p.name, round(run.peaks[p.name] - idleRss[p.name])])),
+      rssAboveIdleMb,
       idleRssMb: Object.fromEntries(Object.entries(idleRss).map(([k, v]) => [k, round(v)])),
       redisMb: redisBefore === null ? null : { before: round(redisBefore, 2), after: round(redisAfter!, 2), per100kItems: round(((redisAfter! - redisBefore) / ITEMS) * 100_000, 2) },
       bic: { idleP99: p99(idle), duringP99: p99(run.bic), windows: run.bic.map((m) => round(m.p99, 2)), ratio: round(p99(run.bic) / p99(idle), 3), non2xx: [...idle, ...run.bic].reduce((a, m) => a + m.non2xx + m.errors, 0) },
       job: run.job, firstLines: run.first.lines,
+      targets: { rssUnder50MbAboveIdle: Object.values(rssAboveIdleMb).every((v) => v < 50) ? 'met' : 'MISSED', bicP99Within20Percent: p99(run.bic) <= 1.2 * p99(idle) ? 'met' : 'MISSED' },
     };
   } finally {
     await Promise.all(procs.slice(1).map((p) => p.stop()));
@@ -126,22 +118,17 @@ async function runJob(url: string, key: string, load: (s: number) => Promise<Mea
       await new Promise((r) => setTimeout(r, 1000));
     }
   })();
-  const first = firstLines(`${url}/api/v1/email/jobs/${created.id}/results`, headers, t0, ended);
-  const bic = await windows(load, ended);
+  const over = settled(ended);
+  const first = firstLines(`${url}/api/v1/email/jobs/${created.id}/results`, headers, t0, over);
+  const bic: Measured[] = [];
+  while (!over()) bic.push(await load(WINDOW_S)); // BIC windows, one after the other, until the job ends
   return { ...(await ended), first: await first, bic, peaks: peaks.stop() };
 }
 
 async function main(): Promise<void> {
-  const results: Array<Awaited<ReturnType<typeof bench>>> = [];
+  const results = [];
   for (const queue of QUEUES) results.push(await bench(queue));
-  const target = (r: (typeof results)[number]) => ({
-    rssUnder50MbAboveIdle: Object.values(r.rssAboveIdleMb).every((v) => v < 50) ? 'met' : 'MISSED',
-    bicP99Within20Percent: r.bic.ratio <= 1.2 ? 'met' : 'MISSED',
-  });
-  console.log(JSON.stringify(results.map((r) => ({ ...r, targets: target(r) })), null, 2));
+  console.log(JSON.stringify(results, null, 2));
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+runBench('smtp-jobs', main);

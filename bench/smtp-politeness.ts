@@ -6,6 +6,7 @@
 //   make build && node --import tsx bench/smtp-politeness.ts          (not part of make bench)
 import { setTimeout as delay } from 'node:timers/promises';
 import { startSmtpBench } from './smtp-setup.js';
+import { runBench } from './children.js';
 
 const ADDRESSES = Number(process.env.SMTP_POLITE_ADDRESSES ?? 10_000);
 const DOMAINS = 100;
@@ -82,7 +83,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+runBench('smtp-politeness', main);

@@ -4,11 +4,13 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startUpstreams, validRequests } from '../test/faults/fixtures.js';
+import { validRequests } from '../test/faults/fixtures.js';
+import { startFixtures } from './fixtures.js';
 import { median, round } from './load.js';
 import { createKey, rssMb, scrapeMetrics, startService } from './processes.js';
-import { geoDatabases, HIGH_LIMITS } from './service-env.js';
+import { geoDatabases, serviceEnv } from './service-env.js';
 import { send, summarise, timedLoad, timedPool, type Timed, type TimedRequest } from './timed-load.js';
+import { runBench } from './children.js';
 
 // The soak finds the highest rate the service holds on the whole host: nothing pinned (bench/cpu-usage.ts).
 process.env.BENCH_PIN ??= '0';
@@ -132,9 +134,8 @@ async function soak(url: string, pid: number, requests: TimedRequest[], rate: nu
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'vls-soak-'));
-  const up = await startUpstreams();
-  const { city, asn } = geoDatabases(true);
-  const env = { ...up.env, DATA_DIR: dir, GEOIP_CITY_DB: city, GEOIP_ASN_DB: asn, ...HIGH_LIMITS, TRUST_PROXY: 'true', LOG_LEVEL: 'info' };
+  const up = await startFixtures(dir, {});
+  const env = { ...serviceEnv(up, dir, geoDatabases(true)), TRUST_PROXY: 'true' };
   const key = await createKey('soak', env, dir);
   const svc = await startService({ name: 'service', env, dir });
   try {
@@ -170,7 +171,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err) => {
-  process.stderr.write(`soak: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
-});
+runBench('soak', main);

@@ -58,11 +58,9 @@ export async function timedLoad(o: TimedLoad): Promise<{ samples: Timed[]; elaps
     }
     await Promise.all(pending);
   } else {
-    let over = false;
-    const end = typeof o.until === 'number' ? t0 + o.until * 1000 : Infinity;
-    if (typeof o.until !== 'number') void o.until.finally(() => (over = true));
+    const over = typeof o.until === 'number' ? () => performance.now() >= t0 + (o.until as number) * 1000 : settled(o.until);
     const loop = async () => {
-      while (!over && performance.now() < end) await send(o.pool, o.request(i++), samples);
+      while (!over()) await send(o.pool, o.request(i++), samples);
     };
     await Promise.all(Array.from({ length: o.connections ?? 1 }, loop));
   }
@@ -86,4 +84,11 @@ export async function msUntil(check: () => Promise<boolean>, everyMs = 5): Promi
     await new Promise((r) => setTimeout(r, everyMs));
   }
   return round(performance.now() - t0);
+}
+
+/** Whether `p` has settled, asked at any time. */
+export function settled(p: Promise<unknown>): () => boolean {
+  let done = false;
+  p.then(() => (done = true), () => (done = true));
+  return () => done;
 }
