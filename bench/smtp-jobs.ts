@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { startRedis } from './fixtures.js';
 import { median, round, type Measured } from './load.js';
-import { ROOT, rssMb, startService, waitIdle, type Proc } from './processes.js';
+import { PeakRss, ROOT, rssMb, startService, waitIdle, type Proc } from './processes.js';
 import { num } from './session.js';
 import { startSmtpBench } from './smtp-setup.js';
 import { settled } from './timed-load.js';
@@ -40,12 +40,13 @@ async function redisMb(url: string | undefined): Promise<number | null> {
   return Number(/^used_memory:(\d+)/m.exec(info)?.[1]) / 2 ** 20;
 }
 
-/** The highest RSS of each process, sampled every 500 ms until stopped. */
+/** Each process's peak RSS (the kernel's high-water mark, processes.ts) from now until stopped; sampled every 0.5 s where the mark cannot be reset. */
 function rssPeaks(procs: Proc[]): { stop(): Record<string, number> } {
-  const peak: Record<string, number> = Object.fromEntries(procs.map((p) => [p.name, 0]));
-  const sample = () => procs.forEach((p) => (peak[p.name] = Math.max(peak[p.name], rssMb(p.pid))));
-  const timer = setInterval(sample, 500);
-  return { stop: () => (clearInterval(timer), sample(), peak) };
+  const marks = procs.map((p) => new PeakRss(p.pid));
+  marks.forEach((m) => m.start());
+  const sampled: number[] = procs.map(() => 0);
+  const timer = setInterval(() => procs.forEach((p, i) => (sampled[i] = Math.max(sampled[i], rssMb(p.pid)))), 500);
+  return { stop: () => (clearInterval(timer), Object.fromEntries(procs.map((p, i) => [p.name, marks[i].stop() ?? sampled[i]]))) };
 }
 
 /** Milliseconds from `t0` until the results answer their first line (null: none before the job ended); the first lines then. */
