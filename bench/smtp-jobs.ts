@@ -3,6 +3,7 @@
 // service plus two `job-worker` processes with redis-server, then on the embedded SQLite queue (the service alone);
 // GET /api/v1/bic/DEUTDEFF as an open loop beside it, against the same load idle. Settings: bench/README.md.
 //   make build && node --import tsx bench/smtp-jobs.ts          (make bench-jobs)
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { startRedis } from './fixtures.js';
@@ -69,6 +70,7 @@ async function bench(queue: string) {
   });
   const start = (i: number) => startService({ name: `job-worker-${i}`, env: b.env, dir: b.dir, main: join(ROOT, 'dist/src/job-worker.js'), portVar: 'METRICS_PORT', ready: { path: '/metrics' } });
   const procs = [b.svc, ...(redis ? await Promise.all([1, 2].map(start)) : [])];
+  let keep = true; // the logs and the store stay (named on stderr) unless the job ended well
   try {
     await Promise.all(procs.map((p) => waitIdle(p.pid, 15)));
     await b.load(1); // warm-up
@@ -76,6 +78,7 @@ async function bench(queue: string) {
     const idleRss = Object.fromEntries(procs.map((p) => [p.name, rssMb(p.pid)]));
     const redisBefore = await redisMb(redis?.url);
     const run = await runJob(b.svc.url, b.key, b.load, procs);
+    keep = run.stalled || run.job.status !== 'completed';
     const redisAfter = await redisMb(redis?.url);
     const p99 = (ms: Measured[]) => round(median(ms.map((m) => m.p99)), 2);
     const rssAboveIdleMb = Object.fromEntries(procs.map((p): [string, number] => [p.name, round(run.peaks[p.name] - idleRss[p.name])]));
@@ -94,6 +97,8 @@ async function bench(queue: string) {
     await Promise.all(procs.slice(1).map((p) => p.stop()));
     await b.close();
     await redis?.stop();
+    if (keep) process.stderr.write(`smtp-jobs: ${queue}: logs and data kept in ${b.dir}\n`);
+    else rmSync(b.dir, { recursive: true, force: true });
   }
 }
 
