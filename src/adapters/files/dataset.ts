@@ -21,6 +21,12 @@ export interface DatasetSource<T> {
   read?: () => Promise<{ value: T; date?: string | null }>;
   /** The setting that names the file: at start, a file that cannot be read is a ConfigError naming it. */
   variable?: string;
+  /**
+   * At start, whether a read failing on the content (a parser refusing a line) is a ConfigError naming `variable` too
+   * (default: yes, the IP lists). The BIN reader skips rows it cannot use and says itself when none is left, so what
+   * else it throws is a fault of ours and is told as one ("fatal: ..."), as before the Dataset mechanism (#54).
+   */
+  contentErrorsNameVariable?: boolean;
 }
 
 export class Dataset<T> {
@@ -70,9 +76,10 @@ export class Dataset<T> {
     try {
       return await this.#readAndSwap(this.catalogue);
     } catch (err) {
-      const { variable } = this.source;
+      const { variable, contentErrorsNameVariable = true } = this.source;
       if (!variable || err instanceof ConfigError) throw err;
       if ((err as NodeJS.ErrnoException).code) throw new ConfigError(variable, `${this.files().join(', ')}: ${fileProblem(err)}`);
+      if (!contentErrorsNameVariable) throw err;
       throw new ConfigError(variable, err instanceof Error ? err.message : String(err));
     }
   }
