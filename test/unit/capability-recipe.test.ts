@@ -65,8 +65,9 @@ describe('a capability added with one line of the list', () => {
     expect((await h.call('/api/v1/widgets/NOT-VALID')).status).toBe(400);
   });
 
-  it('appears in /readyz, which follows its readiness check', async () => {
+  it('appears in /readyz and /metrics, which follow its readiness check', async () => {
     expect((await h.call('/readyz')).body).toMatchObject({ status: 'ready', checks: { widget: true } });
+    expect(await (await h.fetch('/metrics')).text()).toMatch(/^readiness_check\{check="widget"\} 1$/m);
     ready = false;
     try {
       const res = await h.call('/readyz');
