@@ -113,7 +113,7 @@ describe('processes sharing Redis', () => {
     await waitFor(() => out.includes('held'), { what: 'the holder to take its slots' });
     holder.kill('SIGKILL');
     await new Promise((r) => holder.once('exit', r));
-    const leases = await probe.zrange(`vls:smtp:slots:${address}`, 0, -1, 'WITHSCORES');
+    const leases = await probe.zrange(`vls:smtp:slots:${address}`, '0', '-1', 'WITHSCORES');
     expect(leases).toHaveLength(PER_HOST * 2); // still held by the dead process
     const shared = await processParts(redis.url);
     const release = await shared.slots.acquire(address, AbortSignal.timeout(20_000));
