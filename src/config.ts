@@ -237,7 +237,7 @@ function settings(cpus: number): Setting<keyof Config>[] {
     s('port', 'PORT', 8080, int(0, 65535), 'HTTP port'),
     s('host', 'HOST', '0.0.0.0', text, 'listen address'),
     s('dataDir', 'DATA_DIR', './var', text, 'where the embedded SQLite store keeps keys and usage counters'),
-    s('redisUrl', 'REDIS_URL', null, redisUrl, 'when set, keys and all counters live in Redis, shared by every instance'),
+    s('redisUrl', 'REDIS_URL', null, redisUrl, 'when set, keys, all counters, jobs and the SMTP per-address limits and verdicts live in Redis, shared by every instance'),
     s('redisSentinels', 'REDIS_SENTINELS', null, sentinels, 'host:port,... of Redis Sentinels: instead of REDIS_URL, the primary they name (REDIS_SENTINEL_NAME) holds keys, counters and jobs, and a failover is followed'),
     s('redisSentinelName', 'REDIS_SENTINEL_NAME', null, optionalText, 'the primary\'s name the Sentinels monitor (with REDIS_SENTINELS)'),
     s('rateLimitPerMinute', 'RATE_LIMIT_PER_MINUTE', 60, int(1, MAX_LIMITS.perMinute), 'per-key per-minute limit default'),
