@@ -27,6 +27,7 @@ export interface LocalVerdictCacheOptions {
 const keyOf = (domain: string, user: string): string => `${user}@${domain}`;
 
 export function createLocalVerdictCache(o: LocalVerdictCacheOptions = {}): LocalVerdictCache {
+  // Each entry gets its own lifetime when set; the default only turns lifetimes on.
   const lru = new LRUCache<string, Deliverability>({ max: o.max ?? 50_000, ttl: 3600_000, perf: o.clock });
   const keep = (domain: string, user: string, d: Deliverability, ttlMs: number): void => void lru.set(keyOf(domain, user), d, { ttl: ttlMs });
   return {
