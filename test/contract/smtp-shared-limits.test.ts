@@ -88,8 +88,12 @@ describe('processes sharing Redis', () => {
 
   it('a verdict one finds the other reuses without a session; an unknown one is not reused by the jobs\' verifier', async () => {
     const [a, b] = [verifier(await processParts(redis.url)), verifier(await processParts(redis.url), { reuseUnknown: false })];
+    const verdicts = async () => (await probe.keys('vls:smtp:verdict:*')).filter((k) => !k.endsWith(':secret')).length;
+    const before = await verdicts();
     const first = await a.verify(DOMAINS[0], ['alice', 'nobody', 'temp']);
     expect(first.map((d) => d.reason)).toEqual(['accepted', 'mailbox_not_found', 'greylisted']);
+    // The write is not awaited by the verification (its answer does not wait on Redis): wait for it to land.
+    await waitFor(async () => (await verdicts()) >= before + 3, { what: "the first verifier's verdicts on Redis" });
     smtp.reset();
     expect(await b.verify(DOMAINS[0], ['alice', 'nobody'])).toEqual(first.slice(0, 2));
     expect(smtp.sessions(MX)).toHaveLength(0);
