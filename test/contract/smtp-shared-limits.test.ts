@@ -1,7 +1,8 @@
 // SMTP limits and verdicts shared (issue #56 item 3, docs/adr/0033-shared-smtp-limits.md) with the real parts: a real
 // redis-server, the test DNS server, the SMTP fixture counting sessions per address. Verifiers with their own Redis
 // connections never exceed SMTP_MAX_PER_HOST to one address together; what one finds the other reuses; no address in
-// any Redis key; a holder killed frees its slots when their lease ends; Redis gone answers unknown/limits_unavailable.
+// any Redis key; a holder killed frees its slots when their lease ends; Redis gone answers unknown/limits_unavailable;
+// a server working on jobs counts its requests' and its jobs' sessions together.
 // @module-tag slow (child processes)
 import { spawn } from 'node:child_process';
 import { Redis } from 'ioredis';
@@ -11,8 +12,9 @@ import { createMailboxVerifier, type MailboxVerifierOptions } from '../../src/ad
 import { createSmtpShared, type SmtpShared } from '../../src/capabilities/shared/smtp-shared.js';
 import { createLogger } from '../../src/http/logging.js';
 import { startDnsServer, type TestDnsServer, type Zone } from '../support/dns-server.js';
+import { startHarness } from '../support/harness.js';
 import { COMMAND_TIMEOUT_MS, startRedisServer, type TestRedis } from '../support/redis-server.js';
-import { startSmtpFixture, type SmtpFixture } from '../support/smtp-fixture.js';
+import { smtpCheckEnv, startSmtpFixture, type SmtpFixture } from '../support/smtp-fixture.js';
 import { waitFor } from '../support/wait.js';
 
 /** One server address behind the MX hosts of eight domains: per-address limits are about it, whatever the names. */
@@ -38,6 +40,7 @@ beforeAll(async () => {
   smtp = await startSmtpFixture({ [MX]: { users: ['alice', 'bob'], rcpt: (l) => (l === 'temp' ? { code: 450, text: '4.2.0 try later' } : /^(alice|bob)$/.test(l) ? null : { code: 550, text: '5.1.1 unknown' }), rcptDelayMs: 60 } });
   redis = await startRedisServer();
   probe = new Redis(redis.url, { commandTimeout: COMMAND_TIMEOUT_MS });
+  probe.on('error', () => undefined); // the last test kills Redis: the probe reconnects quietly
 });
 afterAll(async () => {
   await Promise.all(opened.map((s) => s.close()));
@@ -73,6 +76,24 @@ describe('one process: the requests\' and the jobs\' verifiers share its slots',
     await Promise.all([everyDomain(requests, ['u1']), everyDomain(jobs, ['u2'])]);
     expect(smtp.sessions(MX).length).toBeGreaterThanOrEqual(DOMAINS.length * 2);
     expect(smtp.maxConcurrent(MX)).toBe(PER_HOST);
+  });
+});
+
+describe('one server working on jobs (the capabilities\' wiring)', () => {
+  it('requests and a job at one address meanwhile: SMTP_MAX_PER_HOST sessions to it in all', async () => {
+    smtp.reset();
+    const h = await startHarness({ ...smtpCheckEnv(dns.port, smtp.port), SMTP_MAX_PER_HOST: String(PER_HOST) });
+    try {
+      const job = await h.call('/api/v1/email/jobs', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ items: DOMAINS.map((d) => `u5@${d}`), smtp: true }) });
+      expect(job.status).toBe(202);
+      const answers = await Promise.all(DOMAINS.map((d) => h.call(`/api/v1/email?address=u6@${d}&smtp=true`)));
+      expect(answers.every((r) => r.status === 200)).toBe(true);
+      await waitFor(async () => (await h.call(`/api/v1/email/jobs/${job.body.id}`)).body.status === 'completed', { what: 'the job to complete' });
+      expect(smtp.sessions(MX).length).toBeGreaterThanOrEqual(DOMAINS.length * 2);
+      expect(smtp.maxConcurrent(MX)).toBe(PER_HOST);
+    } finally {
+      await h.close();
+    }
   });
 });
 
