@@ -41,7 +41,7 @@ BUILD_STAMP := dist/src/.built
 TS_SOURCES := $(shell find src -name '*.ts')
 TS_DIRS := $(shell find src generated -type d)
 GEOIP_DIR := $(DATA_DIR)/geoip
-GEOIP_FILES := $(GEOIP_DIR)/GeoLite2-City.mmdb $(GEOIP_DIR)/GeoLite2-ASN.mmdb
+GEOIP_FILES := $(GEOIP_DIR)/GeoLite2-City.mmdb $(GEOIP_DIR)/GeoLite2-ASN.mmdb $(GEOIP_DIR)/GeoLite2-City.slim.mmdb
 ifneq ($(GEOIP_NEWER_CITY),0)
 GEOIP_FILES += $(GEOIP_DIR)/GeoLite2-City.latest.mmdb
 endif
