@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { Reader } from 'maxmind';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openGeoIp } from '../../src/adapters/geoip/geoip-reader.js';
-import { assemble, DataSection, Uint, writeNode, type MmdbValue } from '../../src/adapters/geoip/mmdb-writer.js';
+import { DataSection, Uint, type MmdbValue } from '../../src/adapters/geoip/mmdb-data.js';
+import { assemble, writeNode } from '../../src/adapters/geoip/mmdb-tree.js';
 import { slimCityDatabase } from '../../src/adapters/geoip/slim-city.js';
 import { GEOIP_TEST_DIR } from '../fixtures/paths.js';
 

@@ -1,51 +1,9 @@
-// A GeoIP2/GeoLite2 City database cut down to what geoip-reader returns (English names, no geoname ids, accuracy or
-// registered country), written as a MaxMind DB: the service holds this file in memory instead of the full one.
+// A GeoIP2/GeoLite2 City database cut down to what geoip-reader returns (slim-city-record.ts), written as a MaxMind DB
+// with networks that now share a record merged: the service holds this file in memory instead of the full one.
 import { Reader, type CityResponse } from 'maxmind';
-import { assemble, DataSection, recordSizeFor, Uint, writeNode, type MmdbValue } from './mmdb-writer.js';
-
-type Names = { names?: { en?: string } };
-const en = (n: Names | undefined): Record<string, MmdbValue> => (n?.names?.en === undefined ? {} : { names: { en: n.names.en } });
-
-/** Drops undefined fields and empty maps: geoip-reader reads every field through `?.`, so absent and empty agree. */
-function compact(o: Record<string, MmdbValue | undefined>): Record<string, MmdbValue> | undefined {
-  const kept = Object.entries(o).filter(([, v]) => v !== undefined && !(typeof v === 'object' && Object.keys(v).length === 0));
-  return kept.length ? (Object.fromEntries(kept) as Record<string, MmdbValue>) : undefined;
-}
-
-/** The fields geoip-reader's locate() reads, and nothing else (a record itself is kept even when empty). */
-export function slimCityRecord(r: CityResponse): Record<string, MmdbValue> {
-  const sub = r.subdivisions?.[0];
-  const subdivision = sub && compact({ iso_code: sub.iso_code, ...en(sub) });
-  return (
-    compact({
-      city: compact(en(r.city)),
-      continent: compact({ code: r.continent?.code, ...en(r.continent) }),
-      country: compact({ iso_code: r.country?.iso_code, ...en(r.country), is_in_european_union: r.country?.is_in_european_union === true || undefined }),
-      location: compact({ latitude: r.location?.latitude, longitude: r.location?.longitude, time_zone: r.location?.time_zone }),
-      postal: compact({ code: r.postal?.code }),
-      subdivisions: subdivision ? [subdivision] : undefined,
-    }) ?? {}
-  );
-}
-
-/** An address (IPv6 or IPv4 text, as the tree is) whose walk from the root follows `bits`. */
-function addressOf(bits: Uint8Array, ipVersion: number): string {
-  const word = (i: number, width: number) => bits.subarray(i, i + width).reduce((n, b) => n * 2 + b, 0);
-  if (ipVersion === 4) return [0, 8, 16, 24].map((i) => word(i, 8)).join('.');
-  return Array.from({ length: 8 }, (_, g) => word(g * 16, 16).toString(16)).join(':');
-}
-
-/** Reads one record of the original tree (node `n`, side 0 or 1) for its record size. */
-function recordReader(db: Buffer, recordSize: number): (n: number, side: number) => number {
-  const bytes = recordSize / 4;
-  return (n, side) => {
-    const at = n * bytes;
-    if (recordSize === 24) return db.readUIntBE(at + side * 3, 3);
-    if (recordSize === 32) return db.readUInt32BE(at + side * 4);
-    const low = db.readUIntBE(at + side * 4, 3);
-    return side === 0 ? ((db[at + 3] & 0xf0) << 20) | low : ((db[at + 3] & 0x0f) << 24) | low;
-  };
-}
+import { DataSection, Uint, type MmdbValue } from './mmdb-data.js';
+import { addressOf, assemble, recordReader, recordSizeFor, writeNode } from './mmdb-tree.js';
+import { slimCityRecord } from './slim-city-record.js';
 
 /**
  * Rebuilds the search tree over the slim records: a node whose two halves now end in the same record becomes that
@@ -92,11 +50,7 @@ export function slimCityDatabase(db: Buffer): Buffer {
     return (memo[value] = nodes++);
   };
   const root = visit(0, 0);
-  if (root < 0) {
-    // A database of one record (or none) still needs a root node.
-    lefts[0] = rights[0] = root;
-    nodes = 1;
-  }
+  if (root < 0) [lefts[0], rights[0], nodes] = [root, root, 1]; // one record (or none) still needs a root node
   return write(reader.metadata, { lefts, rights, nodes }, records);
 }
 
@@ -114,7 +68,7 @@ function write(meta: Reader<CityResponse>['metadata'], tree: { lefts: Int32Array
     binary_format_minor_version: new Uint(0, 2),
     build_epoch: new Uint(Math.round(meta.buildEpoch.getTime() / 1000), 8),
     database_type: meta.databaseType,
-    description: { en: `${meta.description?.en ?? meta.databaseType}, English names and served fields only` },
+    description: { en: `${meta.databaseType}, slim: English names and the fields geoip-reader serves` },
     ip_version: new Uint(meta.ipVersion, 2),
     languages: ['en'],
     node_count: new Uint(n, 4),
