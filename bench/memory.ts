@@ -72,8 +72,10 @@ if (at > 0) await measureDataset(process.argv[at + 1]);
 process.env.BENCH_PIN = '0';
 const dir = mkdtempSync(join(tmpdir(), 'vls-memory-'));
 const fixtures = await startFixtures(dir, BREACHED);
-// The City file as the service picks it in DATA_DIR/geoip (the bench's DATA_DIR is a temporary one).
-const env = { ...serviceEnv(fixtures, mkdtempSync(join(dir, 'data-')), geoDatabases()), ...(geoDatabases().real ? { GEOIP_CITY_DB: defaultCityDb() } : {}) };
+// The City file as the service picks it in DATA_DIR/geoip (the bench's DATA_DIR is a temporary one); the malloc arenas
+// as npm start, make run and the image set them (MEMORY_ARENAS=default: glibc's own, to compare).
+const arenas: Record<string, string> = process.env.MEMORY_ARENAS === 'default' ? {} : { MALLOC_ARENA_MAX: '2' };
+const env: Record<string, string> = { ...serviceEnv(fixtures, mkdtempSync(join(dir, 'data-')), geoDatabases()), ...(geoDatabases().real ? { GEOIP_CITY_DB: defaultCityDb() } : {}), ...arenas };
 const key = await createKey('memory', env, dir);
 const svc = await startService({ name: 'service', env, dir });
 const lines: string[] = [];
@@ -91,7 +93,7 @@ try {
   await new Promise((r) => setTimeout(r, 12_000));
   const later = treeRssMb(svc.pid);
   lines.push(
-    `service (node ${process.version}, GeoIP ${geoDatabases().real ? basename(env.GEOIP_CITY_DB) : 'TEST databases'}): ${idle.toFixed(0)} MB RSS idle after start (${before} threads); ` +
+    `service (node ${process.version}, GeoIP ${geoDatabases().real ? basename(env.GEOIP_CITY_DB ?? '') : 'TEST databases'}, MALLOC_ARENA_MAX ${env.MALLOC_ARENA_MAX ?? 'unset'}): ${idle.toFixed(0)} MB RSS idle after start (${before} threads); ` +
       `${after.toFixed(0)} MB after ${m.responses} password requests, ${later.toFixed(0)} MB 12 s later (${threads(svc.pid)} threads; targets <= 180 and <= 220 MB)`,
   );
 } finally {
