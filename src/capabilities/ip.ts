@@ -70,7 +70,7 @@ function ipList<T extends { date: string }>(name: ListName, variable: string, fi
 export const ip = defineCapability({
   name: 'ip',
   config: ['dataDir', 'geoipCityDb', 'geoipAsnDb', 'hostingRangesFile', 'hostingAsnFile', 'torExitFile', 'trustProxy', 'dataRefresh'],
-  // The GeoIP files (~75 MB for GeoLite2) are read from the very start, so that the reads overlap the start-up's CPU
+  // The GeoIP files (~55 MB for GeoLite2 with the slim City file) are read from the very start, so that the reads overlap the start-up's CPU
   // work (marked handled here: a failure is reported by start, not as an unhandled rejection).
   begin(config) {
     const opening = openAt(config);

@@ -14,7 +14,7 @@ export interface StrengthEstimator {
 }
 
 export interface StrengthEstimatorOptions {
-  /** Most worker threads; default: os.availableParallelism(). The first costs ~50 MB RSS with the shared word lists, each further one ~15 MB (bench/memory.ts). */
+  /** Most worker threads; default: os.availableParallelism(). The first costs ~40 MB RSS with the shared word lists, each further one ~15 MB (bench/memory.ts). */
   threads?: number;
   /**
    * Threads kept even when idle (started and warmed at once); default: all of them. With fewer, threads
