@@ -17,7 +17,7 @@ end
  */
 export const SETTLE = `${FINISH}
 local st = redis.call('HGET', KEYS[1], 'status')
-if st ~= 'queued' and st ~= 'running' then return 0 end
+if st ~= 'incoming' and st ~= 'queued' and st ~= 'running' then return 0 end
 if redis.call('HSETNX', KEYS[2], ARGV[2], '{"index":' .. ARGV[2] .. ',' .. ARGV[3]) == 0 then return 0 end
 local n = 1
 local copies = redis.call('HGET', KEYS[3], ARGV[2])
@@ -33,11 +33,15 @@ if redis.call('HINCRBY', KEYS[1], 'remaining', -1) == 0 then finish(KEYS[1], KEY
 return 1
 `;
 
-/** A claimed item's job is running (KEYS meta; ARGV now, retried 0|1). Returns 0 when the job has ended or is gone. */
+/**
+ * A claimed item's job is running (KEYS meta; ARGV now, retried 0|1). Returns 0 when the job has ended or is gone.
+ * An `incoming` job (its items still being added) is worked already: it stays hidden, ARRIVED makes it `running`.
+ */
 export const START = `
 local st = redis.call('HGET', KEYS[1], 'status')
-if st ~= 'queued' and st ~= 'running' then return 0 end
+if st ~= 'incoming' and st ~= 'queued' and st ~= 'running' then return 0 end
 if st == 'queued' then redis.call('HSET', KEYS[1], 'status', 'running', 'startedAt', ARGV[1]) end
+if st == 'incoming' and redis.call('HGET', KEYS[1], 'startedAt') == '' then redis.call('HSET', KEYS[1], 'startedAt', ARGV[1]) end
 if ARGV[2] == '1' then redis.call('HINCRBY', KEYS[1], 'retries', -1) end
 return 1
 `;
@@ -45,7 +49,7 @@ return 1
 /** Ends a job early (KEYS meta, open, hooks; ARGV id, status, now): no line is written for it after this. 0 when it had ended. */
 export const END_EARLY = `${FINISH}
 local st = redis.call('HGET', KEYS[1], 'status')
-if st ~= 'queued' and st ~= 'running' then return 0 end
+if st ~= 'incoming' and st ~= 'queued' and st ~= 'running' then return 0 end
 finish(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ARGV[3])
 redis.call('HSET', KEYS[1], 'retries', 0)
 return 1
@@ -66,6 +70,19 @@ end
 redis.call('HINCRBY', KEYS[1], 'processed', n)
 redis.call('HINCRBY', KEYS[1], 'n_not_checked', n)
 return n
+`;
+
+/**
+ * Every item of an `incoming` job is in the queue: it becomes `queued` (`running` once an item was started) and
+ * visible, in one step (KEYS meta, open, incoming; ARGV id). A job whose items all ended meanwhile stays as it ended.
+ */
+export const ARRIVED = `
+redis.call('ZREM', KEYS[3], ARGV[1])
+if redis.call('HGET', KEYS[1], 'status') ~= 'incoming' then return 0 end
+local started = redis.call('HGET', KEYS[1], 'startedAt') ~= ''
+redis.call('HSET', KEYS[1], 'status', started and 'running' or 'queued')
+redis.call('ZADD', KEYS[2], redis.call('HGET', KEYS[1], 'createdAt'), ARGV[1])
+return 1
 `;
 
 /** Webhooks due now, leased until ARGV[3] (KEYS hooks; ARGV now, max, leaseUntil): their job ids. */

@@ -7,7 +7,7 @@ import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { distinctItems } from '../../domain/job-items.js';
 import { JobStoreUnavailable, type ClaimedItem, type ItemOutcome, type JobStore, type JobView, type LineStatus, type NewJob, type ResultLine, type WebhookDue } from './job-store.js';
-import { CLOSE_PAGE, DUE_HOOKS, END_EARLY, SETTLE, START } from './redis-job-scripts.js';
+import { ARRIVED, CLOSE_PAGE, DUE_HOOKS, END_EARLY, SETTLE, START } from './redis-job-scripts.js';
 
 /** A BullMQ item stalled (its worker gone) this often fails its job (as MAX_CLAIMS does on the embedded queue). */
 const MAX_STALLS = 5;
@@ -15,6 +15,9 @@ const QUEUE = 'email-items';
 const PAGE = 500;
 const OPEN = 'ej:open';
 const HOOKS = 'ej:webhooks';
+/** Jobs being written, by creation time: one a crash left here this long is deleted (its submitter got an error). */
+const INCOMING = 'ej:incoming';
+const INCOMING_MAX_MS = 3600_000;
 const k = (id: string, part: string) => `ej:{${id}}:${part}`;
 
 interface ItemData {
@@ -80,14 +83,22 @@ async function endEarly(c: Ctx, id: string, status: 'cancelled' | 'failed', reas
   await c.r.hset(k(id, 'meta'), 'remaining', 0);
 }
 
-/** A job's items (the list, the repeats' index, one BullMQ item per distinct address), then its status, expiring together. */
-async function writeJob(c: Ctx, job: NewJob): Promise<void> {
-  const { firstOf, distinct } = distinctItems(job.items);
+function metaOf(job: NewJob, distinct: number): Record<string, string | number> {
+  return {
+    keyId: job.keyId, status: 'incoming', smtp: job.smtp ? '1' : '0', total: job.items.length, distinct, remaining: distinct, processed: 0,
+    retries: 0, createdAt: job.createdAt, startedAt: '', finishedAt: '', expiresAt: job.expiresAt, webhookUrl: job.webhookUrl ?? '',
+    webhookSecret: job.webhookSecret ?? '', webhookAttempts: 0,
+  };
+}
+
+/** The items: the list, the repeats' index (copies), one BullMQ item per distinct address. */
+async function writeItems(c: Ctx, job: NewJob, firstOf: Int32Array): Promise<void> {
   const copies = new Map<number, number[]>();
   firstOf.forEach((first, i) => void (first !== i && copies.set(first, [...(copies.get(first) ?? []), i])));
   const id = job.id;
   for (let from = 0; from < job.items.length; from += 10_000) await c.r.rpush(k(id, 'items'), ...job.items.slice(from, from + 10_000));
   if (copies.size) await c.r.hset(k(id, 'copies'), Object.fromEntries([...copies].map(([f, list]) => [f, list.join(',')])));
+  await c.r.multi().pexpireat(k(id, 'items'), job.expiresAt).pexpireat(k(id, 'copies'), job.expiresAt).exec();
   for (let from = 0; from < job.items.length; from += 1000) {
     const batch = [];
     for (let i = from; i < Math.min(job.items.length, from + 1000); i++) {
@@ -97,14 +108,37 @@ async function writeJob(c: Ctx, job: NewJob): Promise<void> {
     }
     await c.queue.addBulk(batch);
   }
-  const m = {
-    keyId: job.keyId, status: 'queued', smtp: job.smtp ? '1' : '0', total: job.items.length, distinct, remaining: distinct, processed: 0,
-    retries: 0, createdAt: job.createdAt, startedAt: '', finishedAt: '', expiresAt: job.expiresAt, webhookUrl: job.webhookUrl ?? '',
-    webhookSecret: job.webhookSecret ?? '', webhookAttempts: 0,
-  };
-  const tx = c.r.multi().hset(k(id, 'meta'), m).zadd(OPEN, job.createdAt, id);
-  for (const part of ['meta', 'items', 'copies', 'lines']) tx.pexpireat(k(id, part), job.expiresAt);
-  await tx.exec();
+}
+
+/** A job's keys go; its items still in BullMQ then find no job and leave the queue unworked. */
+async function dropJob(c: Ctx, id: string): Promise<void> {
+  await c.r.multi().del(k(id, 'meta'), k(id, 'items'), k(id, 'copies'), k(id, 'lines')).zrem(INCOMING, id).exec();
+}
+
+/**
+ * The job's record first, `incoming` (hidden from the API, but a worker that claims one of its items finds it and
+ * works it), then its items, then ARRIVED shows it: a worker never meets an item without its job (items written
+ * first were dropped: docs/adr/0030), and a job whose writing stopped half-way is never shown, deleted here on an
+ * error and by purge() after a crash. The lines' hash exists from the start (a placeholder field) to take its expiry.
+ */
+async function writeJob(c: Ctx, job: NewJob): Promise<void> {
+  const { firstOf, distinct } = distinctItems(job.items);
+  const id = job.id;
+  await c.r
+    .multi()
+    .hset(k(id, 'meta'), metaOf(job, distinct))
+    .hset(k(id, 'lines'), '-1', '')
+    .pexpireat(k(id, 'meta'), job.expiresAt)
+    .pexpireat(k(id, 'lines'), job.expiresAt)
+    .zadd(INCOMING, job.createdAt, id)
+    .exec();
+  try {
+    await writeItems(c, job, firstOf);
+    await run(c, ARRIVED, [k(id, 'meta'), OPEN, INCOMING], [id]);
+  } catch (err) {
+    await dropJob(c, id).catch(() => undefined);
+    throw err;
+  }
 }
 
 /** The lines so far in submission order, a page of fields per HMGET. */
@@ -170,11 +204,15 @@ async function dueHooks(c: Ctx, now: number, max: number, leaseMs: number): Prom
 }
 
 /**
- * Redis deletes an expired job's keys itself (PEXPIREAT): the indexes forget it here; and the items BullMQ failed
- * after MAX_STALLS stalls (their workers kept dying) fail their job.
+ * Redis deletes an expired job's keys itself (PEXPIREAT): the indexes forget it here; a job a crash left half-written
+ * goes; and the items BullMQ failed after MAX_STALLS stalls (their workers kept dying) fail their job.
  */
 async function purge(c: Ctx, now: number): Promise<number> {
   let gone = 0;
+  for (const id of await reach(c.r.zrangebyscore(INCOMING, '-inf', now - INCOMING_MAX_MS, 'LIMIT', 0, 100))) {
+    await reach(dropJob(c, id)); // never shown: ARRIVED did not run
+    gone += 1;
+  }
   for (const id of await reach(c.r.zrange(OPEN, '0', '999'))) {
     if ((await reach(c.r.exists(k(id, 'meta')))) === 0) gone += await reach(c.r.zrem(OPEN, id));
   }
@@ -205,7 +243,7 @@ export function createRedisJobStore(o: RedisJobStoreOptions): JobStore {
   };
   const meta = async (id: string, keyId: string, now: number) => {
     const m = await reach(r.hgetall(k(id, 'meta')));
-    return m.keyId === keyId && num(m.expiresAt) > now ? m : null;
+    return m.keyId === keyId && m.status !== 'incoming' && num(m.expiresAt) > now ? m : null;
   };
   return {
     async create(job) {

@@ -1,0 +1,83 @@
+// The Redis job store (BullMQ on a real redis-server) under a worker that claims while a job is being written: no
+// item is dropped and a half-written job is never shown.
+// @module-tag slow (left out of make test-fast): starts redis-server
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { ClaimedItem, JobStore, NewJob } from '../../src/adapters/jobs/job-store.js';
+import { createRedisJobStore } from '../../src/adapters/jobs/redis-job-store.js';
+import { COMMAND_TIMEOUT_MS, redisAvailable, startRedisServer, type TestRedis } from '../support/redis-server.js';
+
+const HAVE_REDIS = redisAvailable();
+
+describe.skipIf(!HAVE_REDIS)('Redis job store (real redis-server)', () => {
+  let redis: TestRedis;
+  const closers: Array<() => Promise<void> | void> = [];
+  beforeAll(async () => {
+    redis = await startRedisServer();
+  });
+  afterEach(async () => {
+    for (const c of closers.splice(0).reverse()) await c();
+  });
+  afterAll(async () => {
+    await redis?.stop();
+  });
+
+  /** A store on its own connections, as in one process (the service or a job worker). */
+  function store(): JobStore {
+    const conns = [0, 1, 2].map(() => new Redis(redis.url, { commandTimeout: COMMAND_TIMEOUT_MS, maxRetriesPerRequest: null }));
+    const s = createRedisJobStore({ client: conns[0], queueConnection: conns[1], workerConnection: () => conns[2], leaseMs: 30_000 });
+    closers.push(async () => {
+      await s.close();
+      conns.forEach((c) => c.disconnect());
+    });
+    return Object.assign(s, { queueConnection: conns[1] });
+  }
+
+  const newJob = (items: string[]): NewJob => {
+    const now = Date.now();
+    return { id: `race-${now}-${Math.random()}`, keyId: 'k1', items, smtp: false, webhookUrl: null, webhookSecret: null, createdAt: now, expiresAt: now + 3600_000 };
+  };
+
+  /** Claims and settles (as deliverable) in a tight loop until `written` has resolved and the queue is empty. */
+  async function claimer(s: JobStore, written: Promise<unknown>, seen: ClaimedItem[][]): Promise<void> {
+    let done = false;
+    void written.finally(() => (done = true));
+    for (;;) {
+      const finished = done;
+      const items = await s.claim('w1', 20, Date.now(), 30_000);
+      if (items.length === 0 && finished) return;
+      if (items.length > 0) seen.push(items);
+      const outcomes = items.map((i) => ({ jobId: i.jobId, index: i.index, attempts: 1, status: 'deliverable' as const, reason: 'accepted', result: null, retryAt: null }));
+      await s.settle('w1', outcomes, Date.now());
+    }
+  }
+
+  it('a worker claiming while a big job is written drops no item: the job completes with every line once', async () => {
+    const writer = store();
+    const worker = store();
+    const items = Array.from({ length: 12_000 }, (_, i) => `u${i}@d${i % 60}.test`);
+    items.push(items[5], items[7]); // repeats get their first's line
+    const job = newJob(items);
+    const seen: ClaimedItem[][] = [];
+    const created = writer.create(job);
+    await Promise.all([created, claimer(worker, created, seen)]);
+    const view = await writer.get(job.id, 'k1', Date.now());
+    expect(view).toMatchObject({ status: 'completed', total: items.length, processed: items.length });
+    const lines: number[] = [];
+    for await (const l of writer.results(job.id, undefined)) lines.push(l.index);
+    expect(lines).toEqual(items.map((_, i) => i));
+  });
+
+  it('a job whose items could not all be queued is never shown and leaves nothing behind', async () => {
+    const raw = new Redis(redis.url);
+    closers.push(() => raw.disconnect());
+    const job = newJob(['a@d1.test', 'b@d2.test']);
+    const s = store();
+    await s.queueConnection.ping();
+    s.queueConnection.disconnect(); // BullMQ's connection closed: the items cannot be queued, the rest was written
+    await expect(s.create(job)).rejects.toThrow(/Redis did not answer/);
+    expect(await store().get(job.id, 'k1', Date.now())).toBeNull();
+    expect(await raw.keys(`ej:{${job.id}}:*`)).toEqual([]);
+    expect(await raw.zscore('ej:incoming', job.id)).toBeNull();
+  });
+});
