@@ -13,6 +13,28 @@ export function distinctItems(items: readonly string[]): { firstOf: Int32Array; 
   return { firstOf, distinct: seen.size };
 }
 
+/**
+ * The distinct items' indexes grouped by domain (domains in the order they first appear, submission order within
+ * one): the queue hands them out in this order, so a worker's batch holds one domain's addresses, which share SMTP
+ * sessions (smtp-plan.ts asks up to RECIPIENTS_PER_SESSION in one), where submission order gave each its own.
+ */
+export function domainOrder(items: readonly string[], firstOf: Int32Array): Int32Array {
+  const groups = new Map<string, number[]>();
+  let n = 0;
+  for (let i = 0; i < items.length; i++) {
+    if (firstOf[i] !== i) continue;
+    const domain = items[i].slice(items[i].lastIndexOf('@') + 1).toLowerCase();
+    const group = groups.get(domain);
+    if (group) group.push(i);
+    else groups.set(domain, [i]);
+    n++;
+  }
+  const order = new Int32Array(n);
+  let at = 0;
+  for (const group of groups.values()) for (const i of group) order[at++] = i;
+  return order;
+}
+
 /** The `unknown` reasons worth asking again: the server deferred or could not be reached (nor our Redis), it did not refuse us. */
 const RETRYABLE = new Set(['greylisted', 'timeout', 'connection_failed', 'limits_unavailable', 'dns_failed']);
 

@@ -69,7 +69,7 @@ const RANK = { reply: 5, refused: 4, smtputf8_unsupported: 3, protocol_error: 2.
 const rankOf = (o: Outcome): number => (o.kind === 'failed' ? RANK[o.cause] : o.kind === 'refused' && o.reply.code >= 500 ? 5 : RANK[o.kind]);
 
 /** Real recipients asked in one session at most (RFC 5321 §4.5.3.1.8 has servers take at least 100). */
-const RECIPIENTS_PER_SESSION = 20;
+export const RECIPIENTS_PER_SESSION = 20;
 
 export interface PlanOptions {
   domain: string;

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ClaimedItem, ItemOutcome, JobStore } from '../adapters/jobs/job-store.js';
 import { lineVerdict, retryAt, type Checked } from '../domain/job-items.js';
+import { RECIPIENTS_PER_SESSION } from '../domain/smtp-plan.js';
 import { asApiError } from '../error-answers.js';
 import { UpstreamFailure } from '../errors.js';
 import { createEmailOperations, type EmailDeps } from './email.js';
@@ -18,7 +19,10 @@ export interface JobRunnerOptions {
   leaseMs?: number;
   /** How often an idle worker looks for due items (default 1 s); wake() looks at once. */
   pollMs?: number;
-  /** Items claimed at once (default 16). */
+  /**
+   * Items claimed at once: as many as one SMTP session asks (default RECIPIENTS_PER_SESSION, 20), so that a batch of
+   * one domain (the queue hands items out grouped by domain) is one session, not one per address.
+   */
   batch?: number;
   now?: () => number;
 }
@@ -85,7 +89,7 @@ export function startJobRunner(o: JobRunnerOptions): JobRunner {
 
   const loop = startPollingLoop(async () => {
     try {
-      const items = await o.store.claim(worker, o.batch ?? 16, now(), leaseMs);
+      const items = await o.store.claim(worker, o.batch ?? RECIPIENTS_PER_SESSION, now(), leaseMs);
       if (items.length === 0) return false;
       await work(items);
       return true;

@@ -1,5 +1,5 @@
 // The Redis job store (BullMQ on a real redis-server) under a worker that claims while a job is being written: no
-// item is dropped and a half-written job is never shown.
+// item is dropped, a half-written job is never shown, and the items are handed out one domain after another.
 // @module-tag slow (left out of make test-fast): starts redis-server
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -23,7 +23,7 @@ describe.skipIf(!HAVE_REDIS)('Redis job store (real redis-server)', () => {
   });
 
   /** A store on its own connections, as in one process (the service or a job worker). */
-  function store(): JobStore {
+  function store(): JobStore & { queueConnection: Redis } {
     const conns = [0, 1, 2].map(() => new Redis(redis.url, { commandTimeout: COMMAND_TIMEOUT_MS, maxRetriesPerRequest: null }));
     const s = createRedisJobStore({ client: conns[0], queueConnection: conns[1], workerConnection: () => conns[2], leaseMs: 30_000 });
     closers.push(async () => {
@@ -66,6 +66,16 @@ describe.skipIf(!HAVE_REDIS)('Redis job store (real redis-server)', () => {
     const lines: number[] = [];
     for await (const l of writer.results(job.id, undefined)) lines.push(l.index);
     expect(lines).toEqual(items.map((_, i) => i));
+  });
+
+  it('hands out the items one domain after another, so that a batch shares its SMTP sessions', async () => {
+    const s = store();
+    const items = Array.from({ length: 200 }, (_, i) => `u${i}@d${i % 10}.test`);
+    await s.create(newJob(items));
+    const seen: ClaimedItem[][] = [];
+    await claimer(s, Promise.resolve(), seen);
+    // 20 items of each of 10 domains, claimed 20 at a time: one domain a batch.
+    expect(seen.map((batch) => new Set(batch.map((i) => i.email.split('@')[1])).size)).toEqual(Array(10).fill(1));
   });
 
   it('a job whose items could not all be queued is never shown and leaves nothing behind', async () => {

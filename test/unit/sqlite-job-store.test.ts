@@ -55,6 +55,26 @@ describe('the embedded job store', () => {
     expect(claimed).toHaveLength(4);
   });
 
+  it('hands the items out one domain after another (a batch shares SMTP sessions); the lines stay in submission order', async () => {
+    const items = Array.from({ length: 60 }, (_, i) => `u${i}@D${i % 3}.test`.replace('D', i % 2 ? 'D' : 'd'));
+    await submit(items);
+    const batches = [0, 1, 2].map(() => store.claim('w1', 20, T0, LEASE));
+    const domains = (await Promise.all(batches)).map((b) => new Set(b.map((c) => c.email.split('@')[1].toLowerCase())));
+    expect(domains).toEqual([new Set(['d0.test']), new Set(['d1.test']), new Set(['d2.test'])]);
+    await store.settle('w1', items.map((_, i) => answered('job_a', i)), T0 + 1);
+    expect((await lines()).map((l) => l.index)).toEqual(items.map((_, i) => i));
+  });
+
+  it('claims from a file made before the claiming order was kept (no seq column)', async () => {
+    await store.close();
+    const old = new Database(join(dir, 'jobs.db'));
+    old.exec('DROP INDEX job_items_claim; ALTER TABLE job_items DROP COLUMN seq');
+    old.close();
+    store = createSqliteJobStore(dir);
+    await submit(['a@x.test', 'b@y.test', 'c@x.test']);
+    expect((await store.claim('w1', 10, T0, LEASE)).map((c) => c.email)).toEqual(['a@x.test', 'c@x.test', 'b@y.test']);
+  });
+
   it('reads a long job a page at a time, every index once and in order', async () => {
     const items = Array.from({ length: 1203 }, (_, i) => `u${i}@x.test`);
     await submit(items);

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { setImmediate as turn } from 'node:timers/promises';
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { distinctItems } from '../../domain/job-items.js';
+import { distinctItems, domainOrder } from '../../domain/job-items.js';
 import { JobStoreUnavailable, type ClaimedItem, type ItemOutcome, type JobStore, type JobView, type LineStatus, type NewJob, type ResultLine, type WebhookDue } from './job-store.js';
 import { ARRIVED, CLOSE_PAGE, DUE_HOOKS, END_EARLY, SETTLE, START } from './redis-job-scripts.js';
 
@@ -91,7 +91,7 @@ function metaOf(job: NewJob, distinct: number): Record<string, string | number> 
   };
 }
 
-/** The items: the list, the repeats' index (copies), one BullMQ item per distinct address. */
+/** The items: the list, the repeats' index (copies), one BullMQ item per distinct address, grouped by domain. */
 async function writeItems(c: Ctx, job: NewJob, firstOf: Int32Array): Promise<void> {
   const copies = new Map<number, number[]>();
   firstOf.forEach((first, i) => void (first !== i && copies.set(first, [...(copies.get(first) ?? []), i])));
@@ -99,10 +99,10 @@ async function writeItems(c: Ctx, job: NewJob, firstOf: Int32Array): Promise<voi
   for (let from = 0; from < job.items.length; from += 10_000) await c.r.rpush(k(id, 'items'), ...job.items.slice(from, from + 10_000));
   if (copies.size) await c.r.hset(k(id, 'copies'), Object.fromEntries([...copies].map(([f, list]) => [f, list.join(',')])));
   await c.r.multi().pexpireat(k(id, 'items'), job.expiresAt).pexpireat(k(id, 'copies'), job.expiresAt).exec();
-  for (let from = 0; from < job.items.length; from += 1000) {
+  const order = domainOrder(job.items, firstOf); // BullMQ's wait list is first in, first out
+  for (let from = 0; from < order.length; from += 1000) {
     const batch = [];
-    for (let i = from; i < Math.min(job.items.length, from + 1000); i++) {
-      if (firstOf[i] !== i) continue;
+    for (const i of order.subarray(from, from + 1000)) {
       const data: ItemData = { jobId: id, index: i, email: job.items[i], smtp: job.smtp, attempts: 0 };
       batch.push({ name: 'item', data, opts: { jobId: `${id}-${i}`, removeOnComplete: true, removeOnFail: false } });
     }

@@ -3,7 +3,7 @@
 import { setTimeout as sleep, setImmediate as turn } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
 import { isBusy, neverWait, openDatabase } from '../sqlite/database.js';
-import { distinctItems } from '../../domain/job-items.js';
+import { distinctItems, domainOrder } from '../../domain/job-items.js';
 import {
   JobStoreUnavailable,
   type ClaimedItem,
@@ -134,10 +134,10 @@ function transactions(db: Database.Database, s: Statements) {
     s.addClosed.run({ n, id });
     finish(id, status, now);
   });
-  const insertItems = db.transaction((job: NewJob, firstOf: Int32Array, from: number, to: number) => {
+  const insertItems = db.transaction((job: NewJob, firstOf: Int32Array, seqOf: Int32Array, from: number, to: number) => {
     for (let idx = from; idx < to; idx++) {
       const first = firstOf[idx];
-      s.insertItem.run(job.id, idx, job.items[idx], first === idx ? null : first, first === idx ? 1 : 0, job.createdAt);
+      s.insertItem.run(job.id, idx, job.items[idx], first === idx ? null : first, first === idx ? 1 : 0, job.createdAt, seqOf[first]);
     }
   });
   const claimTx = db.transaction((worker: string, max: number, now: number, leaseMs: number) => {
@@ -182,6 +182,9 @@ type Transactions = ReturnType<typeof transactions>;
  */
 async function insert(s: Statements, insertItems: Transactions['insertItems'], job: NewJob): Promise<void> {
   const { firstOf, distinct } = distinctItems(job.items);
+  // Each distinct item's place in the claiming order (grouped by domain); a repeat is never claimed.
+  const seqOf = new Int32Array(job.items.length);
+  domainOrder(job.items, firstOf).forEach((idx, seq) => (seqOf[idx] = seq));
   await write(() =>
     s.insertJob.run({
       id: job.id, key_id: job.keyId, smtp: job.smtp ? 1 : 0, total: job.items.length, distinct, created_at: job.createdAt,
@@ -190,7 +193,7 @@ async function insert(s: Statements, insertItems: Transactions['insertItems'], j
   );
   try {
     for (let from = 0; from < job.items.length; from += INSERT_CHUNK) {
-      await write(() => insertItems.immediate(job, firstOf, from, Math.min(job.items.length, from + INSERT_CHUNK)));
+      await write(() => insertItems.immediate(job, firstOf, seqOf, from, Math.min(job.items.length, from + INSERT_CHUNK)));
       await turn();
     }
     await write(() => s.arrived.run(job.id));
@@ -236,13 +239,13 @@ function statements(db: Database.Database) {
   return {
     insertJob: db.prepare(`INSERT INTO jobs (id, key_id, status, smtp, total, distinct_items, remaining, created_at, expires_at, webhook_url, webhook_secret)
       VALUES (@id, @key_id, 'incoming', @smtp, @total, @distinct, @distinct, @created_at, @expires_at, @webhook_url, @webhook_secret)`),
-    insertItem: db.prepare('INSERT INTO job_items (job_id, idx, email, first_idx, open, due_at) VALUES (?, ?, ?, ?, ?, ?)'),
+    insertItem: db.prepare('INSERT INTO job_items (job_id, idx, email, first_idx, open, due_at, seq) VALUES (?, ?, ?, ?, ?, ?, ?)'),
     job: db.prepare('SELECT * FROM jobs WHERE id = ?'),
     item: db.prepare('SELECT open, lease_owner FROM job_items WHERE job_id = ? AND idx = ?'),
     arrived: db.prepare("UPDATE jobs SET status = 'queued' WHERE id = ? AND status = 'incoming'"),
     abandon: db.prepare("UPDATE jobs SET status = 'deleting', expires_at = 0 WHERE id = ?"),
     due: db.prepare(`SELECT i.job_id, i.idx, i.email, i.attempts, i.claims, i.lease_owner, j.smtp FROM job_items i JOIN jobs j ON j.id = i.job_id
-      WHERE i.open = 1 AND i.due_at <= ? AND j.status IN ('queued', 'running') ORDER BY i.due_at LIMIT ?`),
+      WHERE i.open = 1 AND i.due_at <= ? AND j.status IN ('queued', 'running') ORDER BY i.due_at, i.job_id, i.seq LIMIT ?`),
     lease: db.prepare('UPDATE job_items SET due_at = ?, lease_owner = ?, claims = claims + 1 WHERE job_id = ? AND idx = ?'),
     renew: db.prepare('UPDATE job_items SET due_at = ? WHERE job_id = ? AND idx = ? AND open = 1 AND lease_owner = ?'),
     retryTaken: db.prepare('UPDATE jobs SET retries_pending = max(0, retries_pending - 1) WHERE id = ?'),
