@@ -1,6 +1,5 @@
 // Bulk validation (openapi.yaml validateIbans, validateBics, validateEmails): items answered in input order, each
 // with the single operation's result or the error it would answer.
-import { setImmediate as turn } from 'node:timers/promises';
 import type { DnsAnswer, DnsResolver } from '../adapters/dns/resolver.js';
 import { ApiError } from '../errors.js';
 import { asApiError, errorInfo } from '../error-answers.js';
@@ -8,6 +7,8 @@ import { createBankingOperations, type BankingDeps } from './banking.js';
 import { bulkSpecs, itemChecker } from './bulk-items.js';
 import { clientGone } from './client-gone.js';
 import { createEmailOperations, type EmailDeps } from './email.js';
+import { parsedOnce } from './parsed-once.js';
+import { pace } from './pacing.js';
 import { keyOf, type OperationContext, type OperationHandler, type OperationId, type Reply, type SuccessBody } from './types.js';
 
 export interface BulkDeps {
@@ -44,9 +45,9 @@ function caught(err: unknown): ReturnType<typeof failure> {
 }
 
 /**
- * Run fn over items with at most `limit` in progress, results in input order. Each worker lets the event loop turn
- * after every item: once a domain's DNS answers are in (onceEach), an item settles in microtasks alone, and 1,000 of
- * them would otherwise run as one block of tens of milliseconds that every other request waits behind.
+ * Run fn over items with at most `limit` in progress, results in input order. Each worker paces after every item
+ * (pacing.ts): once a domain's DNS answers are in (onceEach), an item settles in microtasks alone, and 1,000 of them
+ * would otherwise run as one block of tens of milliseconds that every other request waits behind.
  */
 async function mapBounded<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
   const out = new Array<R>(items.length);
@@ -55,7 +56,7 @@ async function mapBounded<T, R>(items: readonly T[], limit: number, fn: (item: T
     while (next < items.length) {
       const i = next++;
       out[i] = await fn(items[i]);
-      await turn();
+      await pace();
     }
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
@@ -142,10 +143,11 @@ export function createEmailBulkOperations(deps: Omit<BulkDeps, 'banking'>): { va
       const { request } = ctx;
       // Every item on the lists in use when the request came, whatever a reload swaps meanwhile.
       const lists = deps.email.email();
-      const { validateEmail, deliverabilities, verifiable } = createEmailOperations({ ...deps.email, email: () => lists, resolver: onceEach(deps.email.resolver) });
+      const { parse, parseAll } = parsedOnce();
+      const { validateEmail, deliverabilities, verifiable } = createEmailOperations({ ...deps.email, email: () => lists, resolver: onceEach(deps.email.resolver), parse });
       const { items, smtp = false } = request.requestBody;
       // The SMTP quota takes the whole bulk or refuses it (as the request quotas do) before any item is checked.
-      if (smtp && deps.email.smtpQuota) await deps.email.smtpQuota.consumeSmtp(keyOf(ctx), verifiable(items));
+      if (smtp && deps.email.smtpQuota) await deps.email.smtpQuota.consumeSmtp(keyOf(ctx), verifiable(await parseAll(items)));
       const results = await mapBounded(items, EMAIL_CONCURRENCY, (address) =>
         answer<'validateEmail'>(emailCheck, address, async () => validateEmail(context<'validateEmail'>({ query: { address } }))),
       );
