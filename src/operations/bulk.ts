@@ -7,6 +7,7 @@ import { createBankingOperations, type BankingDeps } from './banking.js';
 import { bulkSpecs, itemChecker } from './bulk-items.js';
 import { clientGone } from './client-gone.js';
 import { createEmailOperations, type EmailDeps } from './email.js';
+import { resultsJson } from './json-chunks.js';
 import { parsedOnce } from './parsed-once.js';
 import { pace } from './pacing.js';
 import { keyOf, type OperationContext, type OperationHandler, type OperationId, type Reply, type SuccessBody } from './types.js';
@@ -160,7 +161,8 @@ export function createEmailBulkOperations(deps: Omit<BulkDeps, 'banking'>): { va
           if (r.status === 200) r.result = { ...r.result, deliverability: verdicts[k] };
         });
       }
-      return { status: 200, body: { results } };
+      // Written in paced chunks (json-chunks.ts); the body stays for the contract check (VALIDATE_RESPONSES).
+      return { status: 200, body: { results }, stream: { contentType: 'application/json; charset=utf-8', chunks: resultsJson(results) } };
     },
   };
 }

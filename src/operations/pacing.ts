@@ -1,5 +1,4 @@
 // Cooperative pacing of long request work (Node's event loop phases): bulk work yields to I/O once a turn is long.
-import { performance } from 'node:perf_hooks';
 
 /**
  * How long bulk work may hold the event loop before it lets I/O in. A GET /api/v1/bic answer takes about 0.1 ms of
