@@ -158,7 +158,8 @@ export function createEmailBulkOperations(deps: Omit<BulkDeps, 'banking'>): { va
         const verdicts = await deliverabilities(answered.map((i) => items[i]), true, clientGone(koa));
         answered.forEach((i, k) => {
           const r = results[i];
-          if (r.status === 200) r.result = { ...r.result, deliverability: verdicts[k] };
+          // In place: the result was made for this request alone, its deliverability its last field (same JSON).
+          if (r.status === 200) r.result.deliverability = verdicts[k];
         });
       }
       // Written in paced chunks (json-chunks.ts); the body stays for the contract check (VALIDATE_RESPONSES).
