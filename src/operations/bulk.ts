@@ -46,7 +46,7 @@ function caught(err: unknown): ReturnType<typeof failure> {
 }
 
 /**
- * Run fn over items with at most `limit` in progress, results in input order. Each worker paces after every item
+ * Run fn over items with at most `limit` in progress, results in input order. Each worker paces before every item
  * (pacing.ts): once a domain's DNS answers are in (onceEach), an item settles in microtasks alone, and 1,000 of them
  * would otherwise run as one block of tens of milliseconds that every other request waits behind.
  */
@@ -54,10 +54,10 @@ async function mapBounded<T, R>(items: readonly T[], limit: number, fn: (item: T
   const out = new Array<R>(items.length);
   let next = 0;
   const worker = async (): Promise<void> => {
-    while (next < items.length) {
+    // Before each item, the first too: sixteen workers starting at once each send an item's DNS queries.
+    for (await pace(); next < items.length; await pace()) {
       const i = next++;
       out[i] = await fn(items[i]);
-      await pace();
     }
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
