@@ -144,11 +144,11 @@ export function createEmailBulkOperations(deps: Omit<BulkDeps, 'banking'>): { va
       const { request } = ctx;
       // Every item on the lists in use when the request came, whatever a reload swaps meanwhile.
       const lists = deps.email.email();
-      const { parse, parseAll } = parsedOnce();
+      const parse = parsedOnce();
       const { validateEmail, deliverabilities, verifiable } = createEmailOperations({ ...deps.email, email: () => lists, resolver: onceEach(deps.email.resolver), parse });
       const { items, smtp = false } = request.requestBody;
       // The SMTP quota takes the whole bulk or refuses it (as the request quotas do) before any item is checked.
-      if (smtp && deps.email.smtpQuota) await deps.email.smtpQuota.consumeSmtp(keyOf(ctx), verifiable(await parseAll(items)));
+      if (smtp && deps.email.smtpQuota) await deps.email.smtpQuota.consumeSmtp(keyOf(ctx), await verifiable(items));
       const results = await mapBounded(items, EMAIL_CONCURRENCY, (address) =>
         answer<'validateEmail'>(emailCheck, address, async () => validateEmail(context<'validateEmail'>({ query: { address } }))),
       );
