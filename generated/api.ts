@@ -1427,6 +1427,7 @@ export interface components {
          *     | `unknown` | `connection_failed` | every MX host refused or reset the connection (or none could be contacted) |
          *     | `unknown` | `protocol_error` | the server's replies broke RFC 5321 §4.2 (not three digits then a space or hyphen, or a multi-line reply whose lines carry different codes): the session was ended |
          *     | `unknown` | `proxy_failed` | the SOCKS proxy (`SMTP_PROXY`) is down or refused to connect: no server was asked |
+         *     | `unknown` | `limits_unavailable` | with Redis, the per-server-address session limits every instance shares (`SMTP_MAX_PER_HOST`) stayed unreachable until `SMTP_DEADLINE_MS`: no server was asked rather than exceed the limit; ask again later |
          *     | `unknown` | `smtputf8_unsupported` | the local part has non-ASCII characters and no MX host offered SMTPUTF8 (RFC 6531): it was not asked |
          *     | `not_checked` | `not_requested` | `smtp=true` was not asked: no connection is made |
          *     | `not_checked` | `disabled` | the operator has SMTP verification off (`SMTP_CHECK=off`) |
@@ -1451,7 +1452,7 @@ export interface components {
              * @example accepted
              * @enum {string}
              */
-            reason: "accepted" | "mailbox_not_found" | "mailbox_disabled" | "mailbox_full" | "catch_all" | "greylisted" | "blocked" | "rejected" | "mailbox_unavailable" | "timeout" | "connection_failed" | "protocol_error" | "proxy_failed" | "smtputf8_unsupported" | "null_mx" | "no_mail_server" | "invalid_format" | "not_requested" | "disabled";
+            reason: "accepted" | "mailbox_not_found" | "mailbox_disabled" | "mailbox_full" | "catch_all" | "greylisted" | "blocked" | "rejected" | "mailbox_unavailable" | "timeout" | "connection_failed" | "protocol_error" | "proxy_failed" | "limits_unavailable" | "smtputf8_unsupported" | "null_mx" | "no_mail_server" | "invalid_format" | "not_requested" | "disabled";
             /**
              * @description The domain accepted a random local part (true), or refused one or the address itself as unknown (false); null when not known (not verified, the probe deferred, the server refused the session).
              * @example false

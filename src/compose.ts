@@ -25,7 +25,7 @@ import type { Logger } from './http/logging.js';
 import type { Handlers } from './operations/types.js';
 
 /** The capabilities, in start order: one that needs what another provides comes after it. */
-const CAPABILITIES: readonly Capability[] = [banking, card, tls, dnsMail, password, ip, email, jobs, account];
+export const CAPABILITIES: readonly Capability[] = [banking, card, tls, dnsMail, password, ip, email, jobs, account];
 
 export interface Composition {
   deps: AppDeps;
@@ -48,13 +48,16 @@ export interface Composition {
 export interface ComposeOptions extends SharedOptions {
   /** Replacement handlers (tests inject a throwing handler). */
   handlers?: Partial<Record<keyof Handlers, (...args: any[]) => unknown>>;
+  /** The list (default CAPABILITIES): test/unit/capability-recipe.test.ts adds one the way the recipe says. */
+  capabilities?: readonly Capability[];
 }
 
 export async function compose(config: Readonly<Config>, logger: Logger, opts: ComposeOptions = {}): Promise<Composition> {
-  const begun = CAPABILITIES.map((c) => c.begin?.(config));
+  const list = opts.capabilities ?? CAPABILITIES;
+  const begun = list.map((c) => c.begin?.(config));
   const shared = await startShared(config, logger, opts);
   const { spec, metrics, store, tracing } = shared;
-  const started = await startCapabilities(CAPABILITIES, config, begun, shared);
+  const started = await startCapabilities(list, config, begun, shared);
   const missing = unhandled(spec.document, started.handlers);
   if (missing.length > 0) throw new Error(`no capability handles ${missing.join(', ')} (openapi.yaml)`);
   const datasets = wireDatasets(started.datasets, shared.catalogue, logger, metrics);

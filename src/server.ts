@@ -181,6 +181,9 @@ export function createHttpServer(app: { callback(): RequestListener }, overrides
       connectionsCheckingInterval: limits.connectionsCheckingIntervalMs,
       // Checked in refusal() so that the 400 is ErrorInfo like every other answer.
       requireHostHeader: false,
+      // A request without Content-Length or Transfer-Encoding has no body (RFC 9112 §6.3): Node hands it over already
+      // ended, without the 'end' and 'close' events nothing here listens for (Node 24.12+; docs/adr/0035).
+      optimizeEmptyRequests: true,
     },
     (req, res) => {
       const socket = req.socket as Socket;

@@ -18,7 +18,8 @@ export const card = defineCapability({
       if (table.size === 0) throw new ConfigError('BIN_DATA_FILE', `${path} holds no BIN range (a CSV with an iin_start column)`);
       return { value: table };
     };
-    const bin = new Dataset<LoadedBinTable>({ name: 'bin-ranges', files: () => [path], read, variable: 'BIN_DATA_FILE' }, catalogue);
+    // A failure other than the file's access or the check above is a fault of ours, not of BIN_DATA_FILE ("fatal").
+    const bin = new Dataset<LoadedBinTable>({ name: 'bin-ranges', files: () => [path], read, variable: 'BIN_DATA_FILE', contentErrorsNameVariable: false }, catalogue);
     logger.info({ entries: (await bin.load()).size }, 'BIN table loaded');
     return { handlers: createCardOperations({ bin: () => bin.value }), datasets: [bin] };
   },

@@ -17,27 +17,30 @@ import type { DatasetCatalogue } from '../adapters/files/datasets.js';
 import { loadDomainsOffLoop } from '../adapters/refresh/lists.js';
 import { defineCapability } from './capability.js';
 import { listFile } from './shared/refresh.js';
+import { createSmtpShared, type SmtpShared } from './shared/smtp-shared.js';
 
 declare module './capability.js' {
   interface Provided {
     /** The email check's parts: the lists in use (read once per request) and the SMTP verifier, if on. */
     email: EmailDeps;
+    /** SMTP_CHECK=on: the session slots and verdict cache of every verifier of the process (and, with Redis, of all). */
+    smtp: SmtpShared | null;
   }
 }
 
 type SmtpConfig = Pick<
   Config,
-  'smtpCheck' | 'smtpPort' | 'smtpHeloName' | 'smtpMailFrom' | 'smtpTimeoutMs' | 'smtpDeadlineMs' | 'smtpMaxPerHost' | 'smtpMaxSessions' | 'smtpProxy' | 'allowPrivateTargets'
+  'smtpCheck' | 'smtpPort' | 'smtpHeloName' | 'smtpMailFrom' | 'smtpTimeoutMs' | 'smtpDeadlineMs' | 'smtpMaxPerHost' | 'smtpMaxSessions' | 'smtpProxy' | 'allowPrivateTargets' | 'redisUrl'
 >;
 
 /**
- * SMTP mailbox verification (SMTP_CHECK=on): one verifier, so that its session slots (per server address and per
- * process), its flights and its verdict cache are shared by single requests and bulk items alike. SMTP_PROXY down or
+ * SMTP mailbox verification (SMTP_CHECK=on): one verifier, so that its flights are shared by single requests and bulk
+ * items alike; its session slots and verdict cache are the process's (`shared`, the jobs' verifier has them too). SMTP_PROXY down or
  * refusing: each verification says proxy_failed; the proxy's health gives one warning a minute and /readyz's
  * `degraded.smtpProxy`.
  */
-function smtpVerifier(config: SmtpConfig, resolver: DnsResolver, logger: Logger, metrics: Metrics): { verifier: MailboxVerifier | null; proxyHealth: ProxyHealth | null } {
-  if (!config.smtpCheck) return { verifier: null, proxyHealth: null };
+function smtpVerifier(config: SmtpConfig, shared: SmtpShared | null, resolver: DnsResolver, logger: Logger, metrics: Metrics): { verifier: MailboxVerifier | null; proxyHealth: ProxyHealth | null } {
+  if (!shared) return { verifier: null, proxyHealth: null };
   const proxyHealth = config.smtpProxy ? createProxyHealth({ proxy: config.smtpProxy, logger }) : null;
   const events = smtpMetrics(metrics.registry);
   const verifier = createMailboxVerifier({
@@ -54,7 +57,7 @@ function smtpVerifier(config: SmtpConfig, resolver: DnsResolver, logger: Logger,
     logger,
     events,
     ...(proxyHealth ? { session: proxyHealth.watch(runSmtpSession) } : {}),
-  });
+  }, shared.slots, shared.verdicts);
   metrics.addCache('smtp_verdicts', () => {
     const s = verifier.stats();
     return { hits: s.cacheHits, misses: s.cacheMisses, size: s.cacheEntries };
@@ -80,7 +83,7 @@ function disposableList(config: Pick<Config, 'dataDir' | 'dataRefresh'>, catalog
 
 export const email = defineCapability({
   name: 'email',
-  config: ['dataDir', 'dataRefresh', 'smtpCheck', 'smtpPort', 'smtpHeloName', 'smtpMailFrom', 'smtpTimeoutMs', 'smtpDeadlineMs', 'smtpMaxPerHost', 'smtpMaxSessions', 'smtpProxy', 'allowPrivateTargets', 'bulkMaxItems'],
+  config: ['dataDir', 'dataRefresh', 'redisUrl', 'smtpCheck', 'smtpPort', 'smtpHeloName', 'smtpMailFrom', 'smtpTimeoutMs', 'smtpDeadlineMs', 'smtpMaxPerHost', 'smtpMaxSessions', 'smtpProxy', 'allowPrivateTargets', 'bulkMaxItems'],
   async start({ config, catalogue, resolver, limiter, logger, metrics, spec, provide }) {
     const list = (name: string, file: keyof typeof EMAIL_LIST_FILES) =>
       new Dataset<ReadonlySet<string>>({ name, files: () => [EMAIL_LIST_FILES[file]], read: async () => ({ value: await EMAIL_LIST_READERS[file]() }) }, catalogue);
@@ -90,7 +93,9 @@ export const email = defineCapability({
     const classify = () => createEmailClassifier(emailLists(role.value, disposable.value, free.value));
     let classifier = classify();
     for (const d of [role, disposable, free]) d.onSwap(() => (classifier = classify()));
-    const { verifier, proxyHealth } = smtpVerifier(config, resolver, logger, metrics);
+    const smtp = config.smtpCheck ? await createSmtpShared(config, logger) : null;
+    provide('smtp', smtp);
+    const { verifier, proxyHealth } = smtpVerifier(config, smtp, resolver, logger, metrics);
     // The per-key daily SMTP quota (docs/limits.md) is the shared limiter's: single requests and bulks charge it alike.
     const deps: EmailDeps = { resolver, email: () => classifier, allowSpecialUse: config.allowPrivateTargets, verifier, smtpQuota: limiter };
     provide('email', deps);
@@ -101,6 +106,7 @@ export const email = defineCapability({
         const proxy = proxyHealth?.degraded() ?? null;
         return proxy === null ? {} : { smtpProxy: proxy };
       },
+      close: async () => smtp?.close(),
     };
   },
 });

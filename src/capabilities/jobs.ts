@@ -16,10 +16,11 @@ import { startJobRunner, type JobRunner } from '../operations/job-runner.js';
 import { startWebhookLoop } from '../operations/job-webhooks.js';
 import { createJobsOperations } from '../operations/jobs.js';
 import { defineCapability } from './capability.js';
+import { createSmtpShared, type SmtpShared } from './shared/smtp-shared.js';
 
 const SETTINGS = [
   'dataDir', 'redisUrl', 'jobsMaxItems', 'jobsRetentionHours', 'jobsRetryDelaysMs', 'jobsWebhookRetryDelaysMs', 'jobsWorker', 'jobsLeaseMs',
-  'allowPrivateTargets', 'smtpCheck', 'smtpPort', 'smtpHeloName', 'smtpMailFrom', 'smtpTimeoutMs', 'smtpMaxPerHost', 'smtpProxy',
+  'allowPrivateTargets', 'smtpCheck', 'smtpPort', 'smtpHeloName', 'smtpMailFrom', 'smtpTimeoutMs', 'smtpDeadlineMs', 'smtpMaxPerHost', 'smtpMaxSessions', 'smtpProxy',
 ] as const;
 type JobsConfig = Pick<Config, (typeof SETTINGS)[number]>;
 
@@ -31,6 +32,8 @@ export interface JobsParts {
   resolver: DnsResolver;
   /** The email check's lists (the email capability's, or the job worker's own). */
   email: EmailDeps['email'];
+  /** The email capability's SMTP slots and verdicts; absent in `npm run job-worker`, which builds its own. */
+  smtp?: SmtpShared | null;
 }
 
 /** Body limit of a job: 323 bytes an item (a 320-character address, its quotes and comma) plus 1 KiB. */
@@ -39,15 +42,16 @@ const jobBodyLimit = (maxItems: number): number => maxItems * 323 + 1024;
 const HOUSEKEEPING_MS = 5000;
 
 /**
- * The jobs' own verifier (SMTP_CHECK=on): its `unknown` verdicts are not kept, so a retry asks the server again. Its
- * per-host session limit is its own (SMTP_MAX_PER_HOST beside the requests' verifier: docs/jobs.md).
+ * The jobs' own verifier (SMTP_CHECK=on): an `unknown` verdict in the cache is not taken, so a retry asks the server
+ * again. Its session slots and verdict cache are the process's (`smtp`): SMTP_MAX_PER_HOST counts its sessions and the
+ * requests' together, across every process with Redis (docs/jobs.md).
  */
-function jobVerifier(config: JobsConfig, resolver: DnsResolver, logger: Logger): MailboxVerifier | null {
-  if (!config.smtpCheck) return null;
+function jobVerifier(config: JobsConfig, smtp: SmtpShared | null, resolver: DnsResolver, logger: Logger): MailboxVerifier | null {
+  if (!smtp) return null;
   return createMailboxVerifier({
     resolver, allowPrivate: config.allowPrivateTargets, port: config.smtpPort, heloName: config.smtpHeloName!, mailFrom: config.smtpMailFrom!,
-    timeoutMs: config.smtpTimeoutMs, maxPerHost: config.smtpMaxPerHost, proxy: config.smtpProxy, logger, unknownTtlMs: 1,
-  });
+    timeoutMs: config.smtpTimeoutMs, deadlineMs: config.smtpDeadlineMs, maxPerHost: config.smtpMaxPerHost, proxy: config.smtpProxy, logger, reuseUnknown: false,
+  }, smtp.slots, smtp.verdicts);
 }
 
 /** BullMQ on Redis where it is configured (imported only then), else the embedded queue under DATA_DIR. */
@@ -70,10 +74,10 @@ async function openJobStore(config: JobsConfig, logger: Logger): Promise<JobStor
 }
 
 /** The worker and webhook loops: an idle one looks as often as the shortest delay it must honour, at most every second. */
-function startLoops(p: JobsParts, store: JobStore) {
+function startLoops(p: JobsParts, store: JobStore, smtp: SmtpShared | null) {
   const { config, logger, resolver } = p;
   const pollMs = Math.min(1000, ...config.jobsRetryDelaysMs, ...config.jobsWebhookRetryDelaysMs);
-  const email: EmailDeps = { resolver, email: p.email, allowSpecialUse: config.allowPrivateTargets, verifier: jobVerifier(config, resolver, logger) };
+  const email: EmailDeps = { resolver, email: p.email, allowSpecialUse: config.allowPrivateTargets, verifier: jobVerifier(config, smtp, resolver, logger) };
   const runner = startJobRunner({ store, email, retryDelaysMs: config.jobsRetryDelaysMs, logger, leaseMs: config.jobsLeaseMs, pollMs });
   const send = createWebhookSender({ resolve: addressResolver(resolver), allowPrivate: config.allowPrivateTargets, timeoutMs: 10_000 });
   const hooks = startWebhookLoop({ store, send, retryDelaysMs: config.jobsWebhookRetryDelaysMs, logger, pollMs });
@@ -98,7 +102,8 @@ function queueMetrics(p: JobsParts, store: JobStore, runner: JobRunner | null): 
 /** The store, the loops (when this process works on jobs), the handlers and the metrics; close stops them in order. */
 export async function startJobs(p: JobsParts) {
   const store = await openJobStore(p.config, p.logger);
-  const loops = p.config.jobsWorker ? startLoops(p, store) : null;
+  const own = p.smtp === undefined && p.config.jobsWorker && p.config.smtpCheck ? await createSmtpShared(p.config, p.logger) : null;
+  const loops = p.config.jobsWorker ? startLoops(p, store, p.smtp ?? own) : null;
   const stopMetrics = queueMetrics(p, store, loops?.runner ?? null);
   const handlers = createJobsOperations({
     store,
@@ -116,7 +121,7 @@ export async function startJobs(p: JobsParts) {
     async close() {
       stopMetrics();
       await Promise.all([loops?.runner.stop(), loops?.hooks.stop()]);
-      await store.close();
+      await Promise.all([store.close(), own?.close()]);
     },
   };
 }
@@ -125,6 +130,6 @@ export const jobs = defineCapability({
   name: 'jobs',
   config: SETTINGS,
   async start({ config, logger, metrics, limiter, resolver, need }) {
-    return startJobs({ config, logger, metrics, limiter, resolver, email: need('email').email });
+    return startJobs({ config, logger, metrics, limiter, resolver, email: need('email').email, smtp: need('smtp') });
   },
 });

@@ -13,8 +13,8 @@ export function distinctItems(items: readonly string[]): { firstOf: Int32Array; 
   return { firstOf, distinct: seen.size };
 }
 
-/** The `unknown` reasons worth asking again: the server deferred or could not be reached, it did not refuse us. */
-const RETRYABLE = new Set(['greylisted', 'timeout', 'connection_failed', 'dns_failed']);
+/** The `unknown` reasons worth asking again: the server deferred or could not be reached (nor our Redis), it did not refuse us. */
+const RETRYABLE = new Set(['greylisted', 'timeout', 'connection_failed', 'limits_unavailable', 'dns_failed']);
 
 /**
  * When to check an item again after its `attempts`-th check answered `status`/`reason` (ms since the epoch), or null

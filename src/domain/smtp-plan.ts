@@ -15,9 +15,10 @@ import {
 export type SessionOutcome =
   /**
    * No verdict from this address: it refused or reset the connection, closed it, did not answer in time, or broke RFC
-   * 5321 §4.2 (`protocol`); or the SOCKS proxy (SMTP_PROXY) is down or refused to connect (`proxy`, its error in `detail`).
+   * 5321 §4.2 (`protocol`); or the SOCKS proxy (SMTP_PROXY) is down or refused to connect (`proxy`, its error in `detail`);
+   * or the per-address limits shared through Redis could not be reached, so the address was not dialled (`limits`).
    */
-  | { kind: 'unreachable'; cause: EndCause | 'refused' | 'proxy'; detail?: string }
+  | { kind: 'unreachable'; cause: EndCause | 'refused' | 'proxy' | 'limits'; detail?: string }
   /** The server refused the session before any recipient: at the greeting, EHLO/HELO or MAIL FROM. */
   | { kind: 'refused'; stage: 'greeting' | 'helo' | 'mail'; reply: SmtpReply; tls: boolean }
   /** The STARTTLS handshake failed: the caller may try again without it. */
@@ -57,14 +58,14 @@ type Outcome =
   | { kind: 'failed'; cause: Failure };
 
 /** The reason of an `unknown` verdict without any reply to the recipient. */
-type Failure = 'timeout' | 'connection_failed' | 'protocol_error' | 'proxy_failed' | 'smtputf8_unsupported';
+type Failure = 'timeout' | 'connection_failed' | 'protocol_error' | 'proxy_failed' | 'limits_unavailable' | 'smtputf8_unsupported';
 
 /** What a session's end or failed connection means for the recipients it did not answer. */
-const failureOf = (cause: EndCause | 'refused' | 'proxy' | null): Failure =>
-  cause === 'timeout' ? 'timeout' : cause === 'protocol' ? 'protocol_error' : cause === 'proxy' ? 'proxy_failed' : 'connection_failed';
+const FAILURES: Partial<Record<string, Failure>> = { timeout: 'timeout', protocol: 'protocol_error', proxy: 'proxy_failed', limits: 'limits_unavailable' };
+const failureOf = (cause: EndCause | 'refused' | 'proxy' | 'limits' | null): Failure => FAILURES[cause ?? ''] ?? 'connection_failed';
 
 /** A failure that says more of why (a server breaking the protocol, our proxy failing) outranks a bare one. */
-const RANK = { reply: 5, refused: 4, smtputf8_unsupported: 3, protocol_error: 2.5, proxy_failed: 2, timeout: 1, connection_failed: 0 } as const;
+const RANK = { reply: 5, refused: 4, smtputf8_unsupported: 3, protocol_error: 2.5, proxy_failed: 2, limits_unavailable: 1.5, timeout: 1, connection_failed: 0 } as const;
 const rankOf = (o: Outcome): number => (o.kind === 'failed' ? RANK[o.cause] : o.kind === 'refused' && o.reply.code >= 500 ? 5 : RANK[o.kind]);
 
 /** Real recipients asked in one session at most (RFC 5321 §4.5.3.1.8 has servers take at least 100). */

@@ -17,6 +17,7 @@ export type DeliverabilityReason =
   | 'connection_failed'
   | 'protocol_error'
   | 'proxy_failed'
+  | 'limits_unavailable'
   | 'smtputf8_unsupported'
   | 'null_mx'
   | 'no_mail_server'

@@ -2,16 +2,11 @@
 // src/domain/idna.ts): a URL's verdict (its scheme, its host) does not change with the runtime's own URL parser.
 import { URL as WhatwgUrl } from 'whatwg-url';
 
-/** The parts of a parsed URL the service reads; the same names and serialisations as the global URL's. */
-export interface ParsedUrl {
-  readonly href: string;
-  readonly protocol: string;
-  readonly host: string;
-  readonly hostname: string;
-  readonly port: string;
-  readonly pathname: string;
-  readonly search: string;
-}
+/**
+ * The parts of a parsed URL the service reads (the fields untyped-packages.d.ts declares of whatwg-url's URL, listed
+ * once there); the same names and serialisations as the global URL's.
+ */
+export type ParsedUrl = WhatwgUrl;
 
 /** `text` as an absolute URL, or null when the standard's parser refuses it. Never throws. */
 export function parseUrl(text: string): ParsedUrl | null {

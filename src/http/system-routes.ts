@@ -1,6 +1,7 @@
 // Non-API routes (no key needed): the contract, the Redoc page, health, readiness, metrics (or its own port).
 import Router from '@koa/router';
 import Koa from 'koa';
+import Negotiator from 'negotiator';
 import type { DocsPage } from '../adapters/files/docs-page.js';
 import { ApiError, methodNotAllowed } from '../errors.js';
 import { writeErrorReply } from './reply-writer.js';
@@ -35,14 +36,19 @@ const DOCS_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
+/** Our encodings, best first: br is the smaller. */
+const OUR_ORDER = ['br', 'gzip'] as const;
+
 /**
- * The encoding to send and its bytes, by Koa's content negotiation (RFC 9110 §12.5.3 weights; a tie goes to the
- * client's order, `*` to ours: br first) among the encodings made so far; no Accept-Encoding field: the page as built.
+ * The encoding to send and its bytes among those made so far: the client's weights decide (RFC 9110 §12.5.3; q=0
+ * refuses, `*` stands for the codings it does not name), and at equal weight ours does, not the order the client
+ * happened to list them in (`gzip, deflate, br` gets br). Koa's ctx.acceptsEncodings breaks such a tie by the
+ * client's order and shows no weights, so this asks negotiator (the library under it) with its `preferred` option.
+ * No Accept-Encoding field, or nothing acceptable: the page as built.
  */
 function pickEncoding(page: DocsPage, ctx: Koa.Context): { coding: string | null; body: Buffer } {
-  const offered = [page.br && 'br', page.gzip && 'gzip'].filter((e): e is string => Boolean(e));
-  // (With nothing offered, acceptsEncodings would list the client's codings instead of choosing.)
-  const coding = offered.length > 0 ? ctx.acceptsEncodings(offered) : false;
+  const offered = OUR_ORDER.filter((e) => page[e] !== null);
+  const coding = new Negotiator(ctx.req).encoding(offered, { preferred: OUR_ORDER });
   if (coding === 'br' && page.br) return { coding, body: page.br };
   if (coding === 'gzip' && page.gzip) return { coding, body: page.gzip };
   return { coding: null, body: page.identity };

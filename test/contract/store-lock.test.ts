@@ -5,12 +5,11 @@
 // answers arrived while the other process held the lock.
 // @module-tag slow (left out of make test-fast): starts processes
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { hashKey } from '../../src/adapters/keys/key-store.js';
 import { openDatabase } from '../../src/adapters/sqlite/database.js';
 import { createSqliteCounters } from '../../src/adapters/limits/sqlite-counters.js';
@@ -19,17 +18,10 @@ import type { ComposeOptions } from '../../src/compose.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { testKeyRecord } from '../support/key-records.js';
 import { waitFor } from '../support/wait.js';
+import { cleanupAfterEach } from '../support/cleanups.js';
 
-const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'vls-lock-'));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
+const cleanups = cleanupAfterEach();
+const tempDir = () => cleanups.tempDir('vls-lock-');
 
 async function harness(dataDir: string, env: Record<string, string> = {}, opts: ComposeOptions = {}): Promise<Harness> {
   const h = await startHarness({ DATA_DIR: dataDir, LOG_LEVEL: 'info', QUOTA_PER_DAY: '1000000000', QUOTA_PER_MONTH: '1000000000', ...env }, opts);

@@ -42,7 +42,7 @@ export function listenTcp(server: net.Server, port = 0): Promise<number> {
 export const closeServer = (server: net.Server) => new Promise<void>((r) => server.close(() => r()));
 
 /** Open TCP and UDP handles of this process (sockets and listeners), by kind. */
-export function openNetHandles(): Record<string, number> {
+function openNetHandles(): Record<string, number> {
   const out: Record<string, number> = {};
   for (const r of process.getActiveResourcesInfo()) if (/TCP|UDP/.test(r)) out[r] = (out[r] ?? 0) + 1;
   return out;
@@ -51,7 +51,30 @@ export function openNetHandles(): Record<string, number> {
 const total = (h: Record<string, number>) => Object.values(h).reduce((a, b) => a + b, 0);
 
 /** Waits (bounded) until the open TCP/UDP handles are back to `baseline`; returns the last count seen. */
-export async function settleHandles(baseline: Record<string, number>): Promise<Record<string, number>> {
+async function settleHandles(baseline: Record<string, number>): Promise<Record<string, number>> {
   await waitFor(() => total(openNetHandles()) <= total(baseline), { intervalMs: 50, what: 'the open handles back to the baseline' }).catch(() => undefined);
   return openNetHandles();
 }
+
+/**
+ * A fault test's last word: the rejections no one handled from start() on, and the open sockets, once everything
+ * is closed, against those open at start().
+ */
+export function watchLeaks() {
+  let unhandled = 0;
+  let baseline: Record<string, number> = {};
+  const count = () => void unhandled++;
+  return {
+    start() {
+      process.on('unhandledRejection', count);
+      baseline = openNetHandles();
+    },
+    stop: () => void process.off('unhandledRejection', count),
+    async check() {
+      return { unhandled, baseline, handles: await settleHandles(baseline) };
+    },
+  };
+}
+
+/** The log lines of a failure the service did not expect (every fault should end in a documented one). */
+export const unexpectedErrors = (logs: readonly string[]) => logs.filter((l) => l.includes('"unexpected error"') || l.includes('"unhandled error"'));

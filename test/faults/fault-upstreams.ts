@@ -13,7 +13,7 @@ import net from 'node:net';
 import dnsPacket from 'dns-packet';
 import { closeServer, listenTcp, Tracked } from './fault-net.js';
 
-export { openNetHandles, settleHandles, sha1Hex } from './fault-net.js';
+export { sha1Hex, unexpectedErrors, watchLeaks } from './fault-net.js';
 export { startFaultyRange, type FaultyRange, type RangeFault } from './faulty-range.js';
 
 // ---------------------------------------------------------------------------------------------- DNS

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness, type Harness } from '../support/harness.js';
 import { waitFor } from '../support/wait.js';
 import { redisAvailable, startRedisServer, type TestRedis } from '../support/redis-server.js';
-import { openNetHandles, settleHandles, startFaultyTcp, type FaultyTcp } from './fault-upstreams.js';
+import { startFaultyTcp, unexpectedErrors, watchLeaks, type FaultyTcp } from './fault-upstreams.js';
 import { startUpstreams, validRequests, type Upstreams } from './fixtures.js';
 
 const HAVE_REDIS = redisAvailable();
@@ -12,11 +12,7 @@ const HAVE_REDIS = redisAvailable();
 const expected = (operationId: string) => (operationId === 'lookupOwnIp' ? 404 : 200);
 
 describe.skipIf(!HAVE_REDIS)('Redis faults', () => {
-  let unhandled = 0;
-  const onUnhandled = () => {
-    unhandled++;
-  };
-  let baseline: Record<string, number>;
+  const leaks = watchLeaks();
   let redis: TestRedis;
   let relay: FaultyTcp;
   let up: Upstreams;
@@ -33,8 +29,7 @@ describe.skipIf(!HAVE_REDIS)('Redis faults', () => {
   }
 
   beforeAll(async () => {
-    process.on('unhandledRejection', onUnhandled);
-    baseline = openNetHandles();
+    leaks.start();
     redis = await startRedisServer();
     relay = await startFaultyTcp(redis.port);
     up = await startUpstreams();
@@ -42,7 +37,7 @@ describe.skipIf(!HAVE_REDIS)('Redis faults', () => {
   });
   afterAll(async () => {
     await closeAll();
-    process.off('unhandledRejection', onUnhandled);
+    leaks.stop();
   });
 
   /** Every operation once. Answering at all is the check: a request hanging on Redis fails the test at its timeout. */
@@ -111,9 +106,10 @@ describe.skipIf(!HAVE_REDIS)('Redis faults', () => {
 
   it('logged no unexpected error, left no unhandled rejection and no open socket', async () => {
     h.composition.deps.logger.flush();
-    expect(h.logs.filter((l) => l.includes('"unexpected error"') || l.includes('"unhandled error"'))).toEqual([]);
+    expect(unexpectedErrors(h.logs)).toEqual([]);
     await closeAll();
+    const { unhandled, baseline, handles } = await leaks.check();
     expect(unhandled).toBe(0);
-    expect(await settleHandles(baseline)).toEqual(baseline);
+    expect(handles).toEqual(baseline);
   });
 });

@@ -3,8 +3,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness, type Harness } from '../support/harness.js';
 import {
-  openNetHandles,
-  settleHandles,
   startFaultyDns,
   startFaultyTcp,
   type DnsFault,
@@ -12,6 +10,8 @@ import {
   type FaultyTcp,
   type RangeFault,
   type TcpFault,
+  unexpectedErrors,
+  watchLeaks,
 } from './fault-upstreams.js';
 import { startUpstreams, validRequests, type Upstreams } from './fixtures.js';
 
@@ -23,11 +23,7 @@ const TLS_TIMEOUT_MS = 2500;
 
 const TLS_NAMES = ['pass', 'hang', 'stall-mid-handshake', 'reset', 'garbage', 'slow'].map((m) => `tls-${m}.faults.test`);
 
-let unhandled = 0;
-const onUnhandled = () => {
-  unhandled++;
-};
-let baseline: Record<string, number>;
+const leaks = watchLeaks();
 let up: Upstreams;
 let dnsRelay: FaultyDns;
 let tlsRelay: FaultyTcp;
@@ -44,8 +40,7 @@ async function closeAll(): Promise<void> {
 }
 
 beforeAll(async () => {
-  process.on('unhandledRejection', onUnhandled);
-  baseline = openNetHandles();
+  leaks.start();
   up = await startUpstreams({
     tlsNames: TLS_NAMES,
     zone: {
@@ -66,7 +61,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await closeAll();
-  process.off('unhandledRejection', onUnhandled);
+  leaks.stop();
 });
 
 /**
@@ -196,13 +191,13 @@ describe('shutdown', () => {
 describe('after the faults', () => {
   it('logged no unexpected error: every failure was a documented one', () => {
     h.composition.deps.logger.flush();
-    expect(h.logs.filter((l) => l.includes('"unexpected error"') || l.includes('"unhandled error"'))).toEqual([]);
+    expect(unexpectedErrors(h.logs)).toEqual([]);
   });
 
   it('left no unhandled rejection and no open socket once everything is closed', async () => {
     await closeAll();
-    const after = await settleHandles(baseline);
+    const { unhandled, baseline, handles } = await leaks.check();
     expect(unhandled).toBe(0);
-    expect(after).toEqual(baseline);
+    expect(handles).toEqual(baseline);
   });
 });

@@ -9,7 +9,7 @@ import type { Config } from '../../src/config.js';
 
 const config = { port: 8080, bulkMaxItems: 7, tlsTimeoutMs: 5000 } as unknown as Config;
 const record = { name: 'a-list', description: '', version: '1', date: '2026-01-01', validUntil: null, maxAgeDays: 30 };
-const shared = { catalogue: { path: 'datasets.json', names: ['a-list'], record: () => record, reread: async () => record } } as unknown as Shared;
+const shared = { catalogue: { path: 'datasets.json', names: ['a-list'], record: () => record, reread: async () => ({ record: () => record }) } } as unknown as Shared;
 
 describe('startCapabilities', () => {
   it('gives each capability the settings it declared and no other', async () => {

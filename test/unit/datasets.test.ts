@@ -44,7 +44,7 @@ describe('datasetStatus', () => {
 
   it('a dataset dated by its own file wins over its record; a malformed date falls back to the record', () => {
     const geo = record({ name: 'geo', validUntil: null, maxAgeDays: 60 });
-    const catalogue = { path: 'datasets.json', names: ['geo'], record: () => geo, reread: async () => geo };
+    const catalogue = { path: 'datasets.json', names: ['geo'], record: () => geo, reread: async () => ({ record: () => geo }) };
     const dataset = new Dataset<number>({ name: 'geo', files: () => [] }, catalogue);
     const now = new Date('2026-11-25T00:00:00Z');
     expect(dataset.status(now).state).toBe('aged');

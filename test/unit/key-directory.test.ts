@@ -2,30 +2,21 @@
 // (another process's change seen at the next poll), a lookup racing a change, and a DATA_DIR of the previous version.
 // @module-tag slow (left out of make test-fast): starts processes
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { KeyDirectory } from '../../src/accounts/key-directory.js';
 import { hashKey, MAX_LISTED_CHANGES, type KeyStore } from '../../src/adapters/keys/key-store.js';
 import { createSqliteKeyStore } from '../../src/adapters/keys/sqlite-key-store.js';
 import { openDatabase } from '../../src/adapters/sqlite/database.js';
 import { outcome } from '../support/key-records.js';
 import { waitFor } from '../support/wait.js';
+import { cleanupAfterEach } from '../support/cleanups.js';
 
 const run = promisify(execFile);
-const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'vls-keydir-'));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
+const cleanups = cleanupAfterEach();
+const tempDir = () => cleanups.tempDir('vls-keydir-');
 
 /** The store, with its calls counted (and findByHash delayable) to see what the directory asks of it. */
 function counted(store: KeyStore) {

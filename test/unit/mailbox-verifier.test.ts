@@ -186,4 +186,20 @@ describe('session slots', () => {
     c();
     expect(slots.inFlight()).toBe(0);
   });
+
+  it('with a shared layer: taken after the local address slot, given back when the wait for the process slot is cancelled', async () => {
+    const shared: string[] = [];
+    const layer = { take: async (address: string) => (shared.push(`take ${address}`), () => void shared.push(`give ${address}`)) };
+    const slots = createSessionSlots(2, 1, layer);
+    const first = await slots.acquire('127.0.0.1');
+    const waiting = new AbortController();
+    const queued = slots.acquire('127.0.0.2', waiting.signal); // holds 127.0.0.2's shared slot, waits for the process's
+    await flush();
+    waiting.abort(new Error('gone'));
+    await expect(queued).rejects.toThrow('gone');
+    first();
+    first(); // given back once
+    expect(shared).toEqual(['take 127.0.0.1', 'take 127.0.0.2', 'give 127.0.0.2', 'give 127.0.0.1']);
+    expect([slots.inFlight(), slots.held('127.0.0.2')]).toEqual([0, 0]);
+  });
 });

@@ -17,6 +17,8 @@ const PINNED: Record<string, [string, 'dependencies' | 'overrides']> = {
   // src/domain/idna.ts and url.ts: verdicts (ADR 0021); a new Unicode version is a deliberate change.
   tr46: ['7.0.0', 'dependencies'],
   'whatwg-url': ['17.3.0', 'dependencies'],
+  // src/http/system-routes.ts: GET /docs's encoding by the `preferred` option, typed by us in src/http/negotiator.d.ts.
+  negotiator: ['1.1.0', 'dependencies'],
 };
 
 const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as Record<'dependencies' | 'overrides', Record<string, unknown>>;

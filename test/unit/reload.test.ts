@@ -3,7 +3,10 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { readFile } from 'node:fs/promises';
+import { Dataset } from '../../src/adapters/files/dataset.js';
+import { openCatalogue, type DatasetRecord } from '../../src/adapters/files/datasets.js';
 import { createReloader } from '../../src/adapters/files/reload.js';
 import { projectPath } from '../../src/http/spec.js';
 import { startHarness, type Harness } from '../support/harness.js';
@@ -14,6 +17,7 @@ let torFile: string;
 let asnFile: string;
 let h: Harness;
 
+const RECORD = (name: string): DatasetRecord => ({ name, description: 'test', version: '1', date: '2026-01-10', validUntil: null, maxAgeDays: 30 });
 const HOSTING = '# date: 2026-01-05\ncidr,provider\n3.5.140.0/22,Amazon Web Services\n';
 const TOR = '# date: 2026-01-05\n185.220.101.1\n';
 const ASNS = '# date: 2026-01-05\nAS64500 # EXAMPLE-DC\n';
@@ -163,6 +167,7 @@ describe('createReloader', () => {
         },
       ],
       quiet,
+      { reread: async () => ({ record: () => RECORD('x') }) },
     );
     const first = reloader.reloadAll();
     const second = reloader.reloadAll();
@@ -171,5 +176,58 @@ describe('createReloader', () => {
     await Promise.all([first, second, third]);
     expect(passes).toBe(2);
     expect(most).toBe(1);
+  });
+});
+
+describe('data/datasets.json read once per reload pass', () => {
+  const quiet = { info: () => undefined, error: () => undefined };
+  const NAMES = ['list-a', 'list-b', 'list-c'];
+  let folder: string;
+  beforeEach(() => {
+    folder = mkdtempSync(join(tmpdir(), 'vls-reload-once-'));
+  });
+  afterEach(() => rmSync(folder, { recursive: true, force: true }));
+
+  /** Three datasets over files of their own and a datasets.json of their records, its reads counted. */
+  async function setUp() {
+    const catalogueFile = join(folder, 'datasets.json');
+    const writeRecords = (extra: object) => writeFileSync(catalogueFile, JSON.stringify({ datasets: NAMES.map((n) => ({ ...RECORD(n), ...extra })) }));
+    writeRecords({});
+    let reads = 0;
+    const catalogue = await openCatalogue(catalogueFile, (path) => (reads++, readFile(path, 'utf8')));
+    const datasets = NAMES.map((name) => {
+      const file = join(folder, `${name}.txt`);
+      writeFileSync(file, name);
+      return new Dataset<string>({ name, files: () => [file], read: async () => ({ value: await readFile(file, 'utf8') }) }, catalogue);
+    });
+    for (const d of datasets) await d.load();
+    return { datasets, writeRecords, reads: () => reads, reloader: createReloader(datasets, quiet, catalogue) };
+  }
+
+  it('is read once at start for every first load, and once more by each pass for all its datasets', async () => {
+    const { reloader, reads } = await setUp();
+    expect(reads()).toBe(1);
+    expect((await reloader.reloadAll()).reloaded).toEqual(NAMES);
+    expect(reads()).toBe(2);
+    await reloader.reloadAll();
+    expect(reads()).toBe(3);
+  });
+
+  it("each dataset takes its record from the pass's one read: a new validity applies to all", async () => {
+    const { reloader, writeRecords, datasets, reads } = await setUp();
+    writeRecords({ validUntil: '2026-01-15' });
+    await reloader.reloadAll();
+    expect(reads()).toBe(2);
+    expect(datasets.map((d) => d.status(new Date('2026-02-01T00:00:00Z')).state)).toEqual(['expired', 'expired', 'expired']);
+  });
+
+  it('one read that fails fails every dataset of the pass, each keeping its value', async () => {
+    const { reloader, datasets, reads } = await setUp();
+    writeFileSync(join(folder, 'datasets.json'), 'not json');
+    for (const d of NAMES) writeFileSync(join(folder, `${d}.txt`), 'new');
+    const outcome = await reloader.reloadAll();
+    expect(reads()).toBe(2);
+    expect(outcome.failed.map((f) => f.name)).toEqual(NAMES);
+    expect(datasets.map((d) => d.value)).toEqual(NAMES);
   });
 });

@@ -1,22 +1,18 @@
 // Bounded transactions on the embedded store (issue #41): the change feed is pruned, and a file imported, in batches
 // of about 1,000 rows, and the lock is free between two batches for another process's writer.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ImportStoppedError, importInBatches } from '../../src/accounts/key-import.js';
 import type { KeyStore, NewKey } from '../../src/adapters/keys/key-store.js';
 import { createSqliteKeyStore, FEED_PRUNE_BATCH } from '../../src/adapters/keys/sqlite-key-store.js';
 import { openDatabase } from '../../src/adapters/sqlite/database.js';
+import { cleanupAfterEach } from '../support/cleanups.js';
 
-const cleanups: Array<() => void> = [];
-afterEach(() => {
-  for (const c of cleanups.splice(0).reverse()) c();
-});
+const cleanups = cleanupAfterEach();
 
 function open() {
-  const dir = mkdtempSync(join(tmpdir(), 'vls-bounded-'));
+  const dir = cleanups.tempDir('vls-bounded-');
   const db = openDatabase(dir);
   const store = createSqliteKeyStore(db);
   // Another connection, as another process's writer: it never waits, so it succeeds only while the lock is free.
@@ -25,7 +21,6 @@ function open() {
   cleanups.push(() => {
     other.close();
     db.close();
-    rmSync(dir, { recursive: true, force: true });
   });
   const feedRows = () => other.prepare('SELECT COUNT(*) FROM api_key_changes').pluck().get() as number;
   return { db, store, other, feedRows };

@@ -2,7 +2,7 @@
 // background load (GeoIP) and for a swap from outside (a download). Its name is the one /readyz, /metrics and the
 // reload log lines show; a failing read keeps the value in use. docs/architecture.md "Datasets".
 import { ConfigError } from '../../errors.js';
-import { datasetStatus, type DatasetCatalogue, type DatasetRecord, type DatasetStatus } from './datasets.js';
+import { datasetStatus, type CatalogueRecords, type DatasetCatalogue, type DatasetRecord, type DatasetStatus } from './datasets.js';
 import { fileProblem } from './startup-files.js';
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
@@ -21,6 +21,12 @@ export interface DatasetSource<T> {
   read?: () => Promise<{ value: T; date?: string | null }>;
   /** The setting that names the file: at start, a file that cannot be read is a ConfigError naming it. */
   variable?: string;
+  /**
+   * At start, whether a read failing on the content (a parser refusing a line) is a ConfigError naming `variable` too
+   * (default: yes, the IP lists). The BIN reader skips rows it cannot use and says itself when none is left, so what
+   * else it throws is a fault of ours and is told as one ("fatal: ..."), as before the Dataset mechanism (#54).
+   */
+  contentErrorsNameVariable?: boolean;
 }
 
 export class Dataset<T> {
@@ -62,25 +68,30 @@ export class Dataset<T> {
     return this.#value as T;
   }
 
-  /** The first load (start-up): a file that cannot be read is a ConfigError naming the setting, when there is one. */
+  /**
+   * The first load (start-up), dated by the records the catalogue read at start (not read again for each dataset):
+   * a file that cannot be read is a ConfigError naming the setting, when there is one.
+   */
   async load(): Promise<T> {
     try {
-      return await this.#readAndSwap();
+      return await this.#readAndSwap(this.catalogue);
     } catch (err) {
-      if (!this.source.variable || err instanceof ConfigError) throw err;
-      const problem = (err as NodeJS.ErrnoException).code ? `${this.files().join(', ')}: ${fileProblem(err)}` : undefined;
-      throw new ConfigError(this.source.variable, problem ?? (err instanceof Error ? err.message : String(err)));
+      const { variable, contentErrorsNameVariable = true } = this.source;
+      if (!variable || err instanceof ConfigError) throw err;
+      if ((err as NodeJS.ErrnoException).code) throw new ConfigError(variable, `${this.files().join(', ')}: ${fileProblem(err)}`);
+      if (!contentErrorsNameVariable) throw err;
+      throw new ConfigError(variable, err instanceof Error ? err.message : String(err));
     }
   }
 
   /**
-   * Read the files (and the dataset's record in data/datasets.json) again and swap the new copy in with one
-   * assignment. Rejects on failure, the value in use unchanged. Counted (dataset_reloads_total, ..._failures_total),
-   * whoever asks: SIGHUP's pass or a refresh that wrote a new file.
+   * Read the files again, and the dataset's record from `records` (SIGHUP's pass reads data/datasets.json once for
+   * all its datasets; alone, a refresh that wrote a new file, this one reads it), and swap the new copy in with one
+   * assignment. Rejects on failure, the value in use unchanged. Counted (dataset_reloads_total, ..._failures_total).
    */
-  async reload(): Promise<T> {
+  async reload(records?: Promise<CatalogueRecords>): Promise<T> {
     try {
-      const value = await this.#readAndSwap();
+      const value = await this.#readAndSwap(records);
       this.#reloads++;
       return value;
     } catch (err) {
@@ -94,11 +105,11 @@ export class Dataset<T> {
     return { reloads: this.#reloads, failures: this.#failures };
   }
 
-  async #readAndSwap(): Promise<T> {
+  async #readAndSwap(records?: CatalogueRecords | Promise<CatalogueRecords>): Promise<T> {
     const read = this.source.read;
     if (!read) throw new Error(`dataset ${this.name} is built into the code: a restart reads a new version`);
-    const [record, { value, date }] = await Promise.all([this.catalogue.reread(this.name), read()]);
-    this.#record = record;
+    const [catalogue, { value, date }] = await Promise.all([records ?? this.catalogue.reread(), read()]);
+    this.#record = catalogue.record(this.name);
     this.replace(value, date);
     return value;
   }

@@ -54,39 +54,49 @@ function checkRecord(r: DatasetRecord, path: string): DatasetRecord {
   return r;
 }
 
+/** The file's text (tests count the reads through a reader of their own). */
+type ReadText = (path: string) => Promise<string>;
+const readUtf8: ReadText = (path) => readFile(path, 'utf8');
+
 /** Read the dataset records. */
-export async function loadDatasets(path: string): Promise<DatasetRecord[]> {
-  const body = JSON.parse(await readFile(path, 'utf8')) as { datasets: DatasetRecord[] };
+export async function loadDatasets(path: string, readText: ReadText = readUtf8): Promise<DatasetRecord[]> {
+  const body = JSON.parse(await readText(path)) as { datasets: DatasetRecord[] };
   return body.datasets.map((r) => checkRecord(r, path));
 }
 
+/** data/datasets.json as read once: each dataset's record (description, version, validity, maximum age, date). */
+export interface CatalogueRecords {
+  /** Its record; none is an error (at start a programming error: add it to data/datasets.json; on a reload a failure). */
+  record(name: string): DatasetRecord;
+}
+
 /**
- * data/datasets.json: each dataset's record (description, version, validity, maximum age, and the date of a dataset
- * whose files carry none). Read at start; a dataset's reload reads its record again.
+ * data/datasets.json: each dataset's record, and the date of a dataset whose files carry none. The records read at
+ * start serve the first loads; a reload pass reads the file once more for all its datasets.
  */
-export interface DatasetCatalogue {
+export interface DatasetCatalogue extends CatalogueRecords {
   readonly path: string;
   /** The datasets it records, in its order. */
   readonly names: readonly string[];
-  /** The record read at start; a dataset without one is a programming error (add it to data/datasets.json). */
-  record(name: string): DatasetRecord;
-  /** The file read again, this dataset's record from it (rejects when the file or the record is gone). */
-  reread(name: string): Promise<DatasetRecord>;
+  /** The file read again, once, whatever number of datasets take their records from it (rejects when unreadable). */
+  reread(): Promise<CatalogueRecords>;
 }
 
-const recordIn = (records: readonly DatasetRecord[], name: string, path: string): DatasetRecord => {
-  const found = records.find((r) => r.name === name);
-  if (!found) throw new Error(`${path} has no record of dataset ${JSON.stringify(name)}`);
-  return found;
-};
+const recordsOf = (records: readonly DatasetRecord[], path: string): CatalogueRecords => ({
+  record(name) {
+    const found = records.find((r) => r.name === name);
+    if (!found) throw new Error(`${path} has no record of dataset ${JSON.stringify(name)}`);
+    return found;
+  },
+});
 
-export async function openCatalogue(path: string): Promise<DatasetCatalogue> {
-  const records = await loadDatasets(path);
+export async function openCatalogue(path: string, readText: ReadText = readUtf8): Promise<DatasetCatalogue> {
+  const records = await loadDatasets(path, readText);
   return {
     path,
     names: records.map((r) => r.name),
-    record: (name) => recordIn(records, name, path),
-    reread: async (name) => recordIn(await loadDatasets(path), name, path),
+    ...recordsOf(records, path),
+    reread: async () => recordsOf(await loadDatasets(path, readText), path),
   };
 }
 

@@ -1,5 +1,6 @@
 // Session slots of the SMTP verifier: at most `perAddress` sessions to one server address (the IP dialled, whatever
 // MX names point at it) and at most `total` in the process; waiters queued in order, a cancelled wait leaves the queue.
+// With a shared layer (Redis: redis-address-leases.ts) the per-address limit holds across every process too.
 
 export interface SessionSlots {
   /**
@@ -54,18 +55,36 @@ class KeyedSemaphore {
   }
 }
 
+/**
+ * The per-address slots every process shares (docs/adr/0033-shared-smtp-limits.md): `take` resolves with a function
+ * that gives the slot back, or rejects with the signal's reason (or SlotsUnavailableError when the store could not be
+ * reached before the signal aborted).
+ */
+export interface SharedAddressSlots {
+  take(address: string, signal?: AbortSignal): Promise<() => void>;
+}
+
+/** The shared slots' store (Redis) stayed unreachable until the verification's deadline: no server was asked. */
+export class SlotsUnavailableError extends Error {
+  override name = 'SlotsUnavailableError';
+}
+
 const PROCESS = '';
 
-export function createSessionSlots(perAddress: number, total: number): SessionSlots {
+export function createSessionSlots(perAddress: number, total: number, shared?: SharedAddressSlots): SessionSlots {
   const byAddress = new KeyedSemaphore(perAddress);
   const all = new KeyedSemaphore(total);
   return {
     async acquire(address, signal) {
-      // The address first: a session waiting for a busy server holds none of the process's slots meanwhile.
+      // The address first (here, then across processes): a session waiting for a busy server holds none of the
+      // process's slots meanwhile, and only the head of this process's queue asks the shared store.
       await byAddress.take(address, signal);
+      let giveShared = (): void => undefined;
       try {
+        if (shared) giveShared = await shared.take(address, signal);
         await all.take(PROCESS, signal);
       } catch (err) {
+        giveShared();
         byAddress.give(address);
         throw err;
       }
@@ -74,6 +93,7 @@ export function createSessionSlots(perAddress: number, total: number): SessionSl
         if (released) return;
         released = true;
         all.give(PROCESS);
+        giveShared();
         byAddress.give(address);
       };
     },

@@ -11,6 +11,7 @@ import { createSessionSlots, type SessionSlots } from './host-slots.js';
 import { runSmtpSession, type SmtpSessionOptions } from './smtp-client.js';
 import { routeOf, targetsOf, untilAborted, type Route } from './smtp-route.js';
 import { runPlan, type SessionRunner } from './smtp-sessions.js';
+import { createLocalVerdictCache, type VerdictCache } from './verdict-cache.js';
 
 export interface MailboxVerifierOptions {
   resolver: Pick<DnsResolver, 'query'>;
@@ -33,6 +34,8 @@ export interface MailboxVerifierOptions {
   definitiveTtlMs?: number;
   /** Default UNKNOWN_TTL_MS. */
   unknownTtlMs?: number;
+  /** False: an `unknown` verdict in the cache is not taken (the jobs' verifier: a retry asks the server again). */
+  reuseUnknown?: boolean;
   /** Replaces runSmtpSession (unit tests of the orchestration). */
   session?: (o: SmtpSessionOptions) => Promise<SessionOutcome>;
   /** Metrics of verdicts and sessions (smtp-metrics.ts). */
@@ -88,7 +91,7 @@ interface Flight {
 interface State {
   o: MailboxVerifierOptions;
   runner: SessionRunner;
-  verdicts: LRUCache<string, Deliverability>;
+  verdicts: VerdictCache;
   catchAll: LRUCache<string, boolean>;
   plainHosts: LRUCache<string, true>;
   flights: Map<string, Flight>;
@@ -178,9 +181,7 @@ function startFlight(s: State, domain: string, users: string[]): Flight {
     (found) => {
       land();
       // A flight every client left ended early: its timeouts say nothing of the servers.
-      if (!cancel.signal.aborted) {
-        for (const [u, v] of found) s.verdicts.set(`${u}@${domain}`, v, { ttl: isDefinitive(v) ? s.o.definitiveTtlMs ?? VERDICT_TTL_MS : s.o.unknownTtlMs ?? UNKNOWN_TTL_MS });
-      }
+      if (!cancel.signal.aborted) s.verdicts.set(domain, found, (v) => (isDefinitive(v) ? s.o.definitiveTtlMs ?? VERDICT_TTL_MS : s.o.unknownTtlMs ?? UNKNOWN_TTL_MS));
       return found;
     },
     (err: unknown) => {
@@ -212,9 +213,11 @@ async function verify(s: State, domain: string, localParts: readonly string[], s
   const found = new Map<string, Deliverability>();
   const flights = new Set<Flight>();
   const ask: string[] = [];
-  for (const u of new Set(localParts)) {
-    const cached = s.verdicts.get(`${u}@${d}`);
-    if (cached) {
+  const users = [...new Set(localParts)];
+  const kept = await s.verdicts.get(d, users);
+  for (const u of users) {
+    const cached = kept.get(u);
+    if (cached && (s.o.reuseUnknown !== false || isDefinitive(cached))) {
       s.counts.hits++;
       found.set(u, cached);
       continue;
@@ -234,13 +237,21 @@ async function verify(s: State, domain: string, localParts: readonly string[], s
   return out;
 }
 
-export function createMailboxVerifier(o: MailboxVerifierOptions, slots: SessionSlots = createSessionSlots(o.maxPerHost, o.maxSessions ?? DEFAULT_MAX_SESSIONS)): MailboxVerifier {
+/**
+ * `slots` and `verdicts` are the process's (one of each shared by every verifier in it: per-address limits hold for
+ * them all) and, with Redis, every process's: docs/adr/0033-shared-smtp-limits.md.
+ */
+export function createMailboxVerifier(
+  o: MailboxVerifierOptions,
+  slots: SessionSlots = createSessionSlots(o.maxPerHost, o.maxSessions ?? DEFAULT_MAX_SESSIONS),
+  verdicts: VerdictCache = createLocalVerdictCache({ clock: o.clock }),
+): MailboxVerifier {
   const watch = createListingWatch();
   const definitiveTtl = o.definitiveTtlMs ?? VERDICT_TTL_MS;
   const s: State = {
     o,
     runner: null as never,
-    verdicts: new LRUCache({ max: 50_000, ttl: definitiveTtl, perf: o.clock }),
+    verdicts,
     catchAll: new LRUCache({ max: 10_000, ttl: definitiveTtl, perf: o.clock }),
     plainHosts: new LRUCache({ max: 10_000, ttl: PLAIN_HOST_TTL_MS, perf: o.clock }),
     flights: new Map(),
@@ -269,7 +280,7 @@ export function createMailboxVerifier(o: MailboxVerifierOptions, slots: SessionS
       sessions: s.counts.sessions,
       cacheHits: s.counts.hits,
       cacheMisses: s.counts.misses,
-      cacheEntries: s.verdicts.size,
+      cacheEntries: s.verdicts.size(),
       inFlight: slots.inFlight(),
       listed: watch.listed(),
       blockedShare: watch.blockedShare(),

@@ -17,6 +17,7 @@ const VERDICTS: ReadonlyArray<[string, string]> = [
   ['unknown', 'blocked'],
   ['unknown', 'timeout'],
   ['unknown', 'connection_failed'],
+  ['unknown', 'limits_unavailable'],
   ['unknown', 'smtputf8_unsupported'],
 ];
 

@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 import { sessionLabel, type SessionLabel } from '../../domain/smtp-plan-watch.js';
 import { VerificationPlan, type SessionOrder, type SessionOutcome } from '../../domain/smtp-plan.js';
 import { annotate, traced } from '../tracing/spans.js';
-import type { SessionSlots } from './host-slots.js';
+import { SlotsUnavailableError, type SessionSlots } from './host-slots.js';
 import type { SmtpSessionOptions } from './smtp-client.js';
 
 /** What the verifier's operators see of each session (metrics; never an address). */
@@ -43,7 +43,9 @@ async function runOrder(r: SessionRunner, plan: VerificationPlan, order: Session
   let release: () => void;
   try {
     release = await r.slots.acquire(address, signal);
-  } catch {
+  } catch (err) {
+    // Redis (the limits every process shares) unreachable until the deadline: say so rather than exceed the limit.
+    if (err instanceof SlotsUnavailableError) plan.finish(order, { kind: 'unreachable', cause: 'limits' });
     return []; // the deadline or the client came first: nothing was asked of this address
   }
   const started = performance.now();

@@ -28,6 +28,6 @@ export function wireDatasets(datasets: readonly Dataset<unknown>[], catalogue: D
   const counted = (read: (c: { reloads: number; failures: number }) => number) => () => Object.fromEntries(reloadable.map((d) => [d.name, read(d.counts())]));
   metrics.addCounters('dataset_reloads_total', 'Reloads of a file dataset that succeeded (SIGHUP or a refresh)', 'dataset', counted((c) => c.reloads));
   metrics.addCounters('dataset_reload_failures_total', 'Reloads of a file dataset that failed and kept the data loaded before', 'dataset', counted((c) => c.failures));
-  const reloader = createReloader(reloadable, logger);
+  const reloader = createReloader(reloadable, logger, catalogue);
   return { statuses, reloader };
 }

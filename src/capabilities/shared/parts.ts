@@ -8,7 +8,7 @@ import type { Config } from '../../config.js';
 import { ConfigError } from '../../errors.js';
 import type { Logger } from '../../http/logging.js';
 import { createMetrics } from '../../http/metrics.js';
-import { loadSpec, projectPath } from '../../http/spec.js';
+import { loadSpec, projectPath, type Spec } from '../../http/spec.js';
 import type { Shared } from '../capability.js';
 import { openStore, type Store, type StoreOptions } from './store.js';
 
@@ -22,6 +22,8 @@ export interface SharedOptions {
   store?: StoreOptions;
   /** The OTEL_* variables tracing reads (default process.env): tests point them at their own receiver. */
   tracingEnv?: Readonly<Record<string, string | undefined>>;
+  /** The contract (default openapi.yaml): a test's capability serves an operation of its own. */
+  spec?: Spec;
 }
 
 export interface SharedParts extends Shared {
@@ -37,7 +39,7 @@ async function namedServers(servers: DnsServer[]): Promise<DnsServer[]> {
 }
 
 export async function startShared(config: Readonly<Config>, logger: Logger, opts: SharedOptions): Promise<SharedParts> {
-  const spec = await loadSpec();
+  const spec = opts.spec ?? (await loadSpec());
   // Off (nothing registered) unless OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_TRACES_EXPORTER asks for traces.
   const env = opts.tracingEnv ?? process.env;
   const tracing = await startTracing(env, String(spec.document.info?.version ?? 'unknown'));
