@@ -6,8 +6,8 @@ const RESULTS_PER_CHUNK = 50;
 
 /**
  * `{"results":[...]}` as JSON.stringify would write it, chunk by chunk, pacing between chunks (pacing.ts): a 1,000-item
- * email answer is ~0.5 MB of text, and serialising and writing it in one piece held the event loop for 10 ms or more
- * on this machine (docs/adr/0029, figures), every other request waiting behind it.
+ * email answer is ~0.4 MB of text, and serialising and writing it in one piece held the event loop for milliseconds
+ * (docs/adr/0036), every other request waiting behind it.
  */
 export async function* resultsJson(results: readonly unknown[]): AsyncGenerator<string> {
   let text = '{"results":[';
