@@ -1,7 +1,7 @@
 // Cooperative pacing of long request work (Node's event loop phases): bulk work yields to I/O once a turn is long.
 
 /**
- * How long bulk work may hold the event loop before it lets I/O in. A GET /api/v1/bic answer takes about 0.1 ms of
+ * How long bulk work may hold the event loop before it lets I/O in. A GET /api/v1/bic answer takes about 0.03 ms of
  * CPU: a request arriving while a bulk works waits up to this long, so it bounds what a bulk adds to other requests'
  * latency (issue #55's target: BIC p99 within 20% beside the SMTP bulk bench; docs/adr/0036).
  */
