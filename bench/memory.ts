@@ -2,9 +2,9 @@
 // default thread count; then each dataset loaded alone in a fresh Node process (RSS and heap growth it causes).
 // `node --import tsx bench/memory.ts` (dist/ built, GeoLite2 in var/geoip: make geoip). MEMORY_PASSWORDS (400).
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { BREACHED, endpoint, requestsFor } from './endpoints.js';
 import { startFixtures } from './fixtures.js';
 import { runLoad } from './load.js';
@@ -19,12 +19,23 @@ const threads = (pid: number): number => Number(/^Threads:\s+(\d+)/m.exec(readFi
 const dist = (path: string): Promise<any> => import(new URL(`../dist/src/${path}`, import.meta.url).href);
 
 // ---- one dataset alone: run in a child (`memory.ts --dataset NAME`), RSS and heap before and after, after a full GC
+/** The City file the service reads by default from var/geoip: the slim one when it is no older than its source. */
+function defaultCityDb(): string {
+  const at = (f: string) => join(ROOT, 'var/geoip', f);
+  const modified = (f: string) => (existsSync(at(f)) ? statSync(at(f)).mtimeMs : null);
+  const source = fullCityDb();
+  return (modified('GeoLite2-City.slim.mmdb') ?? -1) >= (modified(basename(source)) ?? Infinity) ? at('GeoLite2-City.slim.mmdb') : source;
+}
+/** The City file the slim one derives from: the newer one when fetched. */
+function fullCityDb(): string {
+  const latest = join(ROOT, 'var/geoip/GeoLite2-City.latest.mmdb');
+  return existsSync(latest) ? latest : join(ROOT, 'var/geoip/GeoLite2-City.mmdb');
+}
+const geoip = (cityDb: string) => async () => (await dist('adapters/geoip/geoip-reader.js')).openGeoIp({ cityDb, asnDb: geoDatabases().asn });
+
 const DATASETS: Record<string, () => Promise<unknown>> = {
-  'GeoLite2 City + ASN (geoip-reader)': async () => {
-    const { openGeoIp } = await dist('adapters/geoip/geoip-reader.js');
-    const g = geoDatabases();
-    return openGeoIp({ cityDb: g.city, asnDb: g.asn });
-  },
+  'GeoLite2 City + ASN, the full City file (read into one buffer each)': geoip(fullCityDb()),
+  'GeoLite2 City + ASN, the slim City file the service reads': geoip(defaultCityDb()),
   'zxcvbn dictionaries, one worker thread (pool)': async () => {
     const { createStrengthEstimator } = await dist('adapters/password/pool.js');
     const pool = createStrengthEstimator({ threads: 1 });
@@ -61,7 +72,10 @@ if (at > 0) await measureDataset(process.argv[at + 1]);
 process.env.BENCH_PIN = '0';
 const dir = mkdtempSync(join(tmpdir(), 'vls-memory-'));
 const fixtures = await startFixtures(dir, BREACHED);
-const env = serviceEnv(fixtures, mkdtempSync(join(dir, 'data-')), geoDatabases());
+// The City file as the service picks it in DATA_DIR/geoip (the bench's DATA_DIR is a temporary one); the malloc arenas
+// as npm start, make run and the image set them (MEMORY_ARENAS=default: glibc's own, to compare).
+const arenas: Record<string, string> = process.env.MEMORY_ARENAS === 'default' ? {} : { MALLOC_ARENA_MAX: '2' };
+const env: Record<string, string> = { ...serviceEnv(fixtures, mkdtempSync(join(dir, 'data-')), geoDatabases()), ...(geoDatabases().real ? { GEOIP_CITY_DB: defaultCityDb() } : {}), ...arenas };
 const key = await createKey('memory', env, dir);
 const svc = await startService({ name: 'service', env, dir });
 const lines: string[] = [];
@@ -79,7 +93,7 @@ try {
   await new Promise((r) => setTimeout(r, 12_000));
   const later = treeRssMb(svc.pid);
   lines.push(
-    `service (node ${process.version}, GeoIP ${geoDatabases().real ? 'GeoLite2' : 'TEST databases'}): ${idle.toFixed(0)} MB RSS idle after start (${before} threads); ` +
+    `service (node ${process.version}, GeoIP ${geoDatabases().real ? basename(env.GEOIP_CITY_DB ?? '') : 'TEST databases'}, MALLOC_ARENA_MAX ${env.MALLOC_ARENA_MAX ?? 'unset'}): ${idle.toFixed(0)} MB RSS idle after start (${before} threads); ` +
       `${after.toFixed(0)} MB after ${m.responses} password requests, ${later.toFixed(0)} MB 12 s later (${threads(svc.pid)} threads; targets <= 180 and <= 220 MB)`,
   );
 } finally {

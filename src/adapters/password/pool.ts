@@ -14,7 +14,7 @@ export interface StrengthEstimator {
 }
 
 export interface StrengthEstimatorOptions {
-  /** Most worker threads; default: os.availableParallelism(). The first costs ~50 MB RSS with the shared word lists, each further one ~15 MB (bench/memory.ts). */
+  /** Most worker threads; default: os.availableParallelism(). The first costs ~40 MB RSS with the shared word lists, each further one ~15 MB (bench/memory.ts). */
   threads?: number;
   /**
    * Threads kept even when idle (started and warmed at once); default: all of them. With fewer, threads
@@ -42,8 +42,11 @@ function workerFile(): { filename: string; execArgv: string[] } {
   return { filename: url.href, execArgv: ext === '.ts' ? ['--import', 'tsx'] : [] };
 }
 
-/** The young generation of a zxcvbn worker thread, MB (semi-spaces and the space objects are promoted from). */
-const WORKER_YOUNG_GENERATION_MB = 8;
+/**
+ * The young generation of a zxcvbn worker thread, MB (semi-spaces and the space objects are promoted from). 4 MB held
+ * ~4 MB less than 8 after 3,000 estimates at no measurable cost; 2 MB saved 2.5 MB more but slowed estimates (ADR 0034).
+ */
+const WORKER_YOUNG_GENERATION_MB = 4;
 
 /**
  * The word lists built once, in a thread of their own (the event loop never sorts 240k words), into SharedArrayBuffers
