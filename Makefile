@@ -46,7 +46,7 @@ ifneq ($(GEOIP_NEWER_CITY),0)
 GEOIP_FILES += $(GEOIP_DIR)/GeoLite2-City.latest.mmdb
 endif
 
-.PHONY: run build test test-fast test-image generate check-generated lint docs bench bench-fixed bench-memory soak geoip clean install node
+.PHONY: run build test test-fast test-image generate check-generated lint docs bench bench-fixed bench-memory bench-jobs soak geoip clean install node
 
 ## node: the pinned Node (.nvmrc) in .node/, fetched from the npm registry (automatic when the system node is older)
 node: .node/bin/node
@@ -149,6 +149,11 @@ bench-fixed: build geoip
 ## bench-memory: RSS after start and after password requests, and each dataset's share
 bench-memory: build geoip
 	node --import tsx bench/memory.ts
+
+## bench-jobs: one verification job of BENCH_JOB_ITEMS (100,000) addresses on Redis with two job workers, then on the
+## embedded queue: items/s, SMTP sessions, RSS above idle, Redis memory, BIC p99 beside it, first result line
+bench-jobs: build
+	node --import tsx bench/smtp-jobs.ts
 
 ## soak: 60 s of mixed traffic (not part of test)
 soak: build

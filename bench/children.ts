@@ -32,3 +32,14 @@ export function freePort(): Promise<number> {
     });
   });
 }
+
+/** A bench script's main: its error (with the stack) on stderr and exit 1, else exit with process.exitCode (children killed). */
+export function runBench(name: string, main: () => Promise<void>): void {
+  main().then(
+    () => process.exit(process.exitCode ?? 0),
+    (err: unknown) => {
+      process.stderr.write(`${name}: ${err instanceof Error ? err.stack : String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -2,52 +2,50 @@
 // changes and a held lock under load, unknown-key cost. What it measures and how: bench/README.md, "Keys at scale".
 //   npm run build && node --import tsx bench/keys-scale.ts [--keys 1000000] [--load-s 20] [--seeded-dir DIR]
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { randomBytes } from 'node:crypto';
-import { Pool } from 'undici';
+import Database from 'better-sqlite3';
+import type { Pool } from 'undici';
 import { KeyDirectory } from '../src/accounts/key-directory.js';
 import { newKeyRecord } from '../src/adapters/keys/key-store.js';
 import { createSqliteKeyStore } from '../src/adapters/keys/sqlite-key-store.js';
 import { openDatabase } from '../src/adapters/sqlite/database.js';
-import Database from 'better-sqlite3';
 import { median, round } from './load.js';
-import { cpuSeconds, type Proc, ROOT, rssMb, scrapeMetrics, startService } from './processes.js';
+import { cpuSeconds, ROOT, rssMb, scrapeMetrics, startService, type Proc } from './processes.js';
 import { geoDatabases, HIGH_LIMITS } from './service-env.js';
+import { Session } from './session.js';
+import { msUntil, send, summarise, timedLoad, timedPool, type Timed } from './timed-load.js';
+import { runBench } from './children.js';
 
-const arg = (name: string, dflt: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : dflt;
-};
-const KEYS = arg('keys', 1_000_000);
-const LOAD_S = arg('load-s', 20);
-const SEEDED_DIR = (() => {
-  const i = process.argv.indexOf('--seeded-dir');
-  return i > 0 ? process.argv[i + 1] : null;
-})();
+const arg = (name: string): string | undefined => process.argv[process.argv.indexOf(`--${name}`) + 1 || -1];
+const KEYS = Number(arg('keys') ?? 1_000_000);
+const LOAD_S = Number(arg('load-s') ?? 20);
+const SEEDED_DIR = arg('seeded-dir') ?? null;
 const CONNECTIONS = 8;
-const COST_ROUNDS = 5;
-const STARTUP_ROUNDS = 5;
-const HIGH = Number(HIGH_LIMITS.QUOTA_PER_DAY);
+const ROUNDS = 5;
 const PATH = '/api/v1/bic/DEUTDEFF';
+const IMPORTED = 10_000;
+const LOCK_MS = 3000;
 const run = promisify(execFile);
-const log = (s: string) => process.stderr.write(`${s}\n`);
-
-if (!existsSync(join(ROOT, 'dist/src/main.js'))) throw new Error('build first: npm run build');
+const session = new Session(tmpdir());
+const log = (s: string) => session.log(s);
+const freshKey = () => `vls_${randomBytes(24).toString('base64url')}`;
 // As before the shared harness: the server not pinned to a CPU (bench/cpu-usage.ts).
 process.env.BENCH_PIN ??= '0';
 
 type Seeded = { dir: string; key: string; victim: { id: string; key: string } };
+type Server = { proc: Proc; pool: Pool };
 
 /** The store of `n` keys: a copy of SEEDED_DIR's when it holds one of `n` keys, else seeded (and kept there when set). */
 async function seeded(n: number): Promise<Seeded> {
-  if (SEEDED_DIR === null) return seed(n);
-  const manifest = join(SEEDED_DIR, 'seed.json');
-  const kept = existsSync(manifest) ? (JSON.parse(readFileSync(manifest, 'utf8')) as Omit<Seeded, 'dir'> & { keys: number }) : null;
-  if (kept?.keys !== n) {
+  const manifest = SEEDED_DIR && join(SEEDED_DIR, 'seed.json');
+  const kept = manifest && existsSync(manifest) ? (JSON.parse(readFileSync(manifest, 'utf8')) as Omit<Seeded, 'dir'> & { keys: number }) : null;
+  if (!SEEDED_DIR || !manifest || kept?.keys !== n) {
     const fresh = await seed(n);
+    if (!SEEDED_DIR || !manifest) return fresh;
     mkdirSync(SEEDED_DIR, { recursive: true });
     copyFileSync(join(fresh.dir, 'service.db'), join(SEEDED_DIR, 'service.db'));
     writeFileSync(manifest, JSON.stringify({ keys: n, key: fresh.key, victim: fresh.victim }));
@@ -68,7 +66,8 @@ async function seed(n: number): Promise<Seeded> {
   db.pragma('cache_size = -262144');
   const store = createSqliteKeyStore(db);
   // The bench's own keys first: a change through the store prunes the feed, and the seeded feed must stay whole.
-  const limits = { perMinute: HIGH, perDay: HIGH, perMonth: HIGH };
+  const high = Number(HIGH_LIMITS.QUOTA_PER_DAY);
+  const limits = { perMinute: high, perDay: high, perMonth: high };
   const { key } = await store.create({ name: 'bench', ...limits });
   const victim = await store.create({ name: 'to-revoke', ...limits });
   const t0 = performance.now();
@@ -89,110 +88,55 @@ async function seed(n: number): Promise<Seeded> {
 }
 
 /**
- * The built server on the store (harness: processes.ts, log in DATA_DIR); ready when `key` first gets a 200, polled every
- * 10 ms (the time from spawn is the start-up figure). With the server's CPU time until then: a loaded shared host
- * stretches the wall time far more than the CPU time.
+ * The built server on the store (processes.ts, log in DATA_DIR); ready when `key` first gets a 200, polled every 10 ms
+ * (the time from spawn is the start-up figure), with its CPU time until then (a loaded host stretches the wall time far
+ * more). RSS after 3 s of load.
  */
-async function start(dataDir: string, key: string): Promise<{ proc: Proc; pool: Pool; firstAnswerS: number; cpuS: number }> {
+async function start(dataDir: string, key: string) {
   const { city, asn } = geoDatabases();
   const env = { DATA_DIR: dataDir, GEOIP_CITY_DB: city, GEOIP_ASN_DB: asn, ...HIGH_LIMITS, LOG_LEVEL: 'warn', WORKERS: '1' };
   const proc = await startService({ name: 'service', env, dir: dataDir, ready: { path: PATH, headers: { 'x-api-key': key }, intervalMs: 10 } });
-  return { proc, pool: new Pool(proc.url, { connections: CONNECTIONS }), firstAnswerS: proc.readyAfterS, cpuS: cpuSeconds(proc.pid) };
+  const server: Server = { proc, pool: timedPool(proc.url, CONNECTIONS) };
+  const result = { firstAnswerS: round(proc.readyAfterS, 2), cpuS: round(cpuSeconds(proc.pid), 2), rssMb: 0 };
+  await load(server, 3, () => key);
+  return { server, result: { ...result, rssMb: round(rssMb(proc.pid)) } };
 }
 
-async function status200(pool: Pool, key: string): Promise<number> {
-  const res = await pool.request({ method: 'GET', path: PATH, headers: { 'x-api-key': key } });
-  await res.body.dump();
-  return res.statusCode;
+const stop = async (s: Server) => (await s.pool.close(), await s.proc.stop());
+const status = (s: Server, key: string) => send(s.pool, { method: 'GET', path: PATH, headers: { 'x-api-key': key } }, []);
+/** Milliseconds from now until `key` answers `want` (polled every 5 ms, beside the load). */
+const until = (s: Server, key: string, want: number) => msUntil(async () => (await status(s, key)) === want);
+
+/** CONNECTIONS closed loops for `seconds` (or until the promise settles), each request with `keyOf()`. */
+async function load(s: Server, until: number | Promise<unknown>, keyOf: () => string, samples: Timed[] = []) {
+  await timedLoad({ pool: s.pool, connections: CONNECTIONS, until, samples, request: () => ({ method: 'GET', path: PATH, headers: { 'x-api-key': keyOf() } }) });
+  return summarise(samples);
 }
 
-async function stop(s: { proc: Proc; pool: Pool }): Promise<void> {
-  await s.pool.close();
-  await s.proc.stop();
-}
-
-interface Sample {
-  at: number;
-  ms: number;
-}
-
-const summarise = (times: number[]) => {
-  const sorted = [...times].sort((a, b) => a - b);
-  return { n: sorted.length, max: round(sorted.at(-1) ?? NaN), p99: round(sorted[Math.floor(sorted.length * 0.99)]), mean: round(sorted.reduce((a, b) => a + b, 0) / sorted.length, 2) };
-};
-
-/** CONNECTIONS closed loops for `seconds` (or until `done` settles), each request with `keyOf()`; latencies in ms. */
-async function load(pool: Pool, seconds: number | Promise<unknown>, keyOf: () => string, samples: Sample[] = []) {
-  const statuses: Record<number, number> = {};
-  let over = false;
-  const end = typeof seconds === 'number' ? performance.now() + seconds * 1000 : Infinity;
-  if (typeof seconds !== 'number') void seconds.finally(() => (over = true));
-  await Promise.all(
-    Array.from({ length: CONNECTIONS }, async () => {
-      while (!over && performance.now() < end) {
-        const t = performance.now();
-        const status = await status200(pool, keyOf());
-        samples.push({ at: t, ms: performance.now() - t });
-        statuses[status] = (statuses[status] ?? 0) + 1;
-      }
-    }),
-  );
-  return { ...summarise(samples.map((x) => x.ms)), statuses, samples };
-}
-
-/**
- * The server's largest event-loop delay since the previous call, ms: prom-client's nodejs_eventloop_lag_max_seconds
- * (monitorEventLoopDelay, 10 ms resolution, reset at every scrape). It excludes the load generator's own delays.
- */
-async function eventLoopMaxMs(url: string): Promise<number> {
-  return round((await scrapeMetrics(url)).metric('nodejs_eventloop_lag_max_seconds') * 1000);
-}
+/** The server's largest event-loop delay since the previous call, ms (prom-client's, 10 ms resolution, reset at every scrape). */
+const eventLoopMaxMs = async (url: string) => round((await scrapeMetrics(url)).metric('nodejs_eventloop_lag_max_seconds') * 1000);
 
 /** The built CLI against the same DATA_DIR. */
 const cli = (dataDir: string, ...args: string[]) => run(process.execPath, [join(ROOT, 'dist/src/cli/keys.js'), ...args], { env: { PATH: process.env.PATH, DATA_DIR: dataDir } });
 
-const IMPORTED = 10_000;
-const LOCK_MS = 3000;
-
-/** Another process holding the store's write lock (BEGIN IMMEDIATE) for `ms`, as another program would. */
-async function holdWriteLock(dataDir: string, ms: number): Promise<{ heldMs: number }> {
-  const code = `const Database = require('better-sqlite3');
-    const db = new Database(process.argv[1]);
+/** Another process holding the store's write lock (BEGIN IMMEDIATE) for LOCK_MS, as another program would. */
+async function holdWriteLock(dataDir: string): Promise<{ heldMs: number }> {
+  const code = `const db = new (require('better-sqlite3'))(process.argv[1]);
     db.pragma('busy_timeout = 10000');
     db.exec('BEGIN IMMEDIATE');
     const t = performance.now();
-    process.stdout.write('locked\\n');
-    setTimeout(() => { db.exec('COMMIT'); db.close(); process.stdout.write(String(performance.now() - t)); }, ${ms});`;
+    setTimeout(() => { db.exec('COMMIT'); db.close(); process.stdout.write(String(performance.now() - t)); }, ${LOCK_MS});`;
   const { stdout } = await run(process.execPath, ['-e', code, join(dataDir, 'service.db')], { cwd: ROOT });
-  return { heldMs: round(Number(stdout.split('\n').at(-1))) };
+  return { heldMs: round(Number(stdout)) };
 }
 
 /** Milliseconds until the database holds the day count the server reported for `key` when called (the counts made under the lock). */
-async function countsWritten(pool: Pool, dataDir: string, key: string): Promise<number> {
-  const t0 = performance.now();
-  const res = await pool.request({ method: 'GET', path: '/api/v1/usage', headers: { 'x-api-key': key } });
+async function countsWritten(s: Server, dataDir: string, key: string): Promise<number> {
+  const res = await s.pool.request({ method: 'GET', path: '/api/v1/usage', headers: { 'x-api-key': key } });
   const usage = (await res.body.json()) as { keyId: string; day: { used: number } };
   const db = new Database(join(dataDir, 'service.db'), { readonly: true });
-  try {
-    for (;;) {
-      const stored = db.prepare('SELECT count FROM usage_counters WHERE counter_key LIKE ?').pluck().all(`{${usage.keyId}}:d:%`) as number[];
-      if ((stored[0] ?? 0) >= usage.day.used) return round(performance.now() - t0);
-      if (performance.now() - t0 > 10_000) return Infinity;
-      await new Promise((r) => setTimeout(r, 10));
-    }
-  } finally {
-    db.close();
-  }
-}
-
-/** Milliseconds from now until `key` answers `want` (polled every 5 ms, beside the load). */
-async function until(pool: Pool, key: string, want: number): Promise<number> {
-  const t0 = performance.now();
-  while ((await status200(pool, key)) !== want) {
-    if (performance.now() - t0 > 10_000) return Infinity;
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  return round(performance.now() - t0);
+  const stored = () => (db.prepare('SELECT count FROM usage_counters WHERE counter_key LIKE ?').pluck().all(`{${usage.keyId}}:d:%`) as number[])[0] ?? 0;
+  return msUntil(async () => stored() >= usage.day.used, 10).finally(() => db.close());
 }
 
 /**
@@ -216,8 +160,8 @@ async function directoryAlone(dataDir: string, key: string) {
     }
     return { meanUs: round(((performance.now() - t) / n) * 1000, 1), maxUs: round(slowest * 1000, 0) };
   };
-  const unknown = `vls_${randomBytes(24).toString('base64url')}`;
-  const fresh = Array.from({ length: 20_000 }, () => `vls_${randomBytes(24).toString('base64url')}`);
+  const unknown = freshKey();
+  const fresh = Array.from({ length: 20_000 }, freshKey);
   const result = {
     firstAnswerMs,
     knownKeyCached: await perCall(20_000, () => key),
@@ -229,11 +173,93 @@ async function directoryAlone(dataDir: string, key: string) {
   return result;
 }
 
-/** Start on `dir`, first answer, RSS after 3 s of load. */
-async function startupAndRss(dir: string, key: string) {
-  const server = await start(dir, key);
-  await load(server.pool, 3, () => key);
-  return { server, result: { firstAnswerS: round(server.firstAnswerS, 2), cpuS: round(server.cpuS, 2), rssMb: round(rssMb(server.proc.pid)) } };
+/** Start-up and memory, empty and seeded store alternately (the machine's load drifts): medians of the rounds. */
+async function startups(stores: { empty: Seeded; seeded: Seeded }) {
+  const rounds = { empty: [] as Array<Awaited<ReturnType<typeof start>>['result']>, seeded: [] as Array<Awaited<ReturnType<typeof start>>['result']> };
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const name of ['empty', 'seeded'] as const) {
+      const { server, result } = await start(stores[name].dir, stores[name].key);
+      await stop(server);
+      rounds[name].push(result);
+      log(`${name}: ${JSON.stringify(result)}`);
+    }
+  }
+  const summary = (name: 'empty' | 'seeded') => ({
+    firstAnswerSMedian: median(rounds[name].map((x) => x.firstAnswerS)),
+    cpuSAtFirstAnswerMedian: median(rounds[name].map((x) => x.cpuS)),
+    rssMbMedian: median(rounds[name].map((x) => x.rssMb)),
+    rounds: rounds[name],
+  });
+  return { empty: summary('empty'), seeded: summary('seeded') };
+}
+
+/**
+ * Steady load; meanwhile, one after the other: 5 creates, 1 revoke, an import of 10,000 keys (built CLI), then a second
+ * process holding the write lock for 3 s. Each phase's latencies are those of the requests sent during it.
+ */
+async function cliChanges(s: Server, { dir, key, victim }: Seeded) {
+  const marks: Array<{ phase: string; at: number }> = [];
+  const mark = (phase: string) => marks.push({ phase, at: performance.now() });
+  const samples: Timed[] = [];
+  const cliS: Record<string, number> = {};
+  const timed = async (name: string, ...args: string[]) => {
+    const t = performance.now();
+    const { stdout } = await cli(dir, ...args);
+    cliS[name] = round((performance.now() - t) / 1000, 2);
+    return stdout;
+  };
+  mark('before changes');
+  let finish!: () => void;
+  const steady = load(s, new Promise<void>((r) => (finish = r)), () => key, samples);
+  await new Promise((r) => setTimeout(r, 2000));
+  if ((await status(s, victim.key)) !== 200) throw new Error('the key to revoke does not answer 200');
+  const newKeyUsableMs: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    mark(`keys create ${i + 1}`);
+    const out = await timed(`create ${i + 1}`, 'create', '--name', `during-load-${i}`, '--json');
+    newKeyUsableMs.push(await until(s, (JSON.parse(out) as { key: string }).key, 200));
+  }
+  mark('keys revoke');
+  await timed('revoke', 'revoke', victim.id);
+  const revokedRefusedMs = await until(s, victim.key, 403);
+  mark('keys import of 10,000');
+  const file = join(dir, 'import.jsonl');
+  writeFileSync(file, Array.from({ length: IMPORTED }, (_, i) => JSON.stringify({ name: `imported-${i}` })).join('\n'));
+  const importedKeyUsableMs = await until(s, (await timed('import', 'import', file)).trim().split('\n').at(-1)!, 200);
+  mark('write lock held 3 s');
+  const lock = await holdWriteLock(dir);
+  mark('after the lock');
+  const countsWrittenAfterReleaseMs = await countsWritten(s, dir, key);
+  await new Promise((r) => setTimeout(r, 1000));
+  finish();
+  const during = await steady;
+  const phases = marks.map((m, i) => {
+    const x = summarise(samples.filter((t) => t.at >= m.at && t.at < (marks[i + 1]?.at ?? Infinity)));
+    return { phase: m.phase, requests: x.n, maxLatencyMs: x.max, p99Ms: x.p99 };
+  });
+  const loop = await eventLoopMaxMs(s.proc.url);
+  return { requests: during.n, statuses: during.statuses, maxLatencyMs: during.max, p99Ms: during.p99, eventLoopDelayMaxMs: loop, phases, cliS, newKeyUsableMs, revokedRefusedMs, importedKeyUsableMs, lock: { heldMs: lock.heldMs, countsWrittenAfterReleaseMs } };
+}
+
+/** Server CPU per request by kind of key; the kinds alternate in rounds (the machine's load drifts), each its median. */
+async function cost(s: Server, key: string) {
+  const unknownKey = freshKey();
+  const kinds = { 'known key': () => key, 'one unknown key, repeated': () => unknownKey, 'a fresh unknown key per request': freshKey };
+  const rounds: Record<string, Array<{ cpuUs: number; rps: number; statuses: Record<string, number> }>> = {};
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const [name, keyOf] of Object.entries(kinds)) {
+      const c0 = cpuSeconds(s.proc.pid);
+      const x = await load(s, 2, keyOf);
+      (rounds[name] ??= []).push({ cpuUs: ((cpuSeconds(s.proc.pid) - c0) / x.n) * 1e6, rps: x.n / 2, statuses: x.statuses });
+    }
+  }
+  const sum = (rs: Array<Record<string, number>>) => rs.reduce<Record<string, number>>((acc, st) => (Object.entries(st).forEach(([k, v]) => (acc[k] = (acc[k] ?? 0) + v)), acc), {});
+  return Object.fromEntries(
+    Object.entries(rounds).map(([name, rs]) => [
+      name,
+      { serverCpuUsPerRequestMedian: round(median(rs.map((r) => r.cpuUs)), 0), serverCpuUsPerRequestRounds: rs.map((r) => round(r.cpuUs, 0)), rpsMedian: round(median(rs.map((r) => r.rps)), 0), statuses: sum(rs.map((r) => r.statuses)) },
+    ]),
+  );
 }
 
 async function main(): Promise<void> {
@@ -241,142 +267,29 @@ async function main(): Promise<void> {
   const full = await seeded(KEYS);
   const directory = await directoryAlone(full.dir, full.key);
   log(`directory alone: ${JSON.stringify(directory)}`);
-
-  // Start-up and memory, empty and seeded store alternately (the machine's load drifts): medians of the rounds.
-  const startups: Record<'empty' | 'seeded', Array<{ firstAnswerS: number; cpuS: number; rssMb: number }>> = { empty: [], seeded: [] };
-  for (let r = 0; r < STARTUP_ROUNDS; r++) {
-    for (const [name, s] of [['empty', empty], ['seeded', full]] as const) {
-      const { server, result } = await startupAndRss(s.dir, s.key);
-      await stop(server);
-      startups[name].push(result);
-      log(`${name}: ${JSON.stringify(result)}`);
-    }
-  }
+  const startup = await startups({ empty, seeded: full });
   rmSync(empty.dir, { recursive: true, force: true });
-  const summary = (name: 'empty' | 'seeded') => ({
-    firstAnswerSMedian: median(startups[name].map((x) => x.firstAnswerS)),
-    cpuSAtFirstAnswerMedian: median(startups[name].map((x) => x.cpuS)),
-    rssMbMedian: median(startups[name].map((x) => x.rssMb)),
-    rounds: startups[name],
-  });
-  const startup = { empty: summary('empty'), seeded: summary('seeded') };
-
-  const { server } = await startupAndRss(full.dir, full.key);
-  const { pool, proc } = server;
-  const { dir, key, victim } = full;
-
+  const { server } = await start(full.dir, full.key);
   // The same load without CLI changes first: on a shared machine its maximum latency is the floor to compare with.
-  await eventLoopMaxMs(proc.url);
-  const reference = await load(pool, LOAD_S, () => key);
-  const referenceLoopMs = await eventLoopMaxMs(proc.url);
-  // Steady load; meanwhile, one after the other: 5 creates, 1 revoke, an import of 10,000 keys (built CLI), then a
-  // second process holding the write lock for 3 s. Each phase's latencies are those of the requests sent during it.
-  const marks: Array<{ phase: string; at: number }> = [{ phase: 'before changes', at: performance.now() }];
-  const mark = (phase: string) => marks.push({ phase, at: performance.now() });
-  const samples: Sample[] = [];
-  let finish!: () => void;
-  const steady = load(pool, new Promise<void>((r) => (finish = r)), () => key, samples);
-  await new Promise((r) => setTimeout(r, 2000));
-  if ((await status200(pool, victim.key)) !== 200) throw new Error('the key to revoke does not answer 200');
-  const newKeyUsableMs: number[] = [];
-  const cliS: Record<string, number> = {};
-  const timed = async <T>(name: string, fn: () => Promise<T>): Promise<T> => {
-    const t = performance.now();
-    const out = await fn();
-    cliS[name] = round((performance.now() - t) / 1000, 2);
-    return out;
-  };
-  for (let i = 0; i < 5; i++) {
-    mark(`keys create ${i + 1}`);
-    const { stdout } = await timed(`create ${i + 1}`, () => cli(dir, 'create', '--name', `during-load-${i}`, '--json'));
-    newKeyUsableMs.push(await until(pool, (JSON.parse(stdout) as { key: string }).key, 200));
-  }
-  mark('keys revoke');
-  await timed('revoke', () => cli(dir, 'revoke', victim.id));
-  const revokedRefusedMs = await until(pool, victim.key, 403);
-  mark('keys import of 10,000');
-  const file = join(dir, 'import.jsonl');
-  writeFileSync(file, Array.from({ length: IMPORTED }, (_, i) => JSON.stringify({ name: `imported-${i}` })).join('\n'));
-  const imported = (await timed('import', () => cli(dir, 'import', file))).stdout.trim().split('\n');
-  const importedUsableMs = await until(pool, imported.at(-1)!, 200);
-  mark('write lock held 3 s');
-  const lock = await holdWriteLock(dir, LOCK_MS);
-  mark('after the lock');
-  const countsWrittenMs = await countsWritten(pool, dir, key);
-  await new Promise((r) => setTimeout(r, 1000));
-  finish();
-  await steady;
-  const phases = marks.map((m, i) => {
-    const end = marks[i + 1]?.at ?? Infinity;
-    const s_ = summarise(samples.filter((x) => x.at >= m.at && x.at < end).map((x) => x.ms));
-    return { phase: m.phase, requests: s_.n, maxLatencyMs: s_.max, p99Ms: s_.p99 };
-  });
-  const during = summarise(samples.map((x) => x.ms));
-  const duringLoopMs = await eventLoopMaxMs(proc.url);
-
-  // Cost per request: server CPU seconds over the requests answered; the three kinds alternate in rounds (the
-  // machine's load drifts), and each reports its median round.
-  const unknownKey = `vls_${randomBytes(24).toString('base64url')}`;
-  const kinds = [
-    ['known key', () => key],
-    ['one unknown key, repeated', () => unknownKey],
-    ['a fresh unknown key per request', () => `vls_${randomBytes(24).toString('base64url')}`],
-  ] as const;
-  const rounds: Record<string, Array<{ cpuUs: number; rps: number; meanMs: number; statuses: Record<number, number> }>> = {};
-  for (let round_ = 0; round_ < COST_ROUNDS; round_++) {
-    for (const [name, keyOf] of kinds) {
-      const c0 = cpuSeconds(proc.pid);
-      const r = await load(pool, 2, keyOf);
-      (rounds[name] ??= []).push({ cpuUs: ((cpuSeconds(proc.pid) - c0) / r.n) * 1e6, rps: r.n / 2, meanMs: r.mean, statuses: r.statuses });
-    }
-  }
-  const cost = Object.fromEntries(
-    Object.entries(rounds).map(([name, rs]) => [
-      name,
-      {
-        serverCpuUsPerRequestMedian: round(median(rs.map((r) => r.cpuUs)), 0),
-        serverCpuUsPerRequestRounds: rs.map((r) => round(r.cpuUs, 0)),
-        rpsMedian: round(median(rs.map((r) => r.rps)), 0),
-        statuses: rs.reduce<Record<number, number>>((acc, r) => {
-          for (const [k, v] of Object.entries(r.statuses)) acc[Number(k)] = (acc[Number(k)] ?? 0) + v;
-          return acc;
-        }, {}),
-      },
-    ]),
-  );
-  const rssAfter = round(rssMb(proc.pid));
+  await eventLoopMaxMs(server.proc.url);
+  const reference = await load(server, LOAD_S, () => full.key);
+  const sameLoadWithoutChanges = { requests: reference.n, statuses: reference.statuses, maxLatencyMs: reference.max, p99Ms: reference.p99, eventLoopDelayMaxMs: await eventLoopMaxMs(server.proc.url) };
+  const duringCliChanges = await cliChanges(server, full);
+  const costs = await cost(server, full.key);
+  const rssAfterAllMb = round(rssMb(server.proc.pid));
   await stop(server);
-  rmSync(dir, { recursive: true, force: true });
-
+  rmSync(full.dir, { recursive: true, force: true });
   const report = {
     keys: KEYS,
     startup: { ...startup, rssDeltaMbMedians: round(startup.seeded.rssMbMedian - startup.empty.rssMbMedian) },
     directoryAlone: directory,
-    sameLoadWithoutChanges: { requests: reference.n, statuses: reference.statuses, maxLatencyMs: reference.max, p99Ms: reference.p99, eventLoopDelayMaxMs: referenceLoopMs },
-    duringCliChanges: {
-      requests: during.n,
-      statuses: (await steady).statuses,
-      maxLatencyMs: during.max,
-      p99Ms: during.p99,
-      eventLoopDelayMaxMs: duringLoopMs,
-      phases,
-      cliS,
-      newKeyUsableMs,
-      revokedRefusedMs,
-      importedKeyUsableMs: importedUsableMs,
-      lock: { heldMs: lock.heldMs, countsWrittenAfterReleaseMs: countsWrittenMs },
-    },
-    cost,
-    rssAfterAllMb: rssAfter,
+    sameLoadWithoutChanges,
+    duringCliChanges,
+    cost: costs,
+    rssAfterAllMb,
     targets: { firstAnswerS: '< 3', rssDeltaMb: '<= 100', maxLatencyMs: '< 100 throughout', newKeyUsableMs: '< 1000', revokedRefusedMs: '< 1000' },
   };
   process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
 }
 
-main().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    log(`keys-scale: ${err instanceof Error ? err.stack : String(err)}`);
-    process.exit(1);
-  },
-);
+runBench('keys-scale', main);

@@ -18,14 +18,10 @@ import { runLoad } from './load.js';
 import { cpuSeconds, createKey, ROOT, startBaseline, startService, waitIdle, type Proc } from './processes.js';
 import { geoDatabases, serviceEnv } from './service-env.js';
 import { groupProfile, STAGES, type CpuProfile, type Budget } from './profile-stages.js';
+import { num } from './session.js';
 
-const num = (name: string, def: number): number => {
-  const v = Number(process.env[name] ?? def);
-  if (!Number.isFinite(v) || v <= 0) throw new Error(`${name} must be a number > 0`);
-  return v;
-};
-const durationS = num('PROFILE_DURATION', 10);
-const intervalUs = Math.round(num('PROFILE_INTERVAL_US', 250));
+const durationS = num('PROFILE_DURATION', 10) || 10;
+const intervalUs = Math.round(num('PROFILE_INTERVAL_US', 250)) || 250;
 const targets = (process.env.PROFILE_TARGETS ?? 'service,peer').split(',').map((s) => s.trim());
 const connections = 32;
 const dir = mkdtempSync(join(tmpdir(), 'vls-profile-'));

@@ -12,7 +12,9 @@ export interface GeoDatabases {
   real: boolean;
 }
 
-export function geoDatabases(): GeoDatabases {
+/** GeoLite2 where `make geoip` fetched it, else (or with `test`) MaxMind's test databases. */
+export function geoDatabases(test = false): GeoDatabases {
+  if (test) return { city: GEOIP_TEST_CITY_DB, asn: GEOIP_TEST_ASN_DB, real: false };
   const dir = join(ROOT, 'var/geoip');
   const city = ['GeoLite2-City.mmdb', 'GeoLite2-City.mmdb.gz'].map((f) => join(dir, f)).find(existsSync);
   const asn = join(dir, 'GeoLite2-ASN.mmdb');

@@ -6,6 +6,7 @@ import { median, type Measured } from './load.js';
 import { HIGH_LIMITS } from './service-env.js';
 import { num } from './session.js';
 import { startSmtpBench } from './smtp-setup.js';
+import { runBench } from './children.js';
 
 const ADDRESSES = num('SMTP_BENCH_ADDRESSES', 1000);
 const DOMAINS = Math.max(1, Math.min(100, num('SMTP_BENCH_DOMAINS', 10)));
@@ -22,7 +23,7 @@ const domain = (d: number) => `d${d}.smtp-bench.test`;
 const hostIp = (d: number) => `127.0.1.${10 + d}`;
 
 async function main(): Promise<void> {
-  const { svc, key, smtp, load, loadBegun, close } = await startSmtpBench({
+  const { smtp, load, loadBegun, figures, bulk, close } = await startSmtpBench({
     name: 'smtp-bench',
     domains: DOMAINS,
     domain,
@@ -53,31 +54,11 @@ async function main(): Promise<void> {
       // BIC for DURING_S seconds; the bulk is sent once that load has begun.
       const loaded = await loadBegun(DURING_S);
       const t0 = performance.now();
-      const bulk = fetch(`${svc.url}/api/v1/email/bulk`, {
-        method: 'POST',
-        headers: { 'x-api-key': key, 'content-type': 'application/json' },
-        body: JSON.stringify({ items, smtp: true }),
-      }).then(async (res) => {
-        const body = (await res.json()) as { results: Array<{ status: number; result?: { deliverability: { status: string } } }> };
-        if (res.status !== 200) throw new Error(`bulk answered ${res.status}`);
-        return { s: (performance.now() - t0) / 1000, body };
-      });
+      const sent = bulk(items).then((statuses) => ({ s: (performance.now() - t0) / 1000, statuses }));
       during.push(await loaded.run);
-      const { s, body } = await bulk;
-      const sessions = Array.from({ length: DOMAINS }, (_, d) => smtp.sessions(hostIp(d))).flat();
-      const statuses: Record<string, number> = {};
-      for (const x of body.results) {
-        const k = x.result?.deliverability.status ?? String(x.status);
-        statuses[k] = (statuses[k] ?? 0) + 1;
-      }
-      rounds.push({
-        bulkS: Number(s.toFixed(2)),
-        sessions: sessions.length,
-        rcpts: sessions.reduce((a, x) => a + x.rcpts.length, 0),
-        probes: sessions.reduce((a, x) => a + x.rcpts.filter((rc) => rc.startsWith('q')).length, 0),
-        data: sessions.filter((x) => x.data).length,
-        statuses,
-      });
+      const { s, statuses } = await sent;
+      const { sessions, rcpts, probes, data } = figures();
+      rounds.push({ bulkS: Number(s.toFixed(2)), sessions, rcpts, probes, data, statuses });
     }
   } finally {
     await close();
@@ -99,7 +80,4 @@ async function main(): Promise<void> {
   console.log(JSON.stringify(summary, null, 2));
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+runBench('smtp-bulk', main);

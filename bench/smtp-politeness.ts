@@ -6,6 +6,7 @@
 //   make build && node --import tsx bench/smtp-politeness.ts          (not part of make bench)
 import { setTimeout as delay } from 'node:timers/promises';
 import { startSmtpBench } from './smtp-setup.js';
+import { runBench } from './children.js';
 
 const ADDRESSES = Number(process.env.SMTP_POLITE_ADDRESSES ?? 10_000);
 const DOMAINS = 100;
@@ -26,26 +27,16 @@ const domain = (d: number) => `d${d}.polite.test`;
 const serverIp = (d: number) => `127.0.2.${10 + (d % SERVERS)}`;
 
 /** The bulks: address i at domain i % 100, 1,000 to a request, all sent at once; resolves with the seconds taken. */
-async function sendBulks(url: string, key: string, prefix: string): Promise<{ s: number; statuses: Record<string, number> }> {
+async function sendBulks(bulk: (items: string[], reasons: boolean) => Promise<Record<string, number>>, prefix: string): Promise<{ s: number; statuses: Record<string, number> }> {
   const t0 = performance.now();
   const statuses: Record<string, number> = {};
   const bulks = Array.from({ length: Math.ceil(ADDRESSES / 1000) }, (_, b) => Array.from({ length: Math.min(1000, ADDRESSES - b * 1000) }, (_, i) => `${prefix}${b * 1000 + i}@${domain((b * 1000 + i) % DOMAINS)}`));
-  await Promise.all(
-    bulks.map(async (items) => {
-      const res = await fetch(`${url}/api/v1/email/bulk`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify({ items, smtp: true }) });
-      if (res.status !== 200) throw new Error(`bulk answered ${res.status}`);
-      const body = (await res.json()) as { results: Array<{ result: { deliverability: { status: string; reason: string } } }> };
-      for (const r of body.results) {
-        const k = `${r.result.deliverability.status}/${r.result.deliverability.reason}`;
-        statuses[k] = (statuses[k] ?? 0) + 1;
-      }
-    }),
-  );
+  for (const counts of await Promise.all(bulks.map((items) => bulk(items, true)))) for (const [k, v] of Object.entries(counts)) statuses[k] = (statuses[k] ?? 0) + v;
   return { s: (performance.now() - t0) / 1000, statuses };
 }
 
 async function main(): Promise<void> {
-  const { svc, key, smtp, ips, load, loadBegun, close } = await startSmtpBench({
+  const { load, loadBegun, figures, bulk, close } = await startSmtpBench({
     name: 'smtp-polite',
     domains: DOMAINS,
     domain,
@@ -60,21 +51,21 @@ async function main(): Promise<void> {
     await load(1); // warm-up
     const baseline = await load(BIC.baselineS);
     const during = await loadBegun(DURING_S);
-    const { s, statuses } = await sendBulks(svc.url, key, 'p');
+    const { s, statuses } = await sendBulks(bulk, 'p');
     const loaded = await during.run;
-    const sessions = ips.flatMap((ip) => [...smtp.sessions(ip)]); // round one's
+    const { sessions, rcpts, data } = figures(); // round one's
     // Round two: BIC from SESSIONS_FROM_S after the bulks' start (fresh addresses: no verdict from the cache).
-    const bulks2 = sendBulks(svc.url, key, 'r');
+    const bulks2 = sendBulks(bulk, 'r');
     await delay(SESSIONS_FROM_S * 1000);
     const sessionPhase = await load(SESSIONS_S);
     await bulks2;
-    const maxPerAddress = Math.max(...ips.map((ip) => smtp.maxConcurrent(ip)));
+    const maxPerAddress = figures().maxConcurrent;
     console.log(JSON.stringify({
       settings: { addresses: ADDRESSES, domains: DOMAINS, serverAddresses: SERVERS, rcptDelayMs: 20, maxPerHost: MAX_PER_HOST, bicRate: BIC.rate, baselineS: BIC.baselineS, duringS: DURING_S, sessionsFromS: SESSIONS_FROM_S, sessionsS: SESSIONS_S },
       seconds: Number(s.toFixed(2)),
-      sessions: sessions.length,
-      rcpts: sessions.reduce((a, x) => a + x.rcpts.length, 0),
-      data: sessions.filter((x) => x.data).length,
+      sessions,
+      rcpts,
+      data,
       maxSessionsToOneAddress: maxPerAddress, // over both rounds
       statuses,
       bic: {
@@ -92,7 +83,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+runBench('smtp-politeness', main);
