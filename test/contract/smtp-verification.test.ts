@@ -400,6 +400,23 @@ describe('server addresses, deadline, cancel (issue #55)', () => {
     }
   });
 
+  it('an MX host whose address lookup stalls: SMTP_DEADLINE_MS ends the verification unknown/timeout, not DNS_TIMEOUT_MS', async () => {
+    const short = await startHarness({ ...env(), DNS_TIMEOUT_MS: '60000', SMTP_DEADLINE_MS: '300' });
+    try {
+      // The address checks' own lookups (the domain's MX, A, AAAA) answered and cached; then DNS goes silent, so the
+      // verification's lookup of the MX host's addresses is the one that waits.
+      expect((await short.call('/api/v1/email?address=alice%40known.test')).body.mxRecord).toBe(true);
+      dns.queries.length = 0;
+      dns.setMode('silent');
+      expect(await verify('alice@known.test', short)).toEqual({ status: 'unknown', reason: 'timeout', catchAll: null, mxHost: null, smtpCode: null, enhancedCode: null, tls: null });
+      expect(dns.queries.map((q) => q.name)).toContain('mx.known.test');
+      expect(smtp.sessions(HOSTS.standard)).toEqual([]);
+    } finally {
+      dns.setMode('normal');
+      await short.close();
+    }
+  });
+
   it('a client that disconnects mid-verification: QUIT sent, the connection closed', async () => {
     // Over TCP: the subject is the client's connection going away.
     const tcp = await startHarness(env(), { tcp: true });
