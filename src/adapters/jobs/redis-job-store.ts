@@ -120,13 +120,15 @@ async function dropJob(c: Ctx, id: string): Promise<void> {
  * works it), then its items, then ARRIVED shows it: a worker never meets an item without its job (items written
  * first were dropped: docs/adr/0030), and a job whose writing stopped half-way is never shown, deleted here on an
  * error and by purge() after a crash. The lines' hash exists from the start (a placeholder field) to take its expiry.
+ * Returns the job as queued, whatever a worker has done to it since.
  */
-async function writeJob(c: Ctx, job: NewJob): Promise<void> {
+async function writeJob(c: Ctx, job: NewJob): Promise<Record<string, string>> {
   const { firstOf, distinct } = distinctItems(job.items);
   const id = job.id;
+  const m = metaOf(job, distinct);
   await c.r
     .multi()
-    .hset(k(id, 'meta'), metaOf(job, distinct))
+    .hset(k(id, 'meta'), m)
     .hset(k(id, 'lines'), '-1', '')
     .pexpireat(k(id, 'meta'), job.expiresAt)
     .pexpireat(k(id, 'lines'), job.expiresAt)
@@ -139,6 +141,7 @@ async function writeJob(c: Ctx, job: NewJob): Promise<void> {
     await dropJob(c, id).catch(() => undefined);
     throw err;
   }
+  return Object.fromEntries(Object.entries({ ...m, status: 'queued' }).map(([field, v]) => [field, String(v)]));
 }
 
 /** The lines so far in submission order, a page of fields per HMGET. */
@@ -246,10 +249,8 @@ export function createRedisJobStore(o: RedisJobStoreOptions): JobStore {
     return m.keyId === keyId && m.status !== 'incoming' && num(m.expiresAt) > now ? m : null;
   };
   return {
-    async create(job) {
-      await reach(writeJob(c, job));
-      return view(job.id, await reach(r.hgetall(k(job.id, 'meta'))));
-    },
+    // The job as queued, not read back: its items are on the queue already and a worker may have started it (the 202 says queued).
+    create: async (job) => view(job.id, await reach(writeJob(c, job))),
     get: async (id, keyId, now) => {
       const m = await meta(id, keyId, now);
       return m ? view(id, m) : null;
