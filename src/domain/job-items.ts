@@ -14,11 +14,13 @@ export function distinctItems(items: readonly string[]): { firstOf: Int32Array; 
 }
 
 /**
- * The distinct items' indexes grouped by domain (domains in the order they first appear, submission order within
- * one): the queue hands them out in this order, so a worker's batch holds one domain's addresses, which share SMTP
- * sessions (smtp-plan.ts asks up to RECIPIENTS_PER_SESSION in one), where submission order gave each its own.
+ * The distinct items' indexes in runs of up to `run` addresses of one domain (submission order within a domain), the
+ * domains' runs taking turns: the queue hands them out in this order, so a worker's batch holds one domain's
+ * addresses, which share an SMTP session (smtp-plan.ts asks up to RECIPIENTS_PER_SESSION in one) where submission
+ * order gave each its own, and the batches worked at once go to different domains (and mostly servers), each under
+ * its per-address session limit.
  */
-export function domainOrder(items: readonly string[], firstOf: Int32Array): Int32Array {
+export function domainOrder(items: readonly string[], firstOf: Int32Array, run: number): Int32Array {
   const groups = new Map<string, number[]>();
   let n = 0;
   for (let i = 0; i < items.length; i++) {
@@ -31,7 +33,11 @@ export function domainOrder(items: readonly string[], firstOf: Int32Array): Int3
   }
   const order = new Int32Array(n);
   let at = 0;
-  for (const group of groups.values()) for (const i of group) order[at++] = i;
+  let live = [...groups.values()];
+  for (let from = 0; live.length > 0; from += run) {
+    for (const g of live) for (let j = from; j < Math.min(g.length, from + run); j++) order[at++] = g[j];
+    live = live.filter((g) => g.length > from + run);
+  }
   return order;
 }
 

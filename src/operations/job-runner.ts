@@ -20,6 +20,11 @@ export interface JobRunnerOptions {
   /** How often an idle worker looks for due items (default 1 s); wake() looks at once. */
   pollMs?: number;
   /**
+   * Batches worked at once (default 4): a batch is one domain's session, its RCPTs one after another, so one batch at
+   * a time left a worker waiting on one server; the batches in hand go to different domains (job-items.ts domainOrder).
+   */
+  concurrency?: number;
+  /**
    * Items claimed at once: as many as one SMTP session asks (default RECIPIENTS_PER_SESSION, 20), so that a batch of
    * one domain (the queue hands items out grouped by domain) is one session, not one per address.
    */
@@ -87,7 +92,7 @@ export function startJobRunner(o: JobRunnerOptions): JobRunner {
     }
   }
 
-  const loop = startPollingLoop(async () => {
+  const step = async (): Promise<boolean> => {
     try {
       const items = await o.store.claim(worker, o.batch ?? RECIPIENTS_PER_SESSION, now(), leaseMs);
       if (items.length === 0) return false;
@@ -99,6 +104,11 @@ export function startJobRunner(o: JobRunnerOptions): JobRunner {
       o.logger.warn({ err: err instanceof Error ? err.message : String(err) }, 'job worker: batch not settled, its items go back to the queue when their leases end');
       return false;
     }
-  }, pollMs);
-  return { ...loop, checked: () => count };
+  };
+  const loops = Array.from({ length: o.concurrency ?? 4 }, () => startPollingLoop(step, pollMs));
+  return {
+    wake: () => loops.forEach((l) => l.wake()),
+    stop: async () => void (await Promise.all(loops.map((l) => l.stop()))),
+    checked: () => count,
+  };
 }

@@ -6,6 +6,7 @@ import { setImmediate as turn } from 'node:timers/promises';
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { distinctItems, domainOrder } from '../../domain/job-items.js';
+import { RECIPIENTS_PER_SESSION } from '../../domain/smtp-plan.js';
 import { JobStoreUnavailable, type ClaimedItem, type ItemOutcome, type JobStore, type JobView, type LineStatus, type NewJob, type ResultLine, type WebhookDue } from './job-store.js';
 import { ARRIVED, CLOSE_PAGE, DUE_HOOKS, END_EARLY, SETTLE, START } from './redis-job-scripts.js';
 
@@ -99,7 +100,7 @@ async function writeItems(c: Ctx, job: NewJob, firstOf: Int32Array): Promise<voi
   for (let from = 0; from < job.items.length; from += 10_000) await c.r.rpush(k(id, 'items'), ...job.items.slice(from, from + 10_000));
   if (copies.size) await c.r.hset(k(id, 'copies'), Object.fromEntries([...copies].map(([f, list]) => [f, list.join(',')])));
   await c.r.multi().pexpireat(k(id, 'items'), job.expiresAt).pexpireat(k(id, 'copies'), job.expiresAt).exec();
-  const order = domainOrder(job.items, firstOf); // BullMQ's wait list is first in, first out
+  const order = domainOrder(job.items, firstOf, RECIPIENTS_PER_SESSION); // BullMQ's wait list is first in, first out
   for (let from = 0; from < order.length; from += 1000) {
     const batch = [];
     for (const i of order.subarray(from, from + 1000)) {

@@ -4,6 +4,7 @@ import { setTimeout as sleep, setImmediate as turn } from 'node:timers/promises'
 import type Database from 'better-sqlite3';
 import { isBusy, neverWait, openDatabase } from '../sqlite/database.js';
 import { distinctItems, domainOrder } from '../../domain/job-items.js';
+import { RECIPIENTS_PER_SESSION } from '../../domain/smtp-plan.js';
 import {
   JobStoreUnavailable,
   type ClaimedItem,
@@ -188,7 +189,7 @@ async function insert(s: Statements, { insertItems, arrive }: Pick<Transactions,
   const { firstOf, distinct } = distinctItems(job.items);
   // Each distinct item's place in the claiming order (grouped by domain); a repeat is never claimed.
   const seqOf = new Int32Array(job.items.length);
-  domainOrder(job.items, firstOf).forEach((idx, seq) => (seqOf[idx] = seq));
+  domainOrder(job.items, firstOf, RECIPIENTS_PER_SESSION).forEach((idx, seq) => (seqOf[idx] = seq));
   await write(() =>
     s.insertJob.run({
       id: job.id, key_id: job.keyId, smtp: job.smtp ? 1 : 0, total: job.items.length, distinct, created_at: job.createdAt,
