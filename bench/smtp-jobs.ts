@@ -68,7 +68,7 @@ async function bench(queue: string) {
     accepts: (local) => n(local) >= 0 && n(local) % 10 !== 9,
     greylistOnce: (local) => n(local) % 20 === 7,
   });
-  const start = (i: number) => startService({ name: `job-worker-${i}`, env: b.env, dir: b.dir, main: join(ROOT, 'dist/src/job-worker.js'), nodeArgs: ['--max-semi-space-size=8'], portVar: 'METRICS_PORT', ready: { path: '/metrics' } });
+  const start = (i: number) => startService({ name: `job-worker-${i}`, env: b.env, dir: b.dir, main: join(ROOT, 'dist/src/job-worker.js'), nodeArgs: ['--max-semi-space-size=8', '--max-old-space-size=96'], portVar: 'METRICS_PORT', ready: { path: '/metrics' } });
   const procs = [b.svc, ...(redis ? await Promise.all([1, 2].map(start)) : [])];
   let keep = true; // the logs and the store stay (named on stderr) unless the job ended well
   try {

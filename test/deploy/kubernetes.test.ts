@@ -123,7 +123,7 @@ describe('deploy/kubernetes', () => {
 
     it('run the job worker of the same image, on the same Redis, scraped on METRICS_PORT', () => {
       expect(worker.image).toBe(container.image);
-      expect(worker.command).toEqual(['node', '--max-semi-space-size=8', 'dist/src/job-worker.js']);
+      expect(worker.command).toEqual(['node', '--max-semi-space-size=8', '--max-old-space-size=96', 'dist/src/job-worker.js']);
       expect(wenv.REDIS_URL.valueFrom.secretKeyRef).toEqual(Object.fromEntries(container.env.map((e: any) => [e.name, e])).REDIS_URL.valueFrom.secretKeyRef);
       expect(wenv.METRICS_PORT.value).toBe(String(worker.ports.find((p: any) => p.name === 'metrics').containerPort));
       expect(workers.spec.template.metadata.annotations['prometheus.io/port']).toBe(wenv.METRICS_PORT.value);
