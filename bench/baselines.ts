@@ -1,6 +1,6 @@
 // The bench's baselines, one small JSON body on every request (BASELINE=koa: bare Koa, the framework's floor;
 // BASELINE=http: bare node:http, Node's): keep-alive as the service's, listen on PORT (127.0.0.1), print {"port":N}
-// for bench/processes.ts, close every connection on SIGTERM.
+// for the bench, close every connection on SIGTERM.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';

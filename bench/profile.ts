@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { BREACHED, endpoint, probe, requestsFor } from './endpoints.js';
 import { startFixtures } from './fixtures.js';
 import { runLoad } from './load.js';
-import { cpuSeconds, createKey, ROOT, startBaseline, startService, waitIdle, type Proc } from './processes.js';
+import { cpuSeconds, createKey, ROOT, startService, statCpuSeconds, waitIdle, type Proc } from './processes.js';
 import { geoDatabases, serviceEnv } from './service-env.js';
 import { groupProfile, STAGES, type CpuProfile, type Budget } from './profile-stages.js';
 import { num } from './session.js';
@@ -75,10 +75,8 @@ function threadsBy(pid: number): Map<string, number> {
   const out = new Map<string, number>();
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).replace(/\d+$/, '#');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      out.set(name, (out.get(name) ?? 0) + (Number(f[11]) + Number(f[12])) / 100);
+      const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim().replace(/\d+$/, '#');
+      out.set(name, (out.get(name) ?? 0) + statCpuSeconds(`/proc/${pid}/task/${tid}/stat`));
     } catch {
       // the thread ended meanwhile
     }
@@ -98,13 +96,13 @@ function scaled(b: Budget, mainUsPerReq: number): Budget {
 
 const profArgs = (profDir: string) => ['--cpu-prof', '--cpu-prof-dir', profDir, '--cpu-prof-interval', String(intervalUs)];
 const results: Result[] = [];
-const fixtures = await startFixtures(dir, BREACHED);
+const fixtures = await startFixtures(BREACHED);
 try {
   if (targets.includes('service')) {
     const profDir = join(dir, 'service-prof');
     mkdirSync(profDir);
     const env = serviceEnv(fixtures, mkdtempSync(join(dir, 'data-')), geoDatabases());
-    const key = await createKey('profile', env, dir);
+    const key = await createKey(env);
     const svc = await startService({ name: 'service', env, dir, nodeArgs: profArgs(profDir), main: process.env.PROFILE_MAIN });
     results.push(await profileRun('service', svc, key, profDir).finally(() => svc.stop()));
   }
@@ -112,7 +110,7 @@ try {
     const profDir = join(dir, 'peer-prof');
     mkdirSync(profDir);
     const key = 'vls_profile_peer_key';
-    const peer = await startBaseline('fastify-peer', 'fastify-peer.ts', dir, profArgs(profDir), { PEER_API_KEY: key });
+    const peer = await startService({ name: 'fastify-peer', env: { PEER_API_KEY: key }, dir, nodeArgs: profArgs(profDir), script: 'fastify-peer.ts', ready: { path: '/' } });
     results.push(await profileRun('Fastify peer', peer, key, profDir).finally(() => peer.stop()));
   }
 } finally {

@@ -143,7 +143,7 @@ export class Session {
         const sl = slices[i][slices[i].length - 1];
         this.log(
           `${name} ${loader} round ${round + 1}/${rounds} ${s.label}: ${Math.round(sl.rps)} req/s, p99 ${sl.p99.toFixed(2)} ms, ` +
-            `CPU ${sl.cpuUsPerReq.toFixed(1)} us/req (${sl.serverBusyPct.toFixed(0)}% of a CPU), ${loader} ${sl.loaderUsPerReq.toFixed(1)} us/req (${sl.loaderBusyPct.toFixed(0)}% of a CPU); the others idle after ${Math.max(0, ...idle.map((x) => x.waitedS)).toFixed(1)} s, ${others.toFixed(2)} s CPU in the window; ` +
+            `CPU ${sl.cpuUsPerReq.toFixed(1)} us/req (${sl.serverBusyPct.toFixed(0)}% of a CPU), ${loader} ${sl.loaderUsPerReq.toFixed(1)} us/req (${sl.loaderBusyPct.toFixed(0)}% of a CPU); the others idle after ${Math.max(0, ...idle).toFixed(1)} s, ${others.toFixed(2)} s CPU in the window; ` +
             `steal ${sl.stealPct.toFixed(1)}%, host busy ${sl.busyPct.toFixed(0)}%, load ${sl.load1.toFixed(2)}`,
         );
       }
@@ -161,7 +161,7 @@ export class Session {
     let svc: Proc | null = null;
     try {
       this.log(`starting ${o.name}`);
-      const key = await createKey(o.name, o.env, o.dir);
+      const key = await createKey(o.env);
       svc = await startService(o);
       const p = await probe(svc.url, endpoint('bic'), key);
       if (!p.ok) throw new Error(`BIC probe answered ${p.problem}`);

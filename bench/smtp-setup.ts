@@ -53,7 +53,7 @@ export async function startSmtpBench(o: SmtpBenchOptions) {
     SMTP_PORT: String(smtp.port),
     ...o.env,
   };
-  const key = await createKey(o.name, env, dir);
+  const key = await createKey(env);
   const svc = await startService({ name: o.name, env, dir });
   const requests = [{ method: 'GET', path: '/api/v1/bic/DEUTDEFF', headers: { 'x-api-key': key } }];
   /** BIC for `durationS` as an open loop; `started` once the load has begun. */

@@ -134,9 +134,9 @@ async function soak(url: string, pid: number, requests: TimedRequest[], rate: nu
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'vls-soak-'));
-  const up = await startFixtures(dir, {});
+  const up = await startFixtures();
   const env = { ...serviceEnv(up, dir, geoDatabases(true)), TRUST_PROXY: 'true' };
-  const key = await createKey('soak', env, dir);
+  const key = await createKey(env);
   const svc = await startService({ name: 'service', env, dir });
   try {
     const requests = await soakRequests(svc.url, key);
