@@ -54,14 +54,14 @@ async function stopChild(child: ChildProcess, graceMs = 10_000): Promise<void> {
 }
 
 /** Poll `url` until it answers 200 (or the child exits, or the deadline passes). */
-async function waitFor(url: string, child: ChildProcess, logFile: string, ready: Ready = {}): Promise<void> {
+async function waitFor(url: string, child: ChildProcess, logFile: string, ready?: ServiceOptions['ready']): Promise<void> {
   const ok = async () => {
-    const res = await fetch(url, { headers: ready.headers, signal: AbortSignal.timeout(2_000) });
+    const res = await fetch(url, { headers: ready?.headers, signal: AbortSignal.timeout(2_000) });
     await res.arrayBuffer();
     return res.status === 200;
   };
   const gone = () => (exited(child) ? `the process exited (${child.exitCode ?? child.signalCode})` : null);
-  await poll(() => ok().catch(() => false), { timeoutMs: 60_000, intervalMs: ready.intervalMs ?? 100, what: `200 from ${url}`, giveUp: gone }).catch(async (err: Error) => {
+  await poll(() => ok().catch(() => false), { timeoutMs: 60_000, intervalMs: ready?.intervalMs ?? 100, what: `200 from ${url}`, giveUp: gone }).catch(async (err: Error) => {
     await stopChild(child);
     throw new Error(`${err.message}:\n${logTail(logFile)}`);
   });
@@ -100,14 +100,9 @@ export interface ServiceOptions {
   /** Another build's entry (the dist/src/main.js of another checkout) instead of this one's. */
   main?: string;
   /** Ready when this path answers 200 (default /readyz), polled every intervalMs (100). */
-  ready?: Ready & { path: string };
+  ready?: { path: string; headers?: Record<string, string>; intervalMs?: number };
   /** The variable naming the port it listens on (default PORT; a job worker: METRICS_PORT). */
   portVar?: string;
-}
-
-interface Ready {
-  headers?: Record<string, string>;
-  intervalMs?: number;
 }
 
 /** The service on a free port with its env; ready when /readyz (or `ready.path`) answers 200 and all workers run. */

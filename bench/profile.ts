@@ -119,11 +119,7 @@ try {
 
 // ---- report: one column per target, stages in the service's order, then what the peer spends elsewhere
 const us = (v: number) => v.toFixed(1);
-const names = [...new Set(results.flatMap((r) => [...r.budget.stages.keys()]))].sort((a, b) => {
-  const ia = STAGES.indexOf(a);
-  const ib = STAGES.indexOf(b);
-  return (ia < 0 ? 999 : ia) - (ib < 0 ? 999 : ib) || a.localeCompare(b);
-});
+const names = STAGES.filter((stage) => results.some((r) => r.budget.stages.has(stage)));
 const lines = [
   `| stage | ${results.map((r) => `${r.name} us/req`).join(' | ')} |`,
   `|---|${results.map(() => '---:').join('|')}|`,

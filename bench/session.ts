@@ -106,9 +106,9 @@ export class Session {
   }
 
   /** One side alone: warm-up discarded, then one window with the peak RSS of its tree; a rotation of one round. */
-  async measure(side: Side, note: string[] = [], loader = defaultLoader()): Promise<Row> {
+  async measure(side: Side, note: string[] = []): Promise<Row> {
     const rss = new PeakRss(side.pid);
-    const r = await this.rotate(side.id, [side], { rounds: 1, loader, onWindow: () => rss.start() });
+    const r = await this.rotate(side.id, [side], { rounds: 1, onWindow: () => rss.start() });
     return toRow(side, r.slices[0], rss.stop(), note);
   }
 
@@ -155,9 +155,9 @@ export class Session {
 
   /**
    * Start a service with a fresh key, check BIC answers 200, wait until it is idle and warm it up (every endpoint in
-   * `mixed`, then BIC until steady). A failure marks `ids` with `onFail` and returns null.
+   * `mixed`, then BIC until steady). A failure marks `ids` failed and returns null.
    */
-  async launch(o: ServiceOptions, label: string, ids: Array<[string, string]>, mixed: string[] = [], onFail: Row['status'] = 'failed'): Promise<Launched | null> {
+  async launch(o: ServiceOptions, label: string, ids: Array<[string, string]>, mixed: string[] = []): Promise<Launched | null> {
     let svc: Proc | null = null;
     try {
       this.log(`starting ${o.name}`);
@@ -173,7 +173,7 @@ export class Session {
     } catch (err) {
       await svc?.stop();
       const msg = (err as Error).message.split('\n').slice(0, 6).join(' | ');
-      for (const [id, l] of ids) this.mark(id, l, onFail, `${o.name}: ${msg}`);
+      for (const [id, l] of ids) this.mark(id, l, 'failed', `${o.name}: ${msg}`);
       return null;
     }
   }
