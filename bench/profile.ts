@@ -27,22 +27,12 @@ const connections = 32;
 const dir = mkdtempSync(join(tmpdir(), 'vls-profile-'));
 const log = (s: string) => process.stderr.write(`[profile] ${s}\n`);
 
-interface Result {
-  name: string;
-  requests: number;
-  rps: number;
-  p99: number;
-  /** CPU of the process (every thread, /proc) per request over the loaded window, us. */
-  processUsPerReq: number;
-  /** CPU of its main thread (/proc) per request, us: the stages are scaled to add up to this. */
-  mainUsPerReq: number;
-  budget: Budget;
-  /** CPU per request of each thread group (by name), us: where the process's CPU beyond the main thread goes. */
-  perThread: Array<[string, number]>;
-}
-
-/** Load BIC on a started process between two clock readings the profile's sample times can be matched to. */
-async function profileRun(name: string, proc: Proc, key: string, profDir: string): Promise<Result> {
+/**
+ * Load BIC on a started process between two clock readings the profile's sample times can be matched to. CPU per
+ * request (us, /proc) of the process, of its main thread (the stages are scaled to add up to it) and of each thread
+ * group by name (where the process's CPU beyond the main thread goes).
+ */
+async function profileRun(name: string, proc: Proc, key: string, profDir: string) {
   // The peer implements BIC only.
   const e = endpoint(name === 'service' ? (process.env.PROFILE_ENDPOINT ?? 'bic') : 'bic');
   const requests = requestsFor(e, key);
@@ -95,7 +85,7 @@ function scaled(b: Budget, mainUsPerReq: number): Budget {
 }
 
 const profArgs = (profDir: string) => ['--cpu-prof', '--cpu-prof-dir', profDir, '--cpu-prof-interval', String(intervalUs)];
-const results: Result[] = [];
+const results: Array<Awaited<ReturnType<typeof profileRun>>> = [];
 const fixtures = await startFixtures(BREACHED);
 try {
   if (targets.includes('service')) {
