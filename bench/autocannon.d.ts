@@ -26,9 +26,7 @@ declare module 'autocannon' {
     finish: Date;
   }
 
-  interface Instance extends EventEmitter, PromiseLike<AutocannonResult> {
-    stop(): void;
-  }
+  interface Instance extends EventEmitter, PromiseLike<AutocannonResult> {}
 
   function autocannon(opts: AutocannonOptions): Instance;
   export default autocannon;

@@ -8,7 +8,7 @@ import { basename, join } from 'node:path';
 import { BREACHED, endpoint, requestsFor } from './endpoints.js';
 import { startFixtures } from './fixtures.js';
 import { runLoad } from './load.js';
-import { createKey, processTree, ROOT, rssMb, startService, statusField, waitIdle } from './processes.js';
+import { processTree, ROOT, rssMb, startWithKey, statusField, waitIdle } from './processes.js';
 import { geoDatabases, serviceEnv } from './service-env.js';
 
 const treeRssMb = (pid: number): number => processTree(pid).reduce((s, p) => s + rssMb(p), 0);
@@ -76,8 +76,7 @@ const fixtures = await startFixtures(BREACHED);
 // as npm start, make run and the image set them (MEMORY_ARENAS=default: glibc's own, to compare).
 const arenas: Record<string, string> = process.env.MEMORY_ARENAS === 'default' ? {} : { MALLOC_ARENA_MAX: '2' };
 const env: Record<string, string> = { ...serviceEnv(fixtures, mkdtempSync(join(dir, 'data-')), geoDatabases()), ...(geoDatabases().real ? { GEOIP_CITY_DB: defaultCityDb() } : {}), ...arenas };
-const key = await createKey(env);
-const svc = await startService({ name: 'service', env, dir });
+const svc = await startWithKey({ name: 'service', env, dir });
 const lines: string[] = [];
 try {
   await waitIdle(svc.pid, 30);
@@ -85,7 +84,7 @@ try {
   const idle = treeRssMb(svc.pid);
   const before = threads(svc.pid);
   const passwords = Number(process.env.MEMORY_PASSWORDS ?? 400);
-  const pw = requestsFor(endpoint('password'), key);
+  const pw = requestsFor(endpoint('password'), svc.key);
   const m = await runLoad({ url: svc.url, requests: pw, connections: 8, durationS: Math.max(1, passwords / 100), loader: 'autocannon' });
   await waitIdle(svc.pid, 30);
   const after = treeRssMb(svc.pid);

@@ -88,6 +88,9 @@ export async function createKey(env: Record<string, string>): Promise<string> {
   return (JSON.parse(out.trim().split('\n').at(-1)!) as { key: string }).key;
 }
 
+/** A key made in the store the service will use (createKey), then the service (startService). */
+export const startWithKey = async (o: ServiceOptions): Promise<Proc & { key: string }> => ({ key: await createKey(o.env), ...(await startService(o)) });
+
 export interface ServiceOptions {
   name: string;
   env: Record<string, string>;

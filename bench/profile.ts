@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { BREACHED, endpoint, probe, requestsFor } from './endpoints.js';
 import { startFixtures } from './fixtures.js';
 import { runLoad } from './load.js';
-import { cpuSeconds, createKey, ROOT, startService, statCpuSeconds, waitIdle, type Proc } from './processes.js';
+import { cpuSeconds, ROOT, startService, startWithKey, statCpuSeconds, waitIdle, type Proc } from './processes.js';
 import { geoDatabases, serviceEnv } from './service-env.js';
 import { groupProfile, STAGES, type CpuProfile, type Budget } from './profile-stages.js';
 import { num } from './session.js';
@@ -92,9 +92,8 @@ try {
     const profDir = join(dir, 'service-prof');
     mkdirSync(profDir);
     const env = serviceEnv(fixtures, mkdtempSync(join(dir, 'data-')), geoDatabases());
-    const key = await createKey(env);
-    const svc = await startService({ name: 'service', env, dir, nodeArgs: profArgs(profDir), main: process.env.PROFILE_MAIN });
-    results.push(await profileRun('service', svc, key, profDir).finally(() => svc.stop()));
+    const svc = await startWithKey({ name: 'service', env, dir, nodeArgs: profArgs(profDir), main: process.env.PROFILE_MAIN });
+    results.push(await profileRun('service', svc, svc.key, profDir).finally(() => svc.stop()));
   }
   if (targets.includes('peer')) {
     const profDir = join(dir, 'peer-prof');
