@@ -347,8 +347,8 @@ export interface paths {
          *     SMTP quota (429 `SMTP_QUOTA_EXCEEDED`). Verdicts are cached: definitive ones (`deliverable`, `undeliverable`,
          *     `risky`) for 6 hours, `unknown` ones for 10 minutes, so asking again sooner gives the same answer without a
          *     new session. A session with one server address takes up to `SMTP_TIMEOUT_MS` (10 s by default); the whole
-         *     verification of an address (every host and address tried, waits for a free session slot, a plain retry after
-         *     a failed STARTTLS) at most `SMTP_DEADLINE_MS` (30 s by default), past which it answers `unknown`/`timeout`.
+         *     verification of an address (its MX and address lookups, every host and address tried, waits for a free session
+         *     slot, a plain retry after a failed STARTTLS) at most `SMTP_DEADLINE_MS` (30 s by default), past which it answers `unknown`/`timeout`.
          *     Requests asking about the same address at the same time share one session's answer. A client that closes the
          *     connection cancels the sessions only it was waiting for (QUIT is sent). A local part with non-ASCII characters
          *     is asked only of servers offering SMTPUTF8 (RFC 6531): otherwise `unknown`/`smtputf8_unsupported`.

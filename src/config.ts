@@ -283,7 +283,7 @@ function settings(cpus: number): Setting<keyof Config>[] {
     s('smtpMailFrom', 'SMTP_MAIL_FROM', null, mailFrom, 'the MAIL FROM address of verification sessions (required when SMTP_CHECK=on)'),
     s('smtpPort', 'SMTP_PORT', 25, int(1, 65535), 'port of the MX hosts'),
     s('smtpTimeoutMs', 'SMTP_TIMEOUT_MS', 10000, int(1, 120000), 'limit of one session with one MX server address (connect to QUIT); past it the next address or MX host is tried'),
-    s('smtpDeadlineMs', 'SMTP_DEADLINE_MS', 30000, int(1, 600000), 'limit of the whole verification of an address (every MX host and address, slot waits, the plain retry after a failed STARTTLS); past it unknown/timeout'),
+    s('smtpDeadlineMs', 'SMTP_DEADLINE_MS', 30000, int(1, 600000), 'limit of the whole verification of an address (its MX and address lookups, every MX host and address, slot waits, the plain retry after a failed STARTTLS); past it unknown/timeout'),
     s('smtpMaxPerHost', 'SMTP_MAX_PER_HOST', 2, int(1, 100), 'simultaneous SMTP sessions to one server address (the IP dialled, whatever MX names point at it), single requests, bulk and job items together; with Redis, every process together'),
     s('smtpMaxSessions', 'SMTP_MAX_SESSIONS', 50, int(1, 10000), 'simultaneous SMTP sessions of the whole process'),
     s('smtpProxy', 'SMTP_PROXY', null, socksProxy, 'socks5://host:port: reach MX hosts through this SOCKS5 proxy; default: direct connections'),

@@ -75,7 +75,18 @@ async function serve(config: Readonly<Config>): Promise<void> {
   // it would end the process.
   let reload = (): void => undefined;
   process.on('SIGHUP', () => reload());
+  // WORKERS>1 and DATA_REFRESH: the primary downloaded a list (supervise below); this worker swaps it in. Listened for
+  // from the start and kept until the datasets exist: a message sent while they were being read was lost, and with it
+  // the new list until the next download (hours), when a worker took longer to start than the first download.
+  const early: RefreshMessage[] = [];
+  let refreshed = (m: RefreshMessage): void => void early.push(m);
+  process.on('message', (m: RefreshMessage) => {
+    if (m?.type === 'data-refresh') refreshed(m);
+  });
   const composition = await compose(config, logger);
+  refreshed = (m) =>
+    void composition.refreshed(m!.name, m!.counts).catch((err: unknown) => logger.warn({ dataset: m!.name, err: String(err) }, `refreshed ${m!.name} could not be used; the data in use stays`));
+  for (const m of early.splice(0)) refreshed(m);
   const server = createHttpServer(await createApp({ ...composition.deps, metricsOnOwnPort: config.metricsPort !== null }));
   await listen(server, config.port, config.host).catch((err: NodeJS.ErrnoException) => {
     throw listenFailure(err, config);
@@ -116,11 +127,6 @@ async function serve(config: Readonly<Config>): Promise<void> {
   process.on('SIGINT', () => void stop('SIGINT'));
   // SIGHUP: reload every file dataset (src/adapters/files/reload.ts); requests go on meanwhile.
   reload = () => void composition.reloader.reloadAll();
-  // WORKERS>1 and DATA_REFRESH: the primary downloaded a list (supervise below); this worker swaps it in.
-  process.on('message', (m: RefreshMessage) => {
-    if (m?.type !== 'data-refresh') return;
-    composition.refreshed(m.name, m.counts).catch((err: unknown) => logger.warn({ dataset: m.name, err: String(err) }, `refreshed ${m.name} could not be used; the data in use stays`));
-  });
 }
 
 /** What the primary tells the workers after each DATA_REFRESH attempt: a list to swap in (name null: counts only). */

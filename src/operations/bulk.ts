@@ -1,6 +1,5 @@
 // Bulk validation (openapi.yaml validateIbans, validateBics, validateEmails): items answered in input order, each
 // with the single operation's result or the error it would answer.
-import { setImmediate as turn } from 'node:timers/promises';
 import type { DnsAnswer, DnsResolver } from '../adapters/dns/resolver.js';
 import { ApiError } from '../errors.js';
 import { asApiError, errorInfo } from '../error-answers.js';
@@ -8,6 +7,9 @@ import { createBankingOperations, type BankingDeps } from './banking.js';
 import { bulkSpecs, itemChecker } from './bulk-items.js';
 import { clientGone } from './client-gone.js';
 import { createEmailOperations, type EmailDeps } from './email.js';
+import { resultsJson } from './json-chunks.js';
+import { parsedOnce } from './parsed-once.js';
+import { pace } from './pacing.js';
 import { keyOf, type OperationContext, type OperationHandler, type OperationId, type Reply, type SuccessBody } from './types.js';
 
 export interface BulkDeps {
@@ -44,18 +46,18 @@ function caught(err: unknown): ReturnType<typeof failure> {
 }
 
 /**
- * Run fn over items with at most `limit` in progress, results in input order. Each worker lets the event loop turn
- * after every item: once a domain's DNS answers are in (onceEach), an item settles in microtasks alone, and 1,000 of
- * them would otherwise run as one block of tens of milliseconds that every other request waits behind.
+ * Run fn over items with at most `limit` in progress, results in input order. Each worker paces before every item
+ * (pacing.ts): once a domain's DNS answers are in (onceEach), an item settles in microtasks alone, and 1,000 of them
+ * would otherwise run as one block of tens of milliseconds that every other request waits behind.
  */
 async function mapBounded<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
   const out = new Array<R>(items.length);
   let next = 0;
   const worker = async (): Promise<void> => {
-    while (next < items.length) {
+    // Before each item, the first too: sixteen workers starting at once each send an item's DNS queries.
+    for (await pace(); next < items.length; await pace()) {
       const i = next++;
       out[i] = await fn(items[i]);
-      await turn();
     }
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
@@ -142,10 +144,11 @@ export function createEmailBulkOperations(deps: Omit<BulkDeps, 'banking'>): { va
       const { request } = ctx;
       // Every item on the lists in use when the request came, whatever a reload swaps meanwhile.
       const lists = deps.email.email();
-      const { validateEmail, deliverabilities, verifiable } = createEmailOperations({ ...deps.email, email: () => lists, resolver: onceEach(deps.email.resolver) });
+      const parse = parsedOnce();
+      const { validateEmail, deliverabilities, verifiable } = createEmailOperations({ ...deps.email, email: () => lists, resolver: onceEach(deps.email.resolver), parse });
       const { items, smtp = false } = request.requestBody;
       // The SMTP quota takes the whole bulk or refuses it (as the request quotas do) before any item is checked.
-      if (smtp && deps.email.smtpQuota) await deps.email.smtpQuota.consumeSmtp(keyOf(ctx), verifiable(items));
+      if (smtp && deps.email.smtpQuota) await deps.email.smtpQuota.consumeSmtp(keyOf(ctx), await verifiable(items));
       const results = await mapBounded(items, EMAIL_CONCURRENCY, (address) =>
         answer<'validateEmail'>(emailCheck, address, async () => validateEmail(context<'validateEmail'>({ query: { address } }))),
       );
@@ -155,10 +158,12 @@ export function createEmailBulkOperations(deps: Omit<BulkDeps, 'banking'>): { va
         const verdicts = await deliverabilities(answered.map((i) => items[i]), true, clientGone(koa));
         answered.forEach((i, k) => {
           const r = results[i];
-          if (r.status === 200) r.result = { ...r.result, deliverability: verdicts[k] };
+          // In place: the result was made for this request alone, its deliverability its last field (same JSON).
+          if (r.status === 200) r.result.deliverability = verdicts[k];
         });
       }
-      return { status: 200, body: { results } };
+      // Written in paced chunks (json-chunks.ts); the body stays for the contract check (VALIDATE_RESPONSES).
+      return { status: 200, body: { results }, stream: { contentType: 'application/json; charset=utf-8', chunks: resultsJson(results) } };
     },
   };
 }

@@ -13,7 +13,7 @@ export interface Reply<S extends number = number, B = unknown> {
   status: S;
   body: B;
   headers?: Record<string, string>;
-  /** A body that is not JSON, sent as it is produced (reply-writer.ts): `body` is then null. */
+  /** A body sent as it is produced (reply-writer.ts): `body` is then null, or for JSON text the object it writes. */
   stream?: StreamedBody;
 }
 

@@ -74,8 +74,15 @@ describe('DATA_REFRESH with WORKERS=2', () => {
     await waitFor(async () => (await Promise.all(Array.from({ length: 6 }, ask))).every((s) => s.isTor === true && s.hostingProvider === 'Amazon Web Services'), { timeoutMs: 60_000, what: 'both workers answering from the new lists' });
     expect(served.filter((u) => u === '/tor')).toEqual(['/tor']);
     expect(served.filter((u) => u === '/aws')).toEqual(['/aws']);
-    const metrics = await (await fetch(`${server.url}/metrics`, { headers: { Connection: 'close' } })).text();
-    expect(metrics).toMatch(/^dataset_refreshes_total\{dataset="ip-tor-exits"\} 1$/m);
+    // A worker gets the new list in one message and the primary's updated counts in the next (src/serve.ts), so
+    // /metrics may still say 0 right after the swap: wait until every worker (fresh connections go round) says 1.
+    const counted = async () => (await (await fetch(`${server!.url}/metrics`, { headers: { Connection: 'close' } })).text()).match(/^dataset_refreshes_total\{dataset="ip-tor-exits"\} \d+$/m)?.[0];
+    const bothCount = async () => {
+      const lines = await Promise.all(Array.from({ length: 4 }, counted));
+      if (!lines.every((line) => line?.endsWith(' 1'))) throw new Error(`seen: ${lines.join(', ')}`);
+      return true;
+    };
+    await waitFor(bothCount, { timeoutMs: 30_000, what: 'the refresh counted once on both workers' });
     expect(server.child.exitCode).toBeNull();
   });
 });

@@ -132,6 +132,11 @@ export function inject(listener: RequestListener, path: string, opts: InjectOpti
   req.complete = true;
   const res = new ServerResponse(req);
   res.assignSocket(socket as never);
+  // node:http's server tells a response its socket drained (socketOnDrain); without it a streamed answer whose chunk
+  // filled the socket's buffer would wait for 'drain' forever.
+  socket.on('drain', () => {
+    if (!res.writableEnded) res.emit('drain');
+  });
   return new Promise((resolve, reject) => {
     let settled = false;
     const settle = () => {

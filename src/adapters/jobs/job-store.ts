@@ -75,7 +75,7 @@ export interface WebhookDue {
 }
 
 export interface JobStore {
-  /** Queue a job (all of it or nothing). Throws JobStoreUnavailable when the store cannot take it now. */
+  /** Queue a job (all of it or nothing); returns it as queued, even if a worker started it meanwhile. Throws JobStoreUnavailable when the store cannot take it now. */
   create(job: NewJob): Promise<JobView>;
   /** The job if `keyId` owns it and it has not expired; else null. */
   get(id: string, keyId: string, now: number): Promise<JobView | null>;

@@ -80,8 +80,11 @@ async function endEarly(c: Ctx, id: string, status: 'cancelled' | 'failed', reas
   await c.r.hset(k(id, 'meta'), 'remaining', 0);
 }
 
-/** A job's items (the list, the repeats' index, one BullMQ item per distinct address), then its status, expiring together. */
-async function writeJob(c: Ctx, job: NewJob): Promise<void> {
+/**
+ * A job's items (the list, the repeats' index, one BullMQ item per distinct address), then its status, expiring together.
+ * Returns the status as written (queued), whatever a worker has done to it since.
+ */
+async function writeJob(c: Ctx, job: NewJob): Promise<Record<string, string>> {
   const { firstOf, distinct } = distinctItems(job.items);
   const copies = new Map<number, number[]>();
   firstOf.forEach((first, i) => void (first !== i && copies.set(first, [...(copies.get(first) ?? []), i])));
@@ -105,6 +108,7 @@ async function writeJob(c: Ctx, job: NewJob): Promise<void> {
   const tx = c.r.multi().hset(k(id, 'meta'), m).zadd(OPEN, job.createdAt, id);
   for (const part of ['meta', 'items', 'copies', 'lines']) tx.pexpireat(k(id, part), job.expiresAt);
   await tx.exec();
+  return Object.fromEntries(Object.entries(m).map(([field, v]) => [field, String(v)]));
 }
 
 /** The lines so far in submission order, a page of fields per HMGET. */
@@ -208,10 +212,8 @@ export function createRedisJobStore(o: RedisJobStoreOptions): JobStore {
     return m.keyId === keyId && num(m.expiresAt) > now ? m : null;
   };
   return {
-    async create(job) {
-      await reach(writeJob(c, job));
-      return view(job.id, await reach(r.hgetall(k(job.id, 'meta'))));
-    },
+    // The job as queued, not read back: its items are on the queue already and a worker may have started it (the 202 says queued).
+    create: async (job) => view(job.id, await reach(writeJob(c, job))),
     get: async (id, keyId, now) => {
       const m = await meta(id, keyId, now);
       return m ? view(id, m) : null;

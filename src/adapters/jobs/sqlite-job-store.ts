@@ -70,7 +70,7 @@ export function createSqliteJobStore(dataDir: string): JobStore {
   migrateJobs(db);
   neverWait(db);
   const s = statements(db);
-  const { closeAll, insertItems, claimTx, settleTx } = transactions(db, s);
+  const { closeAll, insertItems, arrive, claimTx, settleTx } = transactions(db, s);
 
   const owned = (id: string, keyId: string, now: number): JobRow | null => {
     const r = s.job.get(id) as JobRow | undefined;
@@ -79,8 +79,7 @@ export function createSqliteJobStore(dataDir: string): JobStore {
 
   return {
     async create(job) {
-      await insert(s, insertItems, job);
-      return view(s.job.get(job.id) as JobRow);
+      return view(await insert(s, { insertItems, arrive }, job));
     },
     async get(id, keyId, now) {
       const r = owned(id, keyId, now);
@@ -140,6 +139,11 @@ function transactions(db: Database.Database, s: Statements) {
       s.insertItem.run(job.id, idx, job.items[idx], first === idx ? null : first, first === idx ? 1 : 0, job.createdAt);
     }
   });
+  /** The job becomes `queued`, read in the same step: a worker (maybe another process's) may start it the moment after. */
+  const arrive = db.transaction((id: string) => {
+    s.arrived.run(id);
+    return s.job.get(id) as JobRow;
+  });
   const claimTx = db.transaction((worker: string, max: number, now: number, leaseMs: number) => {
     const out: ClaimedItem[] = [];
     for (const r of s.due.all(now, max) as Array<{ job_id: string; idx: number; email: string; attempts: number; claims: number; lease_owner: string | null; smtp: number }>) {
@@ -172,7 +176,7 @@ function transactions(db: Database.Database, s: Statements) {
       if (left.remaining === 0 && (left.status === 'queued' || left.status === 'running')) finish(o.jobId, 'completed', now);
     }
   });
-  return { closeAll, insertItems, claimTx, settleTx };
+  return { closeAll, insertItems, arrive, claimTx, settleTx };
 }
 type Transactions = ReturnType<typeof transactions>;
 
@@ -180,7 +184,7 @@ type Transactions = ReturnType<typeof transactions>;
  * A job arrives `incoming` (seen by no one), its items a chunk per transaction with the event loop turning between
  * (100,000 rows in one transaction held it for over a second: docs/adr/0030), then becomes `queued` in one step.
  */
-async function insert(s: Statements, insertItems: Transactions['insertItems'], job: NewJob): Promise<void> {
+async function insert(s: Statements, { insertItems, arrive }: Pick<Transactions, 'insertItems' | 'arrive'>, job: NewJob): Promise<JobRow> {
   const { firstOf, distinct } = distinctItems(job.items);
   await write(() =>
     s.insertJob.run({
@@ -193,7 +197,7 @@ async function insert(s: Statements, insertItems: Transactions['insertItems'], j
       await write(() => insertItems.immediate(job, firstOf, from, Math.min(job.items.length, from + INSERT_CHUNK)));
       await turn();
     }
-    await write(() => s.arrived.run(job.id));
+    return await write(() => arrive.immediate(job.id));
   } catch (err) {
     // What was written goes with the next purge (expired at once); the caller answers 503.
     await write(() => s.abandon.run(job.id)).catch(() => undefined);

@@ -4,12 +4,12 @@
 import { randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { createListingWatch, type SessionLabel } from '../../domain/smtp-plan-watch.js';
-import { VerificationPlan, type SessionOutcome } from '../../domain/smtp-plan.js';
+import { VerificationPlan, type SessionOutcome, type Target } from '../../domain/smtp-plan.js';
 import { isDefinitive, verdictWithoutSession, type Deliverability } from '../../domain/smtp-reply.js';
 import type { DnsResolver } from '../dns/resolver.js';
 import { createSessionSlots, type SessionSlots } from './host-slots.js';
 import { runSmtpSession, type SmtpSessionOptions } from './smtp-client.js';
-import { routeOf, targetsOf } from './smtp-route.js';
+import { routeOf, targetsOf, untilAborted, type Route } from './smtp-route.js';
 import { runPlan, type SessionRunner } from './smtp-sessions.js';
 import { createLocalVerdictCache, type VerdictCache } from './verdict-cache.js';
 
@@ -121,6 +121,18 @@ function probeElsewhere(s: State, domain: string, signal: AbortSignal): Promise<
   });
 }
 
+/** The route and its targets (MX, A, AAAA lookups) within the verification's signal: null once it aborted. */
+async function lookUp(s: State, domain: string, signal: AbortSignal): Promise<{ route: Route; targets: Target[] } | null> {
+  const resolver = untilAborted(s.o.resolver, signal);
+  try {
+    const route = await routeOf(resolver, domain);
+    return { route, targets: route.kind === 'hosts' ? await targetsOf({ ...s.o, resolver }, route.hosts) : [] };
+  } catch (err) {
+    if (signal.aborted) return null;
+    throw err;
+  }
+}
+
 /** The verdicts for `users` at `domain` from DNS and sessions, within the deadline or until `cancel` aborts. */
 async function verifyUncached(s: State, domain: string, users: string[], cancel: AbortSignal): Promise<Map<string, Deliverability>> {
   const deadline = new AbortController();
@@ -128,12 +140,13 @@ async function verifyUncached(s: State, domain: string, users: string[], cancel:
   const signal = AbortSignal.any([cancel, deadline.signal]);
   const settle: { fn: ((v: boolean | null) => void) | null } = { fn: null };
   try {
-    const route = await routeOf(s.o.resolver, domain);
+    const found = await lookUp(s, domain, signal);
+    if (found === null) return new Map(users.map((u) => [u, verdictWithoutSession('unknown', 'timeout')]));
+    const { route, targets } = found;
     if (route.kind !== 'hosts') {
       const d = verdictWithoutSession('undeliverable', route.kind === 'null_mx' ? 'null_mx' : 'no_mail_server');
       return new Map(users.map((u) => [u, d]));
     }
-    const targets = await targetsOf(s.o, route.hosts);
     const plan = new VerificationPlan({
       domain,
       users,

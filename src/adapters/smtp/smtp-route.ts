@@ -25,6 +25,27 @@ export async function routeOf(resolver: Pick<DnsResolver, 'query'>, domain: stri
   return a.records.some((r) => r.type === 'A') || aaaa.records.some((r) => r.type === 'AAAA') ? { kind: 'hosts', hosts: [domain] } : { kind: 'none' };
 }
 
+/**
+ * The resolver's answers until `signal` aborts, then its reason: a verification's deadline (SMTP_DEADLINE_MS) and its
+ * client's cancel bound its MX and address lookups too, not only DNS_TIMEOUT_MS per query. A lookup cut short goes on
+ * in the resolver (its answer still caches) and is settled there.
+ */
+export function untilAborted(resolver: Pick<DnsResolver, 'query'>, signal: AbortSignal): Pick<DnsResolver, 'query'> {
+  return {
+    query: (name, type) =>
+      new Promise((resolve, reject) => {
+        const gone = (): void => reject(signal.reason);
+        if (signal.aborted) return gone();
+        signal.addEventListener('abort', gone, { once: true });
+        const done = (): void => signal.removeEventListener('abort', gone);
+        resolver.query(name, type).then(
+          (answer) => (done(), resolve(answer)),
+          (err: unknown) => (done(), reject(err)),
+        );
+      }),
+  };
+}
+
 export interface TargetOptions {
   resolver: Pick<DnsResolver, 'query'>;
   allowPrivate: boolean;
