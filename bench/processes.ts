@@ -67,16 +67,6 @@ async function waitFor(url: string, child: ChildProcess, logFile: string, ready?
   });
 }
 
-/** A Node server logging to a file in `dir`, on the servers' CPUs (cpu-usage.ts, cpuPlan). */
-function spawnLogged(name: string, args: string[], env: NodeJS.ProcessEnv, dir: string): { child: ChildProcess; logFile: string } {
-  const logFile = join(dir, `${name.replace(/[^a-z0-9]+/gi, '-')}.log`);
-  const fd = openSync(logFile, 'a');
-  const [cmd, argv] = pinned(cpuPlan().server, process.execPath, args);
-  const child = track(spawn(cmd, argv, { cwd: ROOT, env, stdio: ['ignore', fd, fd] }));
-  closeSync(fd);
-  return { child, logFile };
-}
-
 /** The built keys CLI (dist/src/cli/keys.js) with `env` (the store the service will use); its stdout. */
 export const keysCli = async (env: Record<string, string>, ...args: string[]): Promise<string> =>
   (await promisify(execFile)(process.execPath, [join(ROOT, 'dist/src/cli/keys.js'), ...args], { cwd: ROOT, env: cleanEnv(env) })).stdout;
@@ -108,13 +98,20 @@ export interface ServiceOptions {
   portVar?: string;
 }
 
-/** The service on a free port with its env; ready when /readyz (or `ready.path`) answers 200 and all workers run. */
+/**
+ * The service on a free port with its env, on the servers' CPUs (cpu-usage.ts, cpuPlan), logging to a file in `dir`;
+ * ready when /readyz (or `ready.path`) answers 200 and all workers run.
+ */
 export async function startService(o: ServiceOptions): Promise<Proc> {
   const port = await freePort();
   const env = cleanEnv({ ...o.env, [o.portVar ?? 'PORT']: String(port), HOST: '127.0.0.1' });
   const entry = o.script ? ['--import', 'tsx', join(ROOT, 'bench', o.script)] : [o.main ?? join(ROOT, 'dist/src/main.js')];
   const t0 = Date.now();
-  const { child, logFile } = spawnLogged(o.name, [...(o.nodeArgs ?? []), ...entry], env, o.dir);
+  const logFile = join(o.dir, `${o.name.replace(/[^a-z0-9]+/gi, '-')}.log`);
+  const fd = openSync(logFile, 'a');
+  const [cmd, argv] = pinned(cpuPlan().server, process.execPath, [...(o.nodeArgs ?? []), ...entry]);
+  const child = track(spawn(cmd, argv, { cwd: ROOT, env, stdio: ['ignore', fd, fd] }));
+  closeSync(fd);
   const url = `http://127.0.0.1:${port}`;
   await waitFor(`${url}${o.ready?.path ?? '/readyz'}`, child, logFile, o.ready);
   const deadline = Date.now() + 30_000;
