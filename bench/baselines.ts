@@ -1,8 +1,7 @@
 // The bench's baselines, one small JSON body on every request (BASELINE=koa: bare Koa, the framework's floor;
-// BASELINE=http: bare node:http, Node's): keep-alive as the service's, listen on PORT (127.0.0.1), print {"port":N}
-// for bench/processes.ts, close every connection on SIGTERM.
+// BASELINE=http: bare node:http, Node's): keep-alive as the service's, listen on PORT (127.0.0.1), close every
+// connection on SIGTERM.
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 
 const BODY = { bic: 'DEUTDEFFXXX', valid: true, bankCode: 'DEUT', countryCode: 'DE', locationCode: 'FF', branchCode: 'XXX' };
@@ -20,9 +19,7 @@ const server = createServer(
       },
 );
 server.keepAliveTimeout = 5_000;
-server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
-  process.stdout.write(`${JSON.stringify({ port: (server.address() as AddressInfo).port })}\n`);
-});
+server.listen(Number(process.env.PORT ?? 0), '127.0.0.1');
 process.on('SIGTERM', () => {
   server.closeAllConnections();
   server.close(() => process.exit(0));

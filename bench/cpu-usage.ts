@@ -3,7 +3,7 @@
 import { spawnSync } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import { readFileSync } from 'node:fs';
-import { cpuSeconds } from './processes.js';
+import { cpuSeconds, statCpuSeconds } from './processes.js';
 
 export interface CpuPlan {
   /** taskset CPU lists; null: not pinned (one CPU, BENCH_PIN=0 or no taskset). */
@@ -36,11 +36,7 @@ export function pinned(cpuList: string | null, cmd: string, args: string[]): [st
 }
 
 /** CPU seconds of this process's reaped children (cutime + cstime): a load generator's, read around its run. */
-export function childCpuSeconds(): number {
-  const stat = readFileSync('/proc/self/stat', 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(f[13]) + Number(f[14])) / 100; // USER_HZ is 100 on Linux
-}
+export const childCpuSeconds = (): number => statCpuSeconds('/proc/self/stat', 13);
 
 /** The first line of /proc/stat: user nice system idle iowait irq softirq steal (guest time is inside user). */
 function hostTicks(): { steal: number; idle: number; total: number } {

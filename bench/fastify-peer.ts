@@ -79,7 +79,7 @@ await app.register(openapiGlue, {
       : notImplemented(operationId),
 });
 
-// Readiness for bench/processes.ts (startBaseline polls `/`), outside the contract.
+// Readiness for bench/processes.ts (startService polls `/`), outside the contract.
 app.get('/', async () => ({ ok: true }));
 
 await app.listen({ port: Number(process.env.PORT ?? 0), host: '127.0.0.1' });

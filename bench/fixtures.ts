@@ -15,8 +15,8 @@ export interface Fixtures {
   close(): Promise<void>;
 }
 
-/** `breached`: passwords the range API reports with their counts (the CA file goes to a directory of its own, not `_dir`). */
-export async function startFixtures(_dir: string, breached: Record<string, number>): Promise<Fixtures> {
+/** `breached`: passwords the range API reports with their counts. */
+export async function startFixtures(breached: Record<string, number> = {}): Promise<Fixtures> {
   const soa = OK_ZONE[OK_DOMAIN].map((r) => (r.type === 'SOA' ? { ...r, data: { ...r.data, minimum: 3600 } } : r));
   const up = await startUpstreams({ breached, zone: { [OK_DOMAIN]: soa } });
   return { dns: up.dns, range: { baseUrl: up.range.baseUrl, requests: () => up.range.requests.length }, tls: { server: up.tls, caFile: up.caFile }, close: () => up.close() };

@@ -14,7 +14,7 @@ import { newKeyRecord } from '../src/adapters/keys/key-store.js';
 import { createSqliteKeyStore } from '../src/adapters/keys/sqlite-key-store.js';
 import { openDatabase } from '../src/adapters/sqlite/database.js';
 import { median, round } from './load.js';
-import { cpuSeconds, ROOT, rssMb, scrapeMetrics, startService, type Proc } from './processes.js';
+import { cpuSeconds, keysCli, ROOT, rssMb, scrapeMetrics, startService, type Proc } from './processes.js';
 import { geoDatabases, HIGH_LIMITS } from './service-env.js';
 import { Session } from './session.js';
 import { msUntil, send, summarise, timedLoad, timedPool, type Timed } from './timed-load.js';
@@ -116,9 +116,6 @@ async function load(s: Server, until: number | Promise<unknown>, keyOf: () => st
 /** The server's largest event-loop delay since the previous call, ms (prom-client's, 10 ms resolution, reset at every scrape). */
 const eventLoopMaxMs = async (url: string) => round((await scrapeMetrics(url)).metric('nodejs_eventloop_lag_max_seconds') * 1000);
 
-/** The built CLI against the same DATA_DIR. */
-const cli = (dataDir: string, ...args: string[]) => run(process.execPath, [join(ROOT, 'dist/src/cli/keys.js'), ...args], { env: { PATH: process.env.PATH, DATA_DIR: dataDir } });
-
 /** Another process holding the store's write lock (BEGIN IMMEDIATE) for LOCK_MS, as another program would. */
 async function holdWriteLock(dataDir: string): Promise<{ heldMs: number }> {
   const code = `const db = new (require('better-sqlite3'))(process.argv[1]);
@@ -204,7 +201,7 @@ async function cliChanges(s: Server, { dir, key, victim }: Seeded) {
   const cliS: Record<string, number> = {};
   const timed = async (name: string, ...args: string[]) => {
     const t = performance.now();
-    const { stdout } = await cli(dir, ...args);
+    const stdout = await keysCli({ DATA_DIR: dir }, ...args);
     cliS[name] = round((performance.now() - t) / 1000, 2);
     return stdout;
   };

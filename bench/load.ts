@@ -123,20 +123,22 @@ export const percentile = (sorted: Float64Array, p: number): number => (sorted.l
 async function autocannonRun(o: LoadOptions): Promise<Omit<Measured, 'loaderCpuUs'>> {
   const times: number[] = [];
   let responses = 0;
-  const instance = autocannon({
+  const options: autocannon.Options = {
     url: o.url,
     connections: o.connections,
     duration: o.durationS,
     timeout: 10,
     ...(o.overallRate ? { overallRate: o.overallRate } : {}),
-    requests: o.requests.map((r) => ({ method: r.method, path: r.path, headers: r.headers, body: r.body })),
+    requests: o.requests.map((r) => ({ method: r.method as autocannon.Request['method'], path: r.path, headers: r.headers, body: r.body })),
+  };
+  // The callback form: its instance is an event emitter (@types/autocannon types the promise form as a bare Promise).
+  const r = await new Promise<autocannon.Result>((resolve, reject) => {
+    autocannon(options, (err: unknown, result) => (err ? reject(err as Error) : resolve(result))).on('response', (_c, status, _b, ms) => {
+      responses++;
+      if (status >= 200 && status <= 299) times.push(ms);
+    });
+    process.stderr.write(STARTED);
   });
-  instance.on('response', (_c: unknown, status: number, _b: number, ms: number) => {
-    responses++;
-    if (status >= 200 && status <= 299) times.push(ms);
-  });
-  process.stderr.write(STARTED);
-  const r = await instance;
   const sorted = Float64Array.from(times).sort();
   const durationS = (r.finish.getTime() - r.start.getTime()) / 1000 || o.durationS;
   return { rps: sorted.length / durationS, p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99), responses, non2xx: r.non2xx, errors: r.errors + r.timeouts, durationS };

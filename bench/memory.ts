@@ -2,17 +2,17 @@
 // default thread count; then each dataset loaded alone in a fresh Node process (RSS and heap growth it causes).
 // `node --import tsx bench/memory.ts` (dist/ built, GeoLite2 in var/geoip: make geoip). MEMORY_PASSWORDS (400).
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { BREACHED, endpoint, requestsFor } from './endpoints.js';
 import { startFixtures } from './fixtures.js';
 import { runLoad } from './load.js';
-import { createKey, processTree, ROOT, rssMb, startService, waitIdle } from './processes.js';
+import { processTree, ROOT, rssMb, startWithKey, statusField, waitIdle } from './processes.js';
 import { geoDatabases, serviceEnv } from './service-env.js';
 
-const treeRssMb = (pid: number): number => processTree(pid).reduce((s, p) => s + (rssMb(p) || 0), 0);
-const threads = (pid: number): number => Number(/^Threads:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+const treeRssMb = (pid: number): number => processTree(pid).reduce((s, p) => s + rssMb(p), 0);
+const threads = (pid: number): number => statusField(pid, 'Threads');
 
 /** A module of the build (dist/src), untyped: the bench measures the build the service runs. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -71,13 +71,12 @@ if (at > 0) await measureDataset(process.argv[at + 1]);
 // ---- the service: unpinned (its default thread count is the host's), idle after start, then after password requests
 process.env.BENCH_PIN = '0';
 const dir = mkdtempSync(join(tmpdir(), 'vls-memory-'));
-const fixtures = await startFixtures(dir, BREACHED);
+const fixtures = await startFixtures(BREACHED);
 // The City file as the service picks it in DATA_DIR/geoip (the bench's DATA_DIR is a temporary one); the malloc arenas
 // as npm start, make run and the image set them (MEMORY_ARENAS=default: glibc's own, to compare).
 const arenas: Record<string, string> = process.env.MEMORY_ARENAS === 'default' ? {} : { MALLOC_ARENA_MAX: '2' };
 const env: Record<string, string> = { ...serviceEnv(fixtures, mkdtempSync(join(dir, 'data-')), geoDatabases()), ...(geoDatabases().real ? { GEOIP_CITY_DB: defaultCityDb() } : {}), ...arenas };
-const key = await createKey('memory', env, dir);
-const svc = await startService({ name: 'service', env, dir });
+const svc = await startWithKey({ name: 'service', env, dir });
 const lines: string[] = [];
 try {
   await waitIdle(svc.pid, 30);
@@ -85,7 +84,7 @@ try {
   const idle = treeRssMb(svc.pid);
   const before = threads(svc.pid);
   const passwords = Number(process.env.MEMORY_PASSWORDS ?? 400);
-  const pw = requestsFor(endpoint('password'), key);
+  const pw = requestsFor(endpoint('password'), svc.key);
   const m = await runLoad({ url: svc.url, requests: pw, connections: 8, durationS: Math.max(1, passwords / 100), loader: 'autocannon' });
   await waitIdle(svc.pid, 30);
   const after = treeRssMb(svc.pid);

@@ -1,6 +1,7 @@
 // Child processes of the bench: the baselines and the service (built dist/), readiness, API key, peak RSS from /proc.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, track } from './children.js';
@@ -27,7 +28,6 @@ export interface Proc {
   readyAfterS: number;
   pid: number;
   url: string;
-  logFile: string;
   child: ChildProcess;
   stop(): Promise<void>;
 }
@@ -36,9 +36,9 @@ function exited(child: ChildProcess): boolean {
   return child.exitCode !== null || child.signalCode !== null;
 }
 
-function logTail(file: string, lines = 20): string {
+function logTail(file: string): string {
   try {
-    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-20).join('\n');
   } catch {
     return '';
   }
@@ -54,50 +54,32 @@ async function stopChild(child: ChildProcess, graceMs = 10_000): Promise<void> {
 }
 
 /** Poll `url` until it answers 200 (or the child exits, or the deadline passes). */
-async function waitFor(url: string, child: ChildProcess, logFile: string, ready: Ready = {}): Promise<void> {
+async function waitFor(url: string, child: ChildProcess, logFile: string, ready?: ServiceOptions['ready']): Promise<void> {
   const ok = async () => {
-    const res = await fetch(url, { headers: ready.headers, signal: AbortSignal.timeout(2_000) });
+    const res = await fetch(url, { headers: ready?.headers, signal: AbortSignal.timeout(2_000) });
     await res.arrayBuffer();
     return res.status === 200;
   };
   const gone = () => (exited(child) ? `the process exited (${child.exitCode ?? child.signalCode})` : null);
-  await poll(() => ok().catch(() => false), { timeoutMs: 60_000, intervalMs: ready.intervalMs ?? 100, what: `200 from ${url}`, giveUp: gone }).catch(async (err: Error) => {
+  await poll(() => ok().catch(() => false), { timeoutMs: 60_000, intervalMs: ready?.intervalMs ?? 100, what: `200 from ${url}`, giveUp: gone }).catch(async (err: Error) => {
     await stopChild(child);
     throw new Error(`${err.message}:\n${logTail(logFile)}`);
   });
 }
 
-/** A Node child logging to a file in `dir`; a server (`server`) runs on the servers' CPUs (cpu-usage.ts, cpuPlan). */
-function spawnLogged(name: string, args: string[], env: NodeJS.ProcessEnv, dir: string, server = true): { child: ChildProcess; logFile: string } {
-  const logFile = join(dir, `${name.replace(/[^a-z0-9]+/gi, '-')}.log`);
-  const fd = openSync(logFile, 'a');
-  const [cmd, argv] = pinned(server ? cpuPlan().server : null, process.execPath, args);
-  const child = track(spawn(cmd, argv, { cwd: ROOT, env, stdio: ['ignore', fd, fd] }));
-  closeSync(fd);
-  return { child, logFile };
-}
+/** The built keys CLI (dist/src/cli/keys.js) with `env` (the store the service will use); its stdout. */
+export const keysCli = async (env: Record<string, string>, ...args: string[]): Promise<string> =>
+  (await promisify(execFile)(process.execPath, [join(ROOT, 'dist/src/cli/keys.js'), ...args], { cwd: ROOT, env: cleanEnv(env) })).stdout;
 
-/** A bench server (bench/baselines.ts, fastify-peer.ts) on a free port, ready when `/` answers 200. */
-export async function startBaseline(name: string, script: string, dir: string, nodeArgs: string[] = [], env: Record<string, string> = {}): Promise<Proc> {
-  const port = await freePort();
-  const t0 = Date.now();
-  const { child, logFile } = spawnLogged(name, [...nodeArgs, '--import', 'tsx', join(ROOT, 'bench', script)], cleanEnv({ ...env, PORT: String(port) }), dir);
-  const url = `http://127.0.0.1:${port}`;
-  await waitFor(`${url}/`, child, logFile);
-  return { name, readyAfterS: (Date.now() - t0) / 1000, pid: child.pid!, url, logFile, child, stop: () => stopChild(child) };
-}
-
-/** `keys create --json` through the built CLI against the store the service will use; returns the key. */
-export async function createKey(name: string, env: Record<string, string>, dir: string): Promise<string> {
+/** `keys create --json` with limits of 10^9 against the store the service will use; returns the key. */
+export async function createKey(env: Record<string, string>): Promise<string> {
   const limit = '1000000000';
-  const args = [join(ROOT, 'dist/src/cli/keys.js'), 'create', '--name', 'bench', '--per-minute', limit, '--per-day', limit, '--per-month', limit, '--json'];
-  const { child, logFile } = spawnLogged(`keys-${name}`, args, cleanEnv(env), dir, false);
-  const code = await new Promise<number>((resolve) => child.once('exit', (c) => resolve(c ?? 1)));
-  const lines = logTail(logFile, 5).split('\n').reverse();
-  const json = lines.find((l) => l.startsWith('{') && l.includes('"key"'));
-  if (code !== 0 || !json) throw new Error(`keys create failed (exit ${code}):\n${logTail(logFile)}`);
-  return (JSON.parse(json) as { key: string }).key;
+  const out = await keysCli(env, 'create', '--name', 'bench', '--per-minute', limit, '--per-day', limit, '--per-month', limit, '--json');
+  return (JSON.parse(out.trim().split('\n').at(-1)!) as { key: string }).key;
 }
+
+/** A key made in the store the service will use (createKey), then the service (startService). */
+export const startWithKey = async (o: ServiceOptions): Promise<Proc & { key: string }> => ({ key: await createKey(o.env), ...(await startService(o)) });
 
 export interface ServiceOptions {
   name: string;
@@ -106,28 +88,30 @@ export interface ServiceOptions {
   nodeArgs?: string[];
   /** Processes that must exist (primary + workers) before the service counts as ready. */
   processes?: number;
-  /** A bench script to run (through tsx) instead of dist/src/main.js. */
+  /** A bench script to run (through tsx) instead of dist/src/main.js: a baseline, the peer, the stock router. */
   script?: string;
   /** Another build's entry (the dist/src/main.js of another checkout) instead of this one's. */
   main?: string;
   /** Ready when this path answers 200 (default /readyz), polled every intervalMs (100). */
-  ready?: Ready & { path: string };
+  ready?: { path: string; headers?: Record<string, string>; intervalMs?: number };
   /** The variable naming the port it listens on (default PORT; a job worker: METRICS_PORT). */
   portVar?: string;
 }
 
-interface Ready {
-  headers?: Record<string, string>;
-  intervalMs?: number;
-}
-
-/** The service on a free port with its env; ready when /readyz (or `ready.path`) answers 200 and all workers run. */
+/**
+ * The service on a free port with its env, on the servers' CPUs (cpu-usage.ts, cpuPlan), logging to a file in `dir`;
+ * ready when /readyz (or `ready.path`) answers 200 and all workers run.
+ */
 export async function startService(o: ServiceOptions): Promise<Proc> {
   const port = await freePort();
   const env = cleanEnv({ ...o.env, [o.portVar ?? 'PORT']: String(port), HOST: '127.0.0.1' });
   const entry = o.script ? ['--import', 'tsx', join(ROOT, 'bench', o.script)] : [o.main ?? join(ROOT, 'dist/src/main.js')];
   const t0 = Date.now();
-  const { child, logFile } = spawnLogged(o.name, [...(o.nodeArgs ?? []), ...entry], env, o.dir);
+  const logFile = join(o.dir, `${o.name.replace(/[^a-z0-9]+/gi, '-')}.log`);
+  const fd = openSync(logFile, 'a');
+  const [cmd, argv] = pinned(cpuPlan().server, process.execPath, [...(o.nodeArgs ?? []), ...entry]);
+  const child = track(spawn(cmd, argv, { cwd: ROOT, env, stdio: ['ignore', fd, fd] }));
+  closeSync(fd);
   const url = `http://127.0.0.1:${port}`;
   await waitFor(`${url}${o.ready?.path ?? '/readyz'}`, child, logFile, o.ready);
   const deadline = Date.now() + 30_000;
@@ -136,7 +120,7 @@ export async function startService(o: ServiceOptions): Promise<Proc> {
     await new Promise((r) => setTimeout(r, 100));
   }
   if ((o.processes ?? 1) > 1) await waitFor(`${url}/readyz`, child, logFile);
-  return { name: o.name, readyAfterS: (Date.now() - t0) / 1000, pid: child.pid!, url, logFile, child, stop: () => stopChild(child, 15_000) };
+  return { name: o.name, readyAfterS: (Date.now() - t0) / 1000, pid: child.pid!, url, child, stop: () => stopChild(child, 15_000) };
 }
 
 /** The program a process runs: Node 24 names its main thread "MainThread", so /proc/PID/comm no longer says node. */
@@ -148,31 +132,41 @@ const program = (pid: number): string => {
   }
 };
 
+/** The fields of a /proc stat file after the command name (proc(5): [0] state, [1] ppid), null once the process ended. */
+function statFields(path: string): string[] | null {
+  try {
+    const stat = readFileSync(path, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return null;
+  }
+}
+
+/** CPU seconds in a /proc stat file: utime + stime (at 13: the reaped children's cutime + cstime); 0 once ended. */
+export function statCpuSeconds(path: string, at = 11): number {
+  const f = statFields(path);
+  return f ? (Number(f[at]) + Number(f[at + 1])) / 100 : 0; // USER_HZ is 100 on Linux
+}
+
+/** A number field of /proc/PID/status (VmRSS, VmHWM in kB; Threads); 0 once the process ended. */
+export function statusField(pid: number, field: string): number {
+  try {
+    return Number(new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+}
+
 /** pid and its descendant node processes (cluster workers; not tsx's esbuild helper), from /proc/PID/stat. */
 export function processTree(pid: number): number[] {
   const parent = new Map<number, number>();
   for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      parent.set(Number(entry), ppid);
-    } catch {
-      // the process ended meanwhile
-    }
+    const f = /^\d+$/.test(entry) ? statFields(`/proc/${entry}/stat`) : null;
+    if (f) parent.set(Number(entry), Number(f[1]));
   }
   const out = [pid];
   for (let i = 0; i < out.length; i++) for (const [p, pp] of parent) if (pp === out[i]) out.push(p);
   return out.filter((p) => existsSync(`/proc/${p}`) && (p === pid || program(p) === 'node'));
-}
-
-function statusKb(pid: number, field: 'VmHWM'): number {
-  try {
-    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) : 0;
-  } catch {
-    return 0;
-  }
 }
 
 /**
@@ -198,12 +192,12 @@ export class PeakRss {
 
   /** Peak in MB since start(). */
   stop(): number | null {
-    return this.reset ? Math.round(this.tree.reduce((sum, p) => sum + statusKb(p, 'VmHWM'), 0) / 102.4) / 10 : null;
+    return this.reset ? Math.round(this.tree.reduce((sum, p) => sum + statusField(p, 'VmHWM'), 0) / 102.4) / 10 : null;
   }
 }
 
 /** Resident memory of one process (not its tree), MB. */
-export const rssMb = (pid: number): number => Number(/^VmRSS:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
+export const rssMb = (pid: number): number => statusField(pid, 'VmRSS') / 1024;
 
 /** One scrape of the service's /metrics: its text and a reader of a sample's value (the first one, whatever labels). */
 export async function scrapeMetrics(url: string): Promise<{ text: string; metric(name: string): number }> {
@@ -212,33 +206,20 @@ export async function scrapeMetrics(url: string): Promise<{ text: string; metric
 }
 
 /** CPU seconds (user + system, all threads) used so far by a process tree. */
-export function cpuSeconds(pid: number): number {
-  let ticks = 0;
-  for (const p of processTree(pid)) {
-    try {
-      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(f[11]) + Number(f[12]);
-    } catch {
-      // ended meanwhile
-    }
-  }
-  return ticks / 100; // USER_HZ is 100 on Linux
-}
+export const cpuSeconds = (pid: number): number => processTree(pid).reduce((sum, p) => sum + statCpuSeconds(`/proc/${p}/stat`), 0);
 
 /**
  * Wait until the process tree is idle (under 10% of one core over 250 ms), at most maxS seconds: a service may
- * answer /readyz while worker threads still build their data. Returns the wait and the CPU it burnt meanwhile.
+ * answer /readyz while worker threads still build their data. Returns the seconds waited.
  */
-export async function waitIdle(pid: number, maxS: number): Promise<{ waitedS: number; cpuS: number }> {
+export async function waitIdle(pid: number, maxS: number): Promise<number> {
   const t0 = Date.now();
-  const c0 = cpuSeconds(pid);
-  let last = c0;
+  let last = cpuSeconds(pid);
   while ((Date.now() - t0) / 1000 < maxS) {
     await new Promise((r) => setTimeout(r, 250));
     const now = cpuSeconds(pid);
     if (now - last < 0.025) break;
     last = now;
   }
-  return { waitedS: (Date.now() - t0) / 1000, cpuS: cpuSeconds(pid) - c0 };
+  return (Date.now() - t0) / 1000;
 }

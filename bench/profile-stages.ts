@@ -25,53 +25,36 @@ export interface CpuProfile {
   timeDeltas: number[];
 }
 
-/** The stages of a request, in the order one meets them (the report's row order). */
-export const STAGES = [
-  'Node HTTP and sockets (parser, writeHead, end, writes)',
-  'Node, other (timers, events, no caller of ours)',
-  'server (src/server.ts)',
-  'Koa',
-  'app middleware (src/app.ts)',
-  'request id',
-  'openapi-backend handleRequest',
-  'routing (src/http/openapi-router.ts)',
-  'hooks (src/http/api.ts)',
-  'key lookup',
-  'limiter',
-  'request validation (Ajv)',
-  'body reading',
-  'handler (operation, domain)',
-  'errors',
-  'reply writing',
-  'access log',
-  'metrics',
-  'Fastify (fastify, find-my-way, its serialisers)',
-  'peer hooks and handler (bench/fastify-peer.ts)',
-  'GC (main thread)',
-  'native, unattributed ("(program)")',
-  'other',
+/**
+ * Each stage of a request: its row in the report (the order one meets them) and the pattern on the script URL of its
+ * frames, tried in this order, the first match wins (null: placed by ownStage or leafStage).
+ */
+const STAGE_LIST: Array<[string, number, RegExp | null]> = [
+  ['app middleware (src/app.ts)', 4, /\/src\/app\.[jt]s$/],
+  ['server (src/server.ts)', 2, /\/src\/server\.[jt]s$/],
+  ['hooks (src/http/api.ts)', 8, /\/src\/http\/api\.[jt]s$/],
+  ['routing (src/http/openapi-router.ts)', 7, /\/src\/http\/openapi-router\.[jt]s$/],
+  ['request validation (Ajv)', 11, /\/src\/http\/request-validator\.[jt]s$|\/node_modules\/(ajv|ajv-formats|fast-uri)\//],
+  ['openapi-backend handleRequest', 6, /\/node_modules\/openapi-backend\//],
+  ['key lookup', 9, /\/src\/accounts\/key-directory\.[jt]s$|\/src\/adapters\/keys\/|\/node_modules\/lru-cache\//],
+  ['limiter', 10, /\/src\/accounts\/limit|\/src\/adapters\/limits\/|\/src\/domain\/utc-windows|\/node_modules\/(rate-limiter-flexible|@fastify\/rate-limit|toad-cache)\//],
+  ['body reading', 12, /\/src\/http\/json-body|\/node_modules\/(koa-body|co-body|raw-body|inflation|iconv-lite|bytes)\//],
+  ['handler (operation, domain)', 13, /\/src\/operations\/|\/src\/domain\//],
+  ['errors', 14, /\/src\/errors\.[jt]s$|\/src\/error-answers\.[jt]s$/],
+  ['reply writing', 15, /\/src\/http\/reply-writer\.[jt]s$/],
+  ['access log', 16, /\/src\/http\/logging\.[jt]s$|\/src\/adapters\/logging\/|\/node_modules\/(pino|sonic-boom|pino-std-serializers|fast-redact|@pinojs\/[^/]+|quick-format-unescaped|atomic-sleep|thread-stream|on-exit-leak-free|safe-stable-stringify)\//],
+  ['metrics', 17, /\/src\/http\/metrics\.[jt]s$|\/node_modules\/(prom-client|tdigest|bintrees)\//],
+  ['Koa', 3, /\/node_modules\/(koa|koa-compose|@koa\/router|on-finished|ee-first|statuses|delegates|http-errors|http-assert|parseurl|only|encodeurl|vary|content-type|content-disposition|type-is|media-typer|mime-types|mime-db|accepts|negotiator|cookies|keygrip|fresh|escape-html|destroy|depd|setprototypeof|toidentifier|inherits|path-to-regexp)\//],
+  ['Fastify (fastify, find-my-way, its serialisers)', 18, /\/node_modules\/(fastify|find-my-way|avvio|fast-json-stringify|@fastify\/[^/]+|fast-querystring|fast-decode-uri-component|light-my-request|process-warning|abstract-logging|rfdc|secure-json-parse|ret|safe-regex2|json-schema-ref-resolver|fastify-plugin|fastify-openapi-glue)\//],
+  ['peer hooks and handler (bench/fastify-peer.ts)', 19, /\/bench\/fastify-peer\.ts$/],
+  ['Node HTTP and sockets (parser, writeHead, end, writes)', 0, null],
+  ['Node, other (timers, events, no caller of ours)', 1, null],
+  ['request id', 5, null],
+  ['GC (main thread)', 20, null],
+  ['native, unattributed ("(program)")', 21, null],
+  ['other', 22, null],
 ];
-
-/** [pattern on the script URL, stage]; the first match wins. Function-level cases are in stageOf. */
-const BY_URL: Array<[RegExp, string]> = [
-  [/\/src\/app\.[jt]s$/, 'app middleware (src/app.ts)'],
-  [/\/src\/server\.[jt]s$/, 'server (src/server.ts)'],
-  [/\/src\/http\/api\.[jt]s$/, 'hooks (src/http/api.ts)'],
-  [/\/src\/http\/openapi-router\.[jt]s$/, 'routing (src/http/openapi-router.ts)'],
-  [/\/src\/http\/request-validator\.[jt]s$|\/node_modules\/(ajv|ajv-formats|fast-uri)\//, 'request validation (Ajv)'],
-  [/\/node_modules\/openapi-backend\//, 'openapi-backend handleRequest'],
-  [/\/src\/accounts\/key-directory\.[jt]s$|\/src\/adapters\/keys\/|\/node_modules\/lru-cache\//, 'key lookup'],
-  [/\/src\/accounts\/limit|\/src\/adapters\/limits\/|\/src\/domain\/utc-windows|\/node_modules\/(rate-limiter-flexible|@fastify\/rate-limit|toad-cache)\//, 'limiter'],
-  [/\/src\/http\/json-body|\/node_modules\/(koa-body|co-body|raw-body|inflation|iconv-lite|bytes)\//, 'body reading'],
-  [/\/src\/operations\/|\/src\/domain\//, 'handler (operation, domain)'],
-  [/\/src\/errors\.[jt]s$|\/src\/error-answers\.[jt]s$/, 'errors'],
-  [/\/src\/http\/reply-writer\.[jt]s$/, 'reply writing'],
-  [/\/src\/http\/logging\.[jt]s$|\/src\/adapters\/logging\/|\/node_modules\/(pino|sonic-boom|pino-std-serializers|fast-redact|@pinojs\/[^/]+|quick-format-unescaped|atomic-sleep|thread-stream|on-exit-leak-free|safe-stable-stringify)\//, 'access log'],
-  [/\/src\/http\/metrics\.[jt]s$|\/node_modules\/(prom-client|tdigest|bintrees)\//, 'metrics'],
-  [/\/node_modules\/(koa|koa-compose|@koa\/router|on-finished|ee-first|statuses|delegates|http-errors|http-assert|parseurl|only|encodeurl|vary|content-type|content-disposition|type-is|media-typer|mime-types|mime-db|accepts|negotiator|cookies|keygrip|fresh|escape-html|destroy|depd|setprototypeof|toidentifier|inherits|path-to-regexp)\//, 'Koa'],
-  [/\/node_modules\/(fastify|find-my-way|avvio|fast-json-stringify|@fastify\/[^/]+|fast-querystring|fast-decode-uri-component|light-my-request|process-warning|abstract-logging|rfdc|secure-json-parse|ret|safe-regex2|json-schema-ref-resolver|fastify-plugin|fastify-openapi-glue)\//, 'Fastify (fastify, find-my-way, its serialisers)'],
-  [/\/bench\/fastify-peer\.ts$/, 'peer hooks and handler (bench/fastify-peer.ts)'],
-];
+export const STAGES = [...STAGE_LIST].sort((a, b) => a[1] - b[1]).map(([stage]) => stage);
 
 /** The stage of a frame that is the service's code or a package; null for Node internals and native frames. */
 const NODE_HTTP = /^node:(_http_|net$|stream$|_stream_|internal\/streams\/|internal\/http|internal\/stream_base_commons|internal\/net)/;
@@ -81,7 +64,7 @@ function ownStage(f: CallFrame): string | null {
   if (NODE_HTTP.test(url)) return 'Node HTTP and sockets (parser, writeHead, end, writes)';
   if (url === '' || url.startsWith('node:')) return null;
   if (/\/src\/http\/reply-writer\.[jt]s$/.test(url) && f.functionName === 'newRequestId') return 'request id';
-  for (const [re, stage] of BY_URL) if (re.test(url)) return stage;
+  for (const [stage, , re] of STAGE_LIST) if (re?.test(url)) return stage;
   return 'other';
 }
 

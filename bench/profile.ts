@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { BREACHED, endpoint, probe, requestsFor } from './endpoints.js';
 import { startFixtures } from './fixtures.js';
 import { runLoad } from './load.js';
-import { cpuSeconds, createKey, ROOT, startBaseline, startService, waitIdle, type Proc } from './processes.js';
+import { cpuSeconds, ROOT, startService, startWithKey, statCpuSeconds, waitIdle, type Proc } from './processes.js';
 import { geoDatabases, serviceEnv } from './service-env.js';
 import { groupProfile, STAGES, type CpuProfile, type Budget } from './profile-stages.js';
 import { num } from './session.js';
@@ -27,22 +27,12 @@ const connections = 32;
 const dir = mkdtempSync(join(tmpdir(), 'vls-profile-'));
 const log = (s: string) => process.stderr.write(`[profile] ${s}\n`);
 
-interface Result {
-  name: string;
-  requests: number;
-  rps: number;
-  p99: number;
-  /** CPU of the process (every thread, /proc) per request over the loaded window, us. */
-  processUsPerReq: number;
-  /** CPU of its main thread (/proc) per request, us: the stages are scaled to add up to this. */
-  mainUsPerReq: number;
-  budget: Budget;
-  /** CPU per request of each thread group (by name), us: where the process's CPU beyond the main thread goes. */
-  perThread: Array<[string, number]>;
-}
-
-/** Load BIC on a started process between two clock readings the profile's sample times can be matched to. */
-async function profileRun(name: string, proc: Proc, key: string, profDir: string): Promise<Result> {
+/**
+ * Load BIC on a started process between two clock readings the profile's sample times can be matched to. CPU per
+ * request (us, /proc) of the process, of its main thread (the stages are scaled to add up to it) and of each thread
+ * group by name (where the process's CPU beyond the main thread goes).
+ */
+async function profileRun(name: string, proc: Proc, key: string, profDir: string) {
   // The peer implements BIC only.
   const e = endpoint(name === 'service' ? (process.env.PROFILE_ENDPOINT ?? 'bic') : 'bic');
   const requests = requestsFor(e, key);
@@ -75,10 +65,8 @@ function threadsBy(pid: number): Map<string, number> {
   const out = new Map<string, number>();
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).replace(/\d+$/, '#');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      out.set(name, (out.get(name) ?? 0) + (Number(f[11]) + Number(f[12])) / 100);
+      const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim().replace(/\d+$/, '#');
+      out.set(name, (out.get(name) ?? 0) + statCpuSeconds(`/proc/${pid}/task/${tid}/stat`));
     } catch {
       // the thread ended meanwhile
     }
@@ -97,22 +85,21 @@ function scaled(b: Budget, mainUsPerReq: number): Budget {
 }
 
 const profArgs = (profDir: string) => ['--cpu-prof', '--cpu-prof-dir', profDir, '--cpu-prof-interval', String(intervalUs)];
-const results: Result[] = [];
-const fixtures = await startFixtures(dir, BREACHED);
+const results: Array<Awaited<ReturnType<typeof profileRun>>> = [];
+const fixtures = await startFixtures(BREACHED);
 try {
   if (targets.includes('service')) {
     const profDir = join(dir, 'service-prof');
     mkdirSync(profDir);
     const env = serviceEnv(fixtures, mkdtempSync(join(dir, 'data-')), geoDatabases());
-    const key = await createKey('profile', env, dir);
-    const svc = await startService({ name: 'service', env, dir, nodeArgs: profArgs(profDir), main: process.env.PROFILE_MAIN });
-    results.push(await profileRun('service', svc, key, profDir).finally(() => svc.stop()));
+    const svc = await startWithKey({ name: 'service', env, dir, nodeArgs: profArgs(profDir), main: process.env.PROFILE_MAIN });
+    results.push(await profileRun('service', svc, svc.key, profDir).finally(() => svc.stop()));
   }
   if (targets.includes('peer')) {
     const profDir = join(dir, 'peer-prof');
     mkdirSync(profDir);
     const key = 'vls_profile_peer_key';
-    const peer = await startBaseline('fastify-peer', 'fastify-peer.ts', dir, profArgs(profDir), { PEER_API_KEY: key });
+    const peer = await startService({ name: 'fastify-peer', env: { PEER_API_KEY: key }, dir, nodeArgs: profArgs(profDir), script: 'fastify-peer.ts', ready: { path: '/' } });
     results.push(await profileRun('Fastify peer', peer, key, profDir).finally(() => peer.stop()));
   }
 } finally {
@@ -121,11 +108,7 @@ try {
 
 // ---- report: one column per target, stages in the service's order, then what the peer spends elsewhere
 const us = (v: number) => v.toFixed(1);
-const names = [...new Set(results.flatMap((r) => [...r.budget.stages.keys()]))].sort((a, b) => {
-  const ia = STAGES.indexOf(a);
-  const ib = STAGES.indexOf(b);
-  return (ia < 0 ? 999 : ia) - (ib < 0 ? 999 : ib) || a.localeCompare(b);
-});
+const names = STAGES.filter((stage) => results.some((r) => r.budget.stages.has(stage)));
 const lines = [
   `| stage | ${results.map((r) => `${r.name} us/req`).join(' | ')} |`,
   `|---|${results.map(() => '---:').join('|')}|`,

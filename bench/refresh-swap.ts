@@ -10,7 +10,6 @@
 // loop (process.threadCpuUsage between two setImmediate checks), which is what the refresh itself holds the loop for.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -21,9 +20,9 @@ import { createLogger } from '../src/http/logging.js';
 import { projectPath } from '../src/http/spec.js';
 import { loadHostingRanges } from '../src/adapters/ip-data/ip-lists.js';
 import { EMAIL_LIST_FILES } from '../src/adapters/mail/email-lists.js';
-import { createHttpServer, listen } from '../src/server.js';
 import { runLoad } from './load.js';
 import { GEOIP_TEST_CITY_DB, GEOIP_TEST_ASN_DB } from '../test/fixtures/paths.js';
+import { listenOnLoopback } from '../test/support/listening.js';
 
 const ROUNDS = Number(process.argv.find((a) => /^\d+$/.test(a)) ?? 5);
 const IDLE = process.argv.includes('--idle');
@@ -63,10 +62,9 @@ const config = loadConfig({
 });
 const composition = await compose(config, createLogger('warn'));
 await composition.loaded;
-const server = createHttpServer(await createApp(composition.deps));
-await listen(server, 0, '127.0.0.1');
+const server = await listenOnLoopback(await createApp(composition.deps));
 const { key } = await composition.keyStore.create({ name: 'bench' });
-const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+const base = server.url;
 
 const histogram = monitorEventLoopDelay({ resolution: 1 });
 histogram.enable();
@@ -127,7 +125,7 @@ for (const [name, xs] of Object.entries(results)) {
   process.stdout.write(`  ${name.padEnd(38)} loop delay ${fmt(xs.map((x) => x.maxMs))}; longest turn (CPU) ${fmt(xs.map((x) => x.turnMs))}; took ${fmt(xs.map((x) => x.tookMs))}\n`);
 }
 process.stdout.write(`refreshes ${JSON.stringify(counts.refreshes)}, failures ${JSON.stringify(counts.failures)}\n`);
-server.close();
+await server.close();
 await composition.close();
 publisher.stop();
 rmSync(dir, { recursive: true, force: true });

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { BREACHED, ENDPOINTS, endpoint, probe, requestsFor } from './endpoints.js';
 import { redisBinaryPresent, startFixtures, startRedis, type BenchRedis } from './fixtures.js';
 import { median, runLoad, wrkPresent, type Loader } from './load.js';
-import { PeakRss, ROOT, startBaseline, waitIdle, type Proc } from './processes.js';
+import { PeakRss, ROOT, startService, waitIdle, type Proc } from './processes.js';
 import { evaluateTargets, formatRotations, formatTable, formatTargets } from './report.js';
 import { geoDatabases, serviceEnv } from './service-env.js';
 import { ratioOf, Session, settings, toRow, type Launched, type Side } from './session.js';
@@ -23,7 +23,7 @@ const { rows, dir } = run;
 const plan = cpuPlan();
 run.log(hostLine());
 const loaders: Loader[] = ((process.env.BENCH_LOADERS ?? (wrkPresent() ? 'wrk,autocannon' : 'autocannon')).split(',') as Loader[]).filter(Boolean);
-const fixtures = await startFixtures(dir, BREACHED);
+const fixtures = await startFixtures(BREACHED);
 const geo = geoDatabases();
 const env = (name: string, extra: Record<string, string> = {}) => ({ ...serviceEnv(fixtures, run.freshDir(name), geo), ...extra });
 const stops: Array<Proc | null> = [];
@@ -40,7 +40,7 @@ const sides: Side[] = [];
 for (const [id, label, script, extra, key] of baselines) {
   if (!run.wanted(id)) continue;
   try {
-    const proc = await startBaseline(id, script, dir, [], extra);
+    const proc = await startService({ name: id, env: extra, dir, script, ready: { path: '/' } });
     stops.push(proc);
     const requests = key ? requestsFor(endpoint('bic'), key) : [{ method: 'GET', path: '/', headers: {} }];
     if (key && !(await probe(proc.url, endpoint('bic'), key)).ok) throw new Error('BIC probe failed');

@@ -106,9 +106,9 @@ export class Session {
   }
 
   /** One side alone: warm-up discarded, then one window with the peak RSS of its tree; a rotation of one round. */
-  async measure(side: Side, note: string[] = [], loader = defaultLoader()): Promise<Row> {
+  async measure(side: Side, note: string[] = []): Promise<Row> {
     const rss = new PeakRss(side.pid);
-    const r = await this.rotate(side.id, [side], { rounds: 1, loader, onWindow: () => rss.start() });
+    const r = await this.rotate(side.id, [side], { rounds: 1, onWindow: () => rss.start() });
     return toRow(side, r.slices[0], rss.stop(), note);
   }
 
@@ -143,7 +143,7 @@ export class Session {
         const sl = slices[i][slices[i].length - 1];
         this.log(
           `${name} ${loader} round ${round + 1}/${rounds} ${s.label}: ${Math.round(sl.rps)} req/s, p99 ${sl.p99.toFixed(2)} ms, ` +
-            `CPU ${sl.cpuUsPerReq.toFixed(1)} us/req (${sl.serverBusyPct.toFixed(0)}% of a CPU), ${loader} ${sl.loaderUsPerReq.toFixed(1)} us/req (${sl.loaderBusyPct.toFixed(0)}% of a CPU); the others idle after ${Math.max(0, ...idle.map((x) => x.waitedS)).toFixed(1)} s, ${others.toFixed(2)} s CPU in the window; ` +
+            `CPU ${sl.cpuUsPerReq.toFixed(1)} us/req (${sl.serverBusyPct.toFixed(0)}% of a CPU), ${loader} ${sl.loaderUsPerReq.toFixed(1)} us/req (${sl.loaderBusyPct.toFixed(0)}% of a CPU); the others idle after ${Math.max(0, ...idle).toFixed(1)} s, ${others.toFixed(2)} s CPU in the window; ` +
             `steal ${sl.stealPct.toFixed(1)}%, host busy ${sl.busyPct.toFixed(0)}%, load ${sl.load1.toFixed(2)}`,
         );
       }
@@ -155,13 +155,13 @@ export class Session {
 
   /**
    * Start a service with a fresh key, check BIC answers 200, wait until it is idle and warm it up (every endpoint in
-   * `mixed`, then BIC until steady). A failure marks `ids` with `onFail` and returns null.
+   * `mixed`, then BIC until steady). A failure marks `ids` failed and returns null.
    */
-  async launch(o: ServiceOptions, label: string, ids: Array<[string, string]>, mixed: string[] = [], onFail: Row['status'] = 'failed'): Promise<Launched | null> {
+  async launch(o: ServiceOptions, label: string, ids: Array<[string, string]>, mixed: string[] = []): Promise<Launched | null> {
     let svc: Proc | null = null;
     try {
       this.log(`starting ${o.name}`);
-      const key = await createKey(o.name, o.env, o.dir);
+      const key = await createKey(o.env);
       svc = await startService(o);
       const p = await probe(svc.url, endpoint('bic'), key);
       if (!p.ok) throw new Error(`BIC probe answered ${p.problem}`);
@@ -173,7 +173,7 @@ export class Session {
     } catch (err) {
       await svc?.stop();
       const msg = (err as Error).message.split('\n').slice(0, 6).join(' | ');
-      for (const [id, l] of ids) this.mark(id, l, onFail, `${o.name}: ${msg}`);
+      for (const [id, l] of ids) this.mark(id, l, 'failed', `${o.name}: ${msg}`);
       return null;
     }
   }

@@ -9,7 +9,7 @@ import { GEOIP_TEST_ASN_DB, GEOIP_TEST_CITY_DB } from '../test/fixtures/paths.js
 import { startDnsServer, type Zone } from '../test/support/dns-server.js';
 import { startSmtpFixture, type RecordedSession } from '../test/support/smtp-fixture.js';
 import { runLoad, type Measured } from './load.js';
-import { createKey, startService } from './processes.js';
+import { startWithKey } from './processes.js';
 
 export interface SmtpBenchOptions {
   name: string;
@@ -53,8 +53,8 @@ export async function startSmtpBench(o: SmtpBenchOptions) {
     SMTP_PORT: String(smtp.port),
     ...o.env,
   };
-  const key = await createKey(o.name, env, dir);
-  const svc = await startService({ name: o.name, env, dir });
+  const svc = await startWithKey({ name: o.name, env, dir });
+  const key = svc.key;
   const requests = [{ method: 'GET', path: '/api/v1/bic/DEUTDEFF', headers: { 'x-api-key': key } }];
   /** BIC for `durationS` as an open loop; `started` once the load has begun. */
   const load = (durationS: number, started?: () => void): Promise<Measured> =>

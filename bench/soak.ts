@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { validRequests } from '../test/faults/fixtures.js';
 import { startFixtures } from './fixtures.js';
 import { median, round } from './load.js';
-import { createKey, rssMb, scrapeMetrics, startService } from './processes.js';
+import { rssMb, scrapeMetrics, startWithKey } from './processes.js';
 import { geoDatabases, serviceEnv } from './service-env.js';
 import { send, summarise, timedLoad, timedPool, type Timed, type TimedRequest } from './timed-load.js';
 import { runBench } from './children.js';
@@ -134,12 +134,11 @@ async function soak(url: string, pid: number, requests: TimedRequest[], rate: nu
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'vls-soak-'));
-  const up = await startFixtures(dir, {});
+  const up = await startFixtures();
   const env = { ...serviceEnv(up, dir, geoDatabases(true)), TRUST_PROXY: 'true' };
-  const key = await createKey('soak', env, dir);
-  const svc = await startService({ name: 'service', env, dir });
+  const svc = await startWithKey({ name: 'service', env, dir });
   try {
-    const requests = await soakRequests(svc.url, key);
+    const requests = await soakRequests(svc.url, svc.key);
     await soakLoad(svc.url, requests, RAMP[0], STEP_S);
     say(`soak: ${requests.length} request kinds over ${new Set(requests.map((r) => r.label)).size} operations; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
     const ramp: Run[] = [];
