@@ -184,8 +184,11 @@ export async function startRedisSentinelGroup(dir: string): Promise<TestSentinel
   const base = ['--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning', '--dir', dir];
   const primaryPort = await freePort();
   const replicaPort = await freePort();
-  const primary = await run(['--port', String(primaryPort), ...base], primaryPort);
+  const primary = await run(['--port', String(primaryPort), ...base, '--repl-diskless-sync-delay', '0'], primaryPort);
   await run(['--port', String(replicaPort), ...base, '--replicaof', '127.0.0.1', String(primaryPort)], replicaPort);
+  // Replication starts with a full sync that the primary defers (repl-diskless-sync-delay, 5 s by default); a primary
+  // killed before it has run leaves an empty replica to promote, so the group is ready only once the link is up.
+  await waitFor(async () => (await command(replicaPort, 'ROLE')).includes('connected\r\n'), { what: 'the replica to finish its first sync', intervalMs: 100 });
   const sentinelPorts: number[] = [];
   for (let i = 0; i < 3; i++) {
     const port = await freePort();
