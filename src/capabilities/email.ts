@@ -13,6 +13,7 @@ import type { Logger } from '../http/logging.js';
 import type { Metrics } from '../http/metrics.js';
 import { createEmailBulkOperations } from '../operations/bulk.js';
 import { createEmailOperations, type EmailDeps } from '../operations/email.js';
+import { pace } from '../operations/pacing.js';
 import type { DatasetCatalogue } from '../adapters/files/datasets.js';
 import { loadDomainsOffLoop } from '../adapters/refresh/lists.js';
 import { defineCapability } from './capability.js';
@@ -56,6 +57,7 @@ function smtpVerifier(config: SmtpConfig, shared: SmtpShared | null, resolver: D
     proxy: config.smtpProxy,
     logger,
     events,
+    pace,
     ...(proxyHealth ? { session: proxyHealth.watch(runSmtpSession) } : {}),
   }, shared.slots, shared.verdicts);
   metrics.addCache('smtp_verdicts', () => {

@@ -137,6 +137,8 @@ export function createEmailOperations(deps: EmailDeps): EmailOperations {
       if (smtp && deps.smtpQuota && withoutSession(parsed, true) === null) await deps.smtpQuota.consumeSmtp(keyOf(context), 1);
       // A special-use domain (printer.local) is never sent to the resolver: no MX, no A (openapi.yaml validateEmail).
       const { mxRecord, aRecord } = lookedUp(parsed) ? await mailRecords(resolver, parsed.domain) : { mxRecord: false, aRecord: false };
+      // A domain's DNS answers resume every bulk item waiting on them in one drain of microtasks: paced (pacing.ts).
+      await pace();
       const [deliverability] = await deliverabilities([address], smtp, smtp ? clientGone(koa) : undefined);
       return {
         status: 200,

@@ -203,3 +203,20 @@ describe('session slots', () => {
     expect([slots.inFlight(), slots.held('127.0.0.2')]).toEqual([0, 0]);
   });
 });
+
+describe('pacing (MailboxVerifierOptions.pace)', () => {
+  it('yields after the cache, after the route and before each session, and answers as without it', async () => {
+    const zone = mx('d.test', ['mx.d.test', '127.0.0.10']);
+    const rcpt = (a: string) => (a === 'a' ? ok : notFound);
+    const steps: string[] = [];
+    const s = scripted(rcpt);
+    const pace = () => (steps.push('pace'), new Promise<void>((r) => setImmediate(r)));
+    const paced = await createMailboxVerifier(base(zone, (o) => (steps.push('session'), s.session(o)), { pace })).verify('d.test', ['a', 'b']);
+    const plain = await createMailboxVerifier(base(zone, scripted(rcpt).session)).verify('d.test', ['a', 'b']);
+    expect(paced).toEqual(plain);
+    const sessions = steps.filter((x) => x === 'session').length;
+    expect(sessions).toBeGreaterThan(0);
+    expect(steps.filter((x) => x === 'pace')).toHaveLength(2 + sessions);
+    expect(steps.slice(0, 2)).toEqual(['pace', 'pace']);
+  });
+});

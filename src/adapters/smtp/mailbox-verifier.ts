@@ -42,6 +42,11 @@ export interface MailboxVerifierOptions {
   events?: VerifierEvents;
   /** The caches' clock (tests of their lifetimes); default performance. */
   clock?: { now(): number };
+  /**
+   * A yield point between a verification's steps (src/operations/pacing.ts): a cached DNS answer resumes every
+   * verification waiting on it in one drain of microtasks, which the caller's own pacing cannot split. Default none.
+   */
+  pace?: () => Promise<void> | undefined;
 }
 
 export interface VerifierEvents {
@@ -141,6 +146,7 @@ async function verifyUncached(s: State, domain: string, users: string[], cancel:
   const settle: { fn: ((v: boolean | null) => void) | null } = { fn: null };
   try {
     const found = await lookUp(s, domain, signal);
+    await s.o.pace?.();
     if (found === null) return new Map(users.map((u) => [u, verdictWithoutSession('unknown', 'timeout')]));
     const { route, targets } = found;
     if (route.kind !== 'hosts') {
@@ -215,6 +221,7 @@ async function verify(s: State, domain: string, localParts: readonly string[], s
   const ask: string[] = [];
   const users = [...new Set(localParts)];
   const kept = await s.verdicts.get(d, users);
+  await s.o.pace?.();
   for (const u of users) {
     const cached = kept.get(u);
     if (cached && (s.o.reuseUnknown !== false || isDefinitive(cached))) {
@@ -264,6 +271,7 @@ export function createMailboxVerifier(
     base: { port: o.port, heloName: o.heloName, mailFrom: o.mailFrom, timeoutMs: o.timeoutMs, proxy: o.proxy },
     noteTlsFailure: (host) => s.plainHosts.set(host, true),
     logger: o.logger,
+    pace: o.pace,
     events: {
       session(label, seconds, domain) {
         s.counts.sessions++;

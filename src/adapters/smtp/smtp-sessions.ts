@@ -21,6 +21,8 @@ export interface SessionRunner {
   noteTlsFailure(mxHost: string): void;
   events?: SessionEvents;
   logger?: { debug: (obj: object, msg?: string) => void };
+  /** Before each session's connection and span (MailboxVerifierOptions.pace). */
+  pace?: () => Promise<void> | undefined;
 }
 
 /** The span attributes of what a session learnt: reply codes (RCPT's in order, comma-separated) and TLS; never an address. */
@@ -48,6 +50,7 @@ async function runOrder(r: SessionRunner, plan: VerificationPlan, order: Session
     if (err instanceof SlotsUnavailableError) plan.finish(order, { kind: 'unreachable', cause: 'limits' });
     return []; // the deadline or the client came first: nothing was asked of this address
   }
+  await r.pace?.();
   const started = performance.now();
   let outcome: SessionOutcome;
   try {
