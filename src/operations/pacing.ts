@@ -8,22 +8,41 @@
 const TURN_BUDGET_MS = 1;
 
 let turnStarted = 0;
-let nextTurn: Promise<void> | null = null;
+/** Callers waiting for a turn, first come first served. */
+const waiting: Array<() => void> = [];
+let scheduled = false;
 
 /**
- * Resolves at once (undefined: no await needed) while the current turn of the event loop is short; otherwise with a
- * later turn, after Node has polled for I/O. Shared by every caller in the process: a yield per caller (setImmediate
- * in each of ten bulks' sixteen workers) would queue 160 continuations that Node's check phase then runs back to back
- * as one long turn, whereas here they all wait for one immediate and each goes on only while the new turn is short.
+ * In a new turn, resume the waiters one at a time while the turn is short: each goes on in a microtask, and the next
+ * is resumed in a microtask queued behind it, so the budget is read again after every waiter's step. The rest wait
+ * for the next turn.
+ */
+function release(): void {
+  if (waiting.length === 0) return;
+  if (performance.now() - turnStarted >= TURN_BUDGET_MS) return schedule();
+  waiting.shift()!();
+  queueMicrotask(release);
+}
+
+function schedule(): void {
+  if (scheduled) return;
+  scheduled = true;
+  setImmediate(() => {
+    scheduled = false;
+    turnStarted = performance.now();
+    release();
+  });
+}
+
+/**
+ * Resolves at once (undefined: no await needed) while the current turn of the event loop is short and nobody waits;
+ * otherwise in a later turn, after Node has polled for I/O. Shared by every caller in the process, and the waiters
+ * resumed one by one: resuming all of a turn's waiters together (ten bulks' sixteen workers, or every verification
+ * waiting on one DNS answer) would run each one's next step back to back as one long turn, whatever the budget.
  */
 export function pace(): Promise<void> | undefined {
-  if (performance.now() - turnStarted < TURN_BUDGET_MS) return undefined;
-  nextTurn ??= new Promise((resolve) =>
-    setImmediate(() => {
-      nextTurn = null;
-      turnStarted = performance.now();
-      resolve();
-    }),
-  );
-  return nextTurn;
+  if (waiting.length === 0 && performance.now() - turnStarted < TURN_BUDGET_MS) return undefined;
+  const turn = new Promise<void>((resolve) => waiting.push(resolve));
+  schedule();
+  return turn;
 }

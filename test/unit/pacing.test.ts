@@ -11,12 +11,11 @@ afterEach(() => {
 const nextTurn = () => vi.runOnlyPendingTimers();
 
 describe('pace', () => {
-  it('lets work go on while the turn is short, then makes every caller wait for one later turn', async () => {
+  it('lets work go on while the turn is short, then makes every caller wait for a later turn', async () => {
     vi.useFakeTimers({ toFake: ['setImmediate', 'performance'] });
     vi.advanceTimersByTime(10); // a turn that has run long
     const first = pace();
     expect(first).toBeInstanceOf(Promise);
-    expect(pace()).toBe(first); // one immediate for all, not one each
     let resumed = false;
     void first!.then(() => (resumed = true));
     await Promise.resolve();
@@ -27,6 +26,26 @@ describe('pace', () => {
     expect(pace()).toBeUndefined(); // the new turn is short: no yield
     vi.advanceTimersByTime(2);
     expect(pace()).toBeInstanceOf(Promise); // past the budget: yield again
+    nextTurn();
+  });
+
+  it('resumes the waiters one at a time: one whose step makes the turn long leaves the others for the next turn', async () => {
+    vi.useFakeTimers({ toFake: ['setImmediate', 'performance'] });
+    vi.advanceTimersByTime(1000); // past whatever turn the test before began (the fake clock starts again)
+    const steps: string[] = [];
+    const waiter = (name: string, stepMs: number) =>
+      pace()!.then(() => {
+        steps.push(name);
+        vi.advanceTimersByTime(stepMs); // the waiter's work up to its next yield
+      });
+    const all = Promise.all([waiter('a', 0.4), waiter('b', 0.8), waiter('c', 0), waiter('d', 0)]);
+    nextTurn(); // one immediate for all of them
+    for (let i = 0; i < 20; i++) await Promise.resolve(); // every microtask of this turn (vi.waitFor would run the next)
+    expect(steps).toEqual(['a', 'b']); // a and b took 1.2 ms of the 1 ms budget
+    expect(pace()).toBeInstanceOf(Promise); // a newcomer queues behind c and d
+    nextTurn();
+    await all;
+    expect(steps).toEqual(['a', 'b', 'c', 'd']);
     nextTurn();
   });
 });
