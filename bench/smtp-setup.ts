@@ -1,7 +1,7 @@
-// The SMTP benches' set-up: fixture domains whose MX names resolve to loopback addresses (a real DNS server),
-// Nodemailer's smtp-server on those addresses (test/support/smtp-fixture.ts), the built service with SMTP checks on,
-// and GET /api/v1/bic/DEUTDEFF as an open loop from load.ts (autocannon in a child: the fixtures' callbacks in this
-// process would delay its timings).
+// The SMTP benches' set-up: fixture domains whose MX names resolve to loopback addresses (a real DNS server) and
+// Nodemailer's smtp-server on them (test/support/smtp-fixture.ts), both in this process, which runs on the load
+// generator's CPUs (cpuPlan pins it when the service starts), never on the service's; the built service with SMTP
+// checks on; GET /api/v1/bic/DEUTDEFF as an open loop from load.ts (autocannon in a child, timing off this loop).
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
