@@ -5,17 +5,14 @@
 // for PROFILE_DURATION s (32 connections, autocannon in this process), stops it, and groups the main thread's
 // samples of the loaded window by stage; then the same for the Fastify peer (bench/fastify-peer.ts). Prints
 // microseconds per request per stage, the process's CPU per request (every thread, /proc) beside it, and writes
-// bench/results/profile.md and profile.json.
-// Env: PROFILE_DURATION (s, 10), PROFILE_INTERVAL_US (sampling interval, 250), PROFILE_TARGETS (service,peer),
-// PROFILE_MAIN (another build's dist/src/main.js instead of this one's), PROFILE_KEEP=1 (keep the .cpuprofile files),
-// PROFILE_TOP=N (also print the N costliest leaf functions of each target with their stage).
+// bench/results/profile.md and profile.json. Settings (PROFILE_*): bench/README.md.
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BREACHED, endpoint, probe, requestsFor } from './endpoints.js';
 import { startFixtures } from './fixtures.js';
 import { runLoad } from './load.js';
-import { cpuSeconds, ROOT, startService, startWithKey, statCpuSeconds, waitIdle, type Proc } from './processes.js';
+import { cpuSeconds, orElse, ROOT, startService, startWithKey, statCpuSeconds, waitIdle, type Proc } from './processes.js';
 import { geoDatabases, serviceEnv } from './service-env.js';
 import { groupProfile, STAGES, type CpuProfile, type Budget } from './profile-stages.js';
 import { num } from './session.js';
@@ -64,12 +61,8 @@ async function profileRun(name: string, proc: Proc, key: string, profDir: string
 function threadsBy(pid: number): Map<string, number> {
   const out = new Map<string, number>();
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim().replace(/\d+$/, '#');
-      out.set(name, (out.get(name) ?? 0) + statCpuSeconds(`/proc/${pid}/task/${tid}/stat`));
-    } catch {
-      // the thread ended meanwhile
-    }
+    const name = orElse(() => readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim().replace(/\d+$/, '#'), null);
+    if (name !== null) out.set(name, (out.get(name) ?? 0) + statCpuSeconds(`/proc/${pid}/task/${tid}/stat`)); // null: it ended meanwhile
   }
   return out;
 }
