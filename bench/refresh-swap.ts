@@ -20,7 +20,7 @@ import { createLogger } from '../src/http/logging.js';
 import { projectPath } from '../src/http/spec.js';
 import { loadHostingRanges } from '../src/adapters/ip-data/ip-lists.js';
 import { EMAIL_LIST_FILES } from '../src/adapters/mail/email-lists.js';
-import { runLoad } from './load.js';
+import { median, runLoad } from './load.js';
 import { GEOIP_TEST_CITY_DB, GEOIP_TEST_ASN_DB } from '../test/fixtures/paths.js';
 import { listenOnLoopback } from '../test/support/listening.js';
 
@@ -52,13 +52,13 @@ async function startPublisher(): Promise<{ base: string; stop: () => void }> {
 
 publisherFiles();
 const publisher = await startPublisher();
-const url = (provider: string) => [`${publisher.base}/${provider.replace(/\W+/g, '-')}`];
+const url = (provider: string) => `${publisher.base}/${provider.replace(/\W+/g, '-')}`;
 const config = loadConfig({
   DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', RATE_LIMITS: 'off', DNS_SERVERS: '127.0.0.1:9', PWNED_PASSWORDS_URL: 'http://127.0.0.1:9',
   GEOIP_CITY_DB: GEOIP_TEST_CITY_DB, GEOIP_ASN_DB: GEOIP_TEST_ASN_DB, DATA_REFRESH: 'on', ALLOW_PRIVATE_TARGETS: 'true', TOR_EXITS_URL: `${publisher.base}/tor`, DISPOSABLE_DOMAINS_URL: `${publisher.base}/disposable`,
   HOSTING_ASN_URL: `${publisher.base}/asns`,
-  AWS_RANGES_URL: url('Amazon Web Services')[0], GOOGLE_CLOUD_RANGES_URL: url('Google Cloud')[0], AZURE_RANGES_URL: url('Microsoft Azure')[0],
-  ORACLE_RANGES_URL: url('Oracle Cloud')[0], CLOUDFLARE_RANGES_URL: url('Cloudflare')[0], DIGITALOCEAN_RANGES_URL: url('DigitalOcean')[0],
+  AWS_RANGES_URL: url('Amazon Web Services'), GOOGLE_CLOUD_RANGES_URL: url('Google Cloud'), AZURE_RANGES_URL: url('Microsoft Azure'),
+  ORACLE_RANGES_URL: url('Oracle Cloud'), CLOUDFLARE_RANGES_URL: url('Cloudflare'), DIGITALOCEAN_RANGES_URL: url('DigitalOcean'),
 });
 const composition = await compose(config, createLogger('warn'));
 await composition.loaded;
@@ -69,8 +69,7 @@ const base = server.url;
 const histogram = monitorEventLoopDelay({ resolution: 1 });
 histogram.enable();
 const cpuMs = () => {
-  // Node 23.9+ (the installed @types/node predates it).
-  const u = (process as unknown as { threadCpuUsage(): NodeJS.CpuUsage }).threadCpuUsage();
+  const u = process.threadCpuUsage();
   return (u.user + u.system) / 1000;
 };
 /** The main thread's CPU time in its longest turn of the event loop until `done()`. */
@@ -118,7 +117,7 @@ for (let i = 0; i < ROUNDS && (IDLE || !loadDone); i++) {
 }
 const measured = await load;
 const counts = refresher.counts();
-const fmt = (xs: number[]) => `max ${Math.max(...xs).toFixed(1)}, median ${xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)].toFixed(1)}`;
+const fmt = (xs: number[]) => `max ${Math.max(...xs).toFixed(1)}, median ${median(xs).toFixed(1)}`;
 const under = IDLE ? 'no load' : `under load (GET /api/v1/ip at ${Math.round(measured.rps)} req/s, p99 ${measured.p99.toFixed(1)} ms)`;
 process.stdout.write(`event-loop stall ${under}, ${ROUNDS} rounds, ms:\n`);
 for (const [name, xs] of Object.entries(results)) {

@@ -91,7 +91,7 @@ for (const p of stops.splice(0, stops.length - 1)) await p?.stop();
 
 // ---- 2. the other endpoints alone on the same service (warm-up discarded, one window), the password pool last
 const upstream = (id: string): (() => string) | null => {
-  const count = id === 'dns' || id === 'email' ? () => fixtures.dns.queries.length : usesPool(id) ? fixtures.range.requests : id === 'tls' ? fixtures.tls.server.connections : null;
+  const count = id === 'dns' || id === 'email' ? () => fixtures.dns.queries.length : usesPool(id) ? () => fixtures.range.requests.length : id === 'tls' ? fixtures.tls.connections : null;
   if (!count) return null;
   const before = count();
   return () => `${count() - before} upstream requests during warm-up + run`;

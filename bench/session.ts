@@ -5,7 +5,7 @@ import { endpoint, probe, requestsFor, type RequestSpec } from './endpoints.js';
 import { defaultLoader, median, runLoad, type Loader, type Measured } from './load.js';
 import { createKey, PeakRss, startService, waitIdle, type Proc, type ServiceOptions } from './processes.js';
 import { emptyRow, type Row } from './report.js';
-import { openWindow } from './cpu-usage.js';
+import { openWindow, type Window } from './cpu-usage.js';
 
 /** A bench setting from the environment: a number >= 0, else `def`. */
 export const num = (name: string, def: number): number => {
@@ -34,8 +34,8 @@ export interface Side {
   pid: number;
 }
 
-/** One side's measured window in one round. */
-export interface Slice extends Measured {
+/** One side's measured window in one round (and the host's steal, busy share and load over it). */
+export interface Slice extends Measured, Omit<Window, 'cpuS'> {
   /** The side's process tree (every thread), and the load generator, per 2xx answer, microseconds. */
   cpuUsPerReq: number;
   loaderUsPerReq: number;
@@ -45,9 +45,6 @@ export interface Slice extends Measured {
   serverBusyPct: number;
   /** CPU seconds the other sides used during the window: near 0, or they were still busy with their own load. */
   othersCpuS: number;
-  stealPct: number;
-  busyPct: number;
-  load1: number;
 }
 
 export interface Rotation {
@@ -135,11 +132,11 @@ export class Session {
         o.onWindow?.();
         const w = openWindow(pids);
         const m = await load(durationS);
-        const win = w.end();
+        const { cpuS, ...host } = w.end();
         const own = pids.indexOf(s.pid);
         const ok = Math.max(1, m.responses - m.non2xx);
-        const others = win.cpuS.reduce((sum, c, k) => sum + (k === own || pids[k] === s.pid ? 0 : c), 0);
-        slices[i].push({ ...m, cpuUsPerReq: (win.cpuS[own] * 1e6) / ok, loaderUsPerReq: m.loaderCpuUs / ok, loaderBusyPct: m.loaderCpuUs / (m.durationS * 1e4), serverBusyPct: (100 * win.cpuS[own]) / m.durationS, othersCpuS: others, stealPct: win.stealPct, busyPct: win.busyPct, load1: win.load1 });
+        const others = cpuS.reduce((sum, c, k) => sum + (k === own || pids[k] === s.pid ? 0 : c), 0);
+        slices[i].push({ ...m, ...host, cpuUsPerReq: (cpuS[own] * 1e6) / ok, loaderUsPerReq: m.loaderCpuUs / ok, loaderBusyPct: m.loaderCpuUs / (m.durationS * 1e4), serverBusyPct: (100 * cpuS[own]) / m.durationS, othersCpuS: others });
         const sl = slices[i][slices[i].length - 1];
         this.log(
           `${name} ${loader} round ${round + 1}/${rounds} ${s.label}: ${Math.round(sl.rps)} req/s, p99 ${sl.p99.toFixed(2)} ms, ` +
