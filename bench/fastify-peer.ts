@@ -24,18 +24,17 @@ const keys = new Map<string, { id: string; perMinute: number }>([[sha256(key), {
 const app = Fastify({ logger: true, ajv: { customOptions: { strict: false } } });
 
 type Keyed = FastifyRequest & { keyId?: string; perMinute?: number };
-/** The contract's ErrorInfo (openapi.yaml), which Fastify serialises with the response schema glue gave the route. */
-const errorInfo = (request: FastifyRequest, status: number, code: string, message: string, requestId: string | null = request.id) => ({
-  requestId,
-  path: request.url.split('?')[0],
-  status,
-  code,
-  message,
-  error: message,
-  details: [] as Array<{ field: string; message: string }>,
-});
-const refuse = (request: FastifyRequest, reply: FastifyReply, status: number, code: string, message: string, requestId?: string | null) =>
-  reply.code(status).send(errorInfo(request, status, code, message, requestId));
+/** A refusal as the contract's ErrorInfo (openapi.yaml), which Fastify serialises with the response schema glue gave the route. */
+const refuse = (request: FastifyRequest, reply: FastifyReply, status: number, code: string, message: string, requestId: string | null = request.id) =>
+  reply.code(status).send({
+    requestId,
+    path: request.url.split('?')[0],
+    status,
+    code,
+    message,
+    error: message,
+    details: [] as Array<{ field: string; message: string }>,
+  });
 
 // Fastify's own refusals (a request its Ajv rejects, a 429 of the rate limiter) as ErrorInfo.
 app.setErrorHandler((err: Error & { statusCode?: number; validation?: unknown }, request, reply) => {

@@ -16,7 +16,7 @@ import { openDatabase } from '../src/adapters/sqlite/database.js';
 import { median, round } from './load.js';
 import { cpuSeconds, keysCli, ROOT, rssMb, scrapeMetrics, startService, type Proc } from './processes.js';
 import { geoDatabases, HIGH_LIMITS } from './service-env.js';
-import { Session } from './session.js';
+import { log } from './session.js';
 import { msUntil, send, summarise, timedLoad, timedPool, type Timed } from './timed-load.js';
 import { runBench } from './children.js';
 
@@ -30,8 +30,6 @@ const PATH = '/api/v1/bic/DEUTDEFF';
 const IMPORTED = 10_000;
 const LOCK_MS = 3000;
 const run = promisify(execFile);
-const session = new Session(tmpdir());
-const log = (s: string) => session.log(s);
 const freshKey = () => `vls_${randomBytes(24).toString('base64url')}`;
 // As before the shared harness: the server not pinned to a CPU (bench/cpu-usage.ts).
 process.env.BENCH_PIN ??= '0';

@@ -15,14 +15,13 @@ import { runLoad } from './load.js';
 import { cpuSeconds, orElse, ROOT, startService, startWithKey, statCpuSeconds, waitIdle, type Proc } from './processes.js';
 import { geoDatabases, serviceEnv } from './service-env.js';
 import { groupProfile, STAGES, type CpuProfile, type Budget } from './profile-stages.js';
-import { num } from './session.js';
+import { log, num } from './session.js';
 
 const durationS = num('PROFILE_DURATION', 10) || 10;
 const intervalUs = Math.round(num('PROFILE_INTERVAL_US', 250)) || 250;
 const targets = (process.env.PROFILE_TARGETS ?? 'service,peer').split(',').map((s) => s.trim());
 const connections = 32;
 const dir = mkdtempSync(join(tmpdir(), 'vls-profile-'));
-const log = (s: string) => process.stderr.write(`[profile] ${s}\n`);
 
 /**
  * Load BIC on a started process between two clock readings the profile's sample times can be matched to. CPU per
@@ -77,23 +76,20 @@ function scaled(b: Budget, mainUsPerReq: number): Budget {
   return { ...b, stages: times(b.stages), leaves: times(b.leaves), wallUsPerReq: b.busyUsPerReq, busyUsPerReq: mainUsPerReq };
 }
 
-const profArgs = (profDir: string) => ['--cpu-prof', '--cpu-prof-dir', profDir, '--cpu-prof-interval', String(intervalUs)];
 const results: Array<Awaited<ReturnType<typeof profileRun>>> = [];
 const fixtures = await startFixtures(BREACHED);
+const PEER_KEY = 'vls_profile_peer_key';
+/** Each target by its PROFILE_TARGETS name: its name in the report and its start with `nodeArgs` (the profiler's). */
+const TARGETS: Record<string, [string, (nodeArgs: string[]) => Promise<Proc & { key: string }>]> = {
+  service: ['service', (nodeArgs) => startWithKey({ name: 'service', env: serviceEnv(fixtures, mkdtempSync(join(dir, 'data-')), geoDatabases()), dir, nodeArgs, main: process.env.PROFILE_MAIN })],
+  peer: ['Fastify peer', async (nodeArgs) => ({ key: PEER_KEY, ...(await startService({ name: 'fastify-peer', env: { PEER_API_KEY: PEER_KEY }, dir, nodeArgs, script: 'fastify-peer.ts', ready: { path: '/' } })) })],
+};
 try {
-  if (targets.includes('service')) {
-    const profDir = join(dir, 'service-prof');
+  for (const [target, [name, start]] of Object.entries(TARGETS).filter(([t]) => targets.includes(t))) {
+    const profDir = join(dir, `${target}-prof`);
     mkdirSync(profDir);
-    const env = serviceEnv(fixtures, mkdtempSync(join(dir, 'data-')), geoDatabases());
-    const svc = await startWithKey({ name: 'service', env, dir, nodeArgs: profArgs(profDir), main: process.env.PROFILE_MAIN });
-    results.push(await profileRun('service', svc, svc.key, profDir).finally(() => svc.stop()));
-  }
-  if (targets.includes('peer')) {
-    const profDir = join(dir, 'peer-prof');
-    mkdirSync(profDir);
-    const key = 'vls_profile_peer_key';
-    const peer = await startService({ name: 'fastify-peer', env: { PEER_API_KEY: key }, dir, nodeArgs: profArgs(profDir), script: 'fastify-peer.ts', ready: { path: '/' } });
-    results.push(await profileRun('Fastify peer', peer, key, profDir).finally(() => peer.stop()));
+    const proc = await start(['--cpu-prof', '--cpu-prof-dir', profDir, '--cpu-prof-interval', String(intervalUs)]);
+    results.push(await profileRun(name, proc, proc.key, profDir).finally(() => proc.stop()));
   }
 } finally {
   await fixtures.close();

@@ -10,7 +10,7 @@ import { median, runLoad, wrkPresent, type Loader } from './load.js';
 import { PeakRss, ROOT, startService, waitIdle, type Proc } from './processes.js';
 import { evaluateTargets, formatRotations, formatTable, formatTargets } from './report.js';
 import { geoDatabases, serviceEnv } from './service-env.js';
-import { ratioOf, Session, settings, toRow, type Launched, type Side } from './session.js';
+import { elapsedS, log, ratioOf, Session, settings, toRow, type Launched, type Side } from './session.js';
 import { cpuPlan, hostLine } from './cpu-usage.js';
 
 if (!existsSync(join(ROOT, 'dist/src/main.js'))) {
@@ -18,15 +18,17 @@ if (!existsSync(join(ROOT, 'dist/src/main.js'))) {
   process.exit(2);
 }
 const { connections, durationS, bicRate } = settings;
-const run = new Session(mkdtempSync(join(tmpdir(), 'vls-bench-')));
-const { rows, dir } = run;
+const run = new Session();
+const { rows } = run;
+const dir = mkdtempSync(join(tmpdir(), 'vls-bench-'));
 const plan = cpuPlan();
-run.log(hostLine());
+log(hostLine());
 const loaders: Loader[] = ((process.env.BENCH_LOADERS ?? (wrkPresent() ? 'wrk,autocannon' : 'autocannon')).split(',') as Loader[]).filter(Boolean);
 const fixtures = await startFixtures(BREACHED);
 const geo = geoDatabases();
-const env = (name: string, extra: Record<string, string> = {}) => ({ ...serviceEnv(fixtures, run.freshDir(name), geo), ...extra });
-const stops: Array<Proc | null> = [];
+const env = (name: string, extra: Record<string, string> = {}) => ({ ...serviceEnv(fixtures, mkdtempSync(join(dir, `${name}-`)), geo), ...extra });
+/** The fixed bench's other servers (baselines, peer, another build), stopped after it; the main service stays. */
+const others: Proc[] = [];
 
 // ---- 1. the fixed bench: every side warm, in turn, five rounds (session.ts, rotate), once per load generator
 const FIXED = ['koa', 'http', 'fastify-peer', 'bic', 'iban', 'card', 'ip'];
@@ -41,7 +43,7 @@ for (const [id, label, script, extra, key] of baselines) {
   if (!run.wanted(id)) continue;
   try {
     const proc = await startService({ name: id, env: extra, dir, script, ready: { path: '/' } });
-    stops.push(proc);
+    others.push(proc);
     const requests = key ? requestsFor(endpoint('bic'), key) : [{ method: 'GET', path: '/', headers: {} }];
     if (key && !(await probe(proc.url, endpoint('bic'), key)).ok) throw new Error('BIC probe failed');
     await run.warm(proc, requests);
@@ -54,7 +56,6 @@ const mainIds = ENDPOINTS.map((e): [string, string] => [e.id, e.label]).filter((
 const CONCURRENT: Array<[string, string]> = [['password-concurrent', 'password, concurrent with ↓'], ['bic-under-password', 'BIC while password saturated']];
 const usesPool = (id: string) => id.startsWith('password');
 const main = await run.launch({ name: 'service', env: env('main'), dir }, 'BIC', [...mainIds, ...CONCURRENT], mainIds.map(([id]) => id).filter((id) => !usesPool(id)));
-stops.push(main?.svc ?? null);
 const limitsOn = main ? (await probe(main.svc.url, endpoint('bic'), main.key)).headers.has('ratelimit-limit') : null;
 const serviceSide = (l: Launched, id: string): Side => ({ id, label: endpoint(id).label, url: l.svc.url, requests: requestsFor(endpoint(id), l.key), pid: l.svc.pid });
 if (main) for (const id of FIXED.filter((i) => run.wanted(i) && !baselines.some(([b]) => b === i))) sides.push(serviceSide(main, id));
@@ -64,11 +65,11 @@ if (main) for (const id of FIXED.filter((i) => run.wanted(i) && !baselines.some(
 const baseRows = (process.env.BENCH_BASE_ROWS ?? 'bic').split(',').map((s) => s.trim()).filter(Boolean);
 const base = process.env.BENCH_BASE ? await run.launch({ name: 'service-base', env: env('base'), dir, main: join(process.env.BENCH_BASE, 'dist/src/main.js') }, 'BENCH_BASE build', baseRows.map((id) => [`${id}-base`, `${endpoint(id).label}, BENCH_BASE build`])) : null;
 if (base) for (const id of baseRows) sides.push({ ...serviceSide(base, id), id: `${id}-base`, label: `${endpoint(id).label}, BENCH_BASE build` });
-stops.unshift(base?.svc ?? null);
+if (base) others.push(base.svc);
 const fixedRuns = new Map<Loader, ReturnType<typeof ratioOf>>();
 const peerLines: string[] = [];
 for (const loader of sides.length > 1 ? loaders : []) {
-  run.log(`the fixed bench with ${loader}: ${sides.map((s) => s.id).join(', ')} in turn, ${settings.rounds} rounds of ${settings.warmupS} s warm-up + ${durationS} s`);
+  log(`the fixed bench with ${loader}: ${sides.map((s) => s.id).join(', ')} in turn, ${settings.rounds} rounds of ${settings.warmupS} s warm-up + ${durationS} s`);
   const rotation = await run.rotate(`fixed bench`, sides, { loader });
   fixedRuns.set(loader, ratioOf(rotation, 'bic', 'fastify-peer'));
   const mid = (f: (sl: (typeof rotation.slices)[0][0]) => number) => median(rotation.slices.flat().map(f));
@@ -87,7 +88,7 @@ for (const loader of sides.length > 1 ? loaders : []) {
   sides.forEach((s, i) => rows.push(toRow(s, rotation.slices[i], null, s.id === 'fastify-peer' ? ['Fastify 5 defaults + fastify-openapi-glue on openapi.yaml, SHA-256 key hook, @fastify/rate-limit, pino at info on stdout (to a file)'] : [])));
 }
 if (sides.length === 1) rows.push(await run.measure(sides[0])); // one side wanted: measured alone
-for (const p of stops.splice(0, stops.length - 1)) await p?.stop();
+for (const p of others) await p.stop();
 
 // ---- 2. the other endpoints alone on the same service (warm-up discarded, one window), the password pool last
 const upstream = (id: string): (() => string) | null => {
@@ -111,7 +112,7 @@ for (const [id, label] of [...single.filter(([i]) => !usesPool(i)), ...single.fi
   rows.push(row);
   if (id !== 'password' || !run.wanted('bic-under-password')) continue;
   // The password endpoint saturated (closed loop) and BIC beside it as an open loop: event-loop latency, not a CPU fight.
-  run.log(`password saturated + BIC at ${bicRate}/s, ${durationS} s`);
+  log(`password saturated + BIC at ${bicRate}/s, ${durationS} s`);
   const rss = new PeakRss(main.svc.pid);
   rss.start();
   const [pw, bic] = await Promise.all([
@@ -175,7 +176,7 @@ const cpuModel = /^model name\s*:\s*(.*)$/m.exec(readFileSync('/proc/cpuinfo', '
 const header =
   `${cpus().length} CPU (${cpuModel}), ${Math.round(totalmem() / 2 ** 30)} GB, node ${process.version}; ${hostLine()}; ${connections} connections; ` +
   `${settings.rounds} rounds of ${settings.warmupS} s warm-up (discarded) + ${durationS} s per side; GeoIP ${geo.real ? 'GeoLite2' : 'MaxMind TEST databases'}; ` +
-  `limits on: ${limitsOn ?? 'unknown'}; total ${run.elapsedS().toFixed(0)} s`;
+  `limits on: ${limitsOn ?? 'unknown'}; total ${elapsedS().toFixed(0)} s`;
 const text = `${header}\n\n${formatTable(rows)}\n\nIn turn (medians over the rounds):\n${formatRotations(run.rotations)}\n${peerLines.join('\n')}\n\nTargets:\n${formatTargets(targets)}\n`;
 process.stdout.write(`\n${text}`);
 mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
