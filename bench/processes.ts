@@ -13,7 +13,7 @@ export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** Every variable the built src/config.ts reads (describeSettings): none leaks from the caller's environment. */
 const SERVICE_VARS = await import(new URL('../dist/src/config.js', import.meta.url).href).then(
   (m: { describeSettings: () => Array<{ env: string }> }) => [...m.describeSettings().map((s) => s.env), 'NODE_OPTIONS'],
-  () => ['NODE_OPTIONS'], // not built: nothing to start either
+  () => ['NODE_OPTIONS'], // not built: nothing to start either (refresh-swap.ts runs from the sources)
 );
 
 function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {

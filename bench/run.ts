@@ -59,9 +59,8 @@ const main = await run.launch({ name: 'service', env: env('main'), dir }, 'BIC',
 const limitsOn = main ? (await probe(main.svc.url, endpoint('bic'), main.key)).headers.has('ratelimit-limit') : null;
 const serviceSide = (l: Launched, id: string): Side => ({ id, label: endpoint(id).label, url: l.svc.url, requests: requestsFor(endpoint(id), l.key), pid: l.svc.pid });
 if (main) for (const id of FIXED.filter((i) => run.wanted(i) && !baselines.some(([b]) => b === i))) sides.push(serviceSide(main, id));
-// BENCH_BASE=DIR: another build's BIC (DIR/dist/src/main.js, node_modules found from DIR upwards) joins the rotation, to
-// judge a change by CPU per answer and req/s against the code before it (side `bic-base`).
-// BENCH_BASE_ROWS (default bic): the rows the other build joins with, each `<row>-base`.
+// BENCH_BASE=DIR: another build's rows (BENCH_BASE_ROWS, default bic) join the rotation as `<row>-base`, to judge a
+// change by CPU per answer and req/s against the code before it (DIR/dist/src/main.js, node_modules from DIR upwards).
 const baseRows = (process.env.BENCH_BASE_ROWS ?? 'bic').split(',').map((s) => s.trim()).filter(Boolean);
 const base = process.env.BENCH_BASE ? await run.launch({ name: 'service-base', env: env('base'), dir, main: join(process.env.BENCH_BASE, 'dist/src/main.js') }, 'BENCH_BASE build', baseRows.map((id) => [`${id}-base`, `${endpoint(id).label}, BENCH_BASE build`])) : null;
 if (base) for (const id of baseRows) sides.push({ ...serviceSide(base, id), id: `${id}-base`, label: `${endpoint(id).label}, BENCH_BASE build` });
@@ -76,14 +75,12 @@ for (const loader of sides.length > 1 ? loaders : []) {
   const [loaderBusy, serverBusy] = [mid((sl) => sl.loaderBusyPct), mid((sl) => sl.serverBusyPct)];
   const why = loaderBusy > 90 ? ': the generator set the pace' : serverBusy < 90 ? ': the servers did not get their CPU (a busy host)' : '';
   peerLines.push(`${loader}: the servers used ${serverBusy.toFixed(0)}% of a CPU, the generator ${loaderBusy.toFixed(0)}% (medians)${why ? `${why}; req/s ratios are not to be judged, CPU per answer is` : ''}`);
-  for (const id of base ? baseRows : []) {
-    const ab = ratioOf(rotation, id, `${id}-base`);
-    if (ab) peerLines.push(`${loader}: ${id} vs the BENCH_BASE build ${ab.ratio.toFixed(3)}x req/s (rounds ${ab.rounds.map((v) => v.toFixed(2)).join(', ')}), ${ab.cpu.toFixed(3)}x its CPU per answer`);
-  }
-  for (const id of ['bic', 'iban', 'card', 'ip']) {
-    const r = ratioOf(rotation, id, 'fastify-peer');
-    if (r) peerLines.push(`${loader}: ${id} vs the peer's BIC ${r.ratio.toFixed(2)}x req/s (rounds ${r.rounds.map((v) => v.toFixed(2)).join(', ')}), ${r.cpu.toFixed(2)}x its CPU per answer`);
-  }
+  const versus = (id: string, y: string, what: string, digits: number) => {
+    const r = ratioOf(rotation, id, y);
+    if (r) peerLines.push(`${loader}: ${id} vs ${what} ${r.ratio.toFixed(digits)}x req/s (rounds ${r.rounds.map((v) => v.toFixed(2)).join(', ')}), ${r.cpu.toFixed(digits)}x its CPU per answer`);
+  };
+  for (const id of base ? baseRows : []) versus(id, `${id}-base`, 'the BENCH_BASE build', 3);
+  for (const id of ['bic', 'iban', 'card', 'ip']) versus(id, 'fastify-peer', "the peer's BIC", 2);
   if (loader !== loaders[0]) continue;
   sides.forEach((s, i) => rows.push(toRow(s, rotation.slices[i], null, s.id === 'fastify-peer' ? ['Fastify 5 defaults + fastify-openapi-glue on openapi.yaml, SHA-256 key hook, @fastify/rate-limit, pino at info on stdout (to a file)'] : [])));
 }
