@@ -1,11 +1,7 @@
-// The peer in the bench: the contract-first Fastify 5 service a user might build instead (issue #48); prints {"port":N}.
-//
-// Fastify as a user gets it by default (`logger: true`: pino at info on stdout, two lines per request; the bench sends
-// stdout to a file as it does the service's; Fastify's own request ids, keep-alive and Ajv options), plus what the
-// contract asks of every API route: fastify-openapi-glue routes this project's openapi.yaml, an onRequest hook finds the
-// X-Api-Key by its SHA-256 in a Map, @fastify/rate-limit counts per key in memory (the contract's RateLimit-* fields),
-// the request id goes out as X-Request-Id. Only validateBic is implemented (the service's own domain function); every
-// other operation answers 501. Env: PORT, PEER_API_KEY (the one key it knows).
+// The peer in the bench: the contract-first Fastify 5 service a user might build instead (issue #48), on Fastify's
+// defaults plus what the contract asks of every API route (BENCHMARKS.md, "The peer on Fastify's defaults"). Only
+// validateBic is implemented (the service's own domain function); every other operation answers 501; prints
+// {"port":N}. Env: PORT, PEER_API_KEY (the one key it knows).
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';

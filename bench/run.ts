@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { BREACHED, ENDPOINTS, endpoint, probe, requestsFor } from './endpoints.js';
 import { redisBinaryPresent, startFixtures, startRedis, type BenchRedis } from './fixtures.js';
 import { median, runLoad, wrkPresent, type Loader } from './load.js';
-import { PeakRss, ROOT, startService, waitIdle, type Proc } from './processes.js';
+import { PeakRss, ROOT, waitIdle, type Proc } from './processes.js';
 import { evaluateTargets, formatRotations, formatTable, formatTargets } from './report.js';
 import { geoDatabases, serviceEnv } from './service-env.js';
 import { elapsedS, log, ratioOf, Session, settings, toRow, type Launched, type Side } from './session.js';
@@ -40,22 +40,16 @@ const baselines: Array<[string, string, string, Record<string, string>, string |
 ];
 const sides: Side[] = [];
 for (const [id, label, script, extra, key] of baselines) {
-  if (!run.wanted(id)) continue;
-  try {
-    const proc = await startService({ name: id, env: extra, dir, script, ready: { path: '/' } });
-    others.push(proc);
-    const requests = key ? requestsFor(endpoint('bic'), key) : [{ method: 'GET', path: '/', headers: {} }];
-    if (key && !(await probe(proc.url, endpoint('bic'), key)).ok) throw new Error('BIC probe failed');
-    await run.warm(proc, requests);
-    sides.push({ id, label, url: proc.url, requests, pid: proc.pid });
-  } catch (err) {
-    run.mark(id, label, 'failed', `could not run: ${(err as Error).message}`);
-  }
+  // Started, probed and warmed on BIC as a service is (a baseline answers its one body on every path, keys aside).
+  const l = run.wanted(id) ? await run.launch({ name: id, env: extra, dir, script, ready: { path: '/' } }, label, [[id, label]], { key: key ?? '' }) : null;
+  if (!l) continue;
+  others.push(l.svc);
+  sides.push({ id, label, url: l.svc.url, requests: key ? requestsFor(endpoint('bic'), key) : [{ method: 'GET', path: '/', headers: {} }], pid: l.svc.pid });
 }
 const mainIds = ENDPOINTS.map((e): [string, string] => [e.id, e.label]).filter(([id]) => run.wanted(id));
 const CONCURRENT: Array<[string, string]> = [['password-concurrent', 'password, concurrent with ↓'], ['bic-under-password', 'BIC while password saturated']];
 const usesPool = (id: string) => id.startsWith('password');
-const main = await run.launch({ name: 'service', env: env('main'), dir }, 'BIC', [...mainIds, ...CONCURRENT], mainIds.map(([id]) => id).filter((id) => !usesPool(id)));
+const main = await run.launch({ name: 'service', env: env('main'), dir }, 'BIC', [...mainIds, ...CONCURRENT], { mixed: mainIds.map(([id]) => id).filter((id) => !usesPool(id)) });
 const limitsOn = main ? (await probe(main.svc.url, endpoint('bic'), main.key)).headers.has('ratelimit-limit') : null;
 const serviceSide = (l: Launched, id: string): Side => ({ id, label: endpoint(id).label, url: l.svc.url, requests: requestsFor(endpoint(id), l.key), pid: l.svc.pid });
 if (main) for (const id of FIXED.filter((i) => run.wanted(i) && !baselines.some(([b]) => b === i))) sides.push(serviceSide(main, id));

@@ -138,20 +138,20 @@ export class Session {
   }
 
   /**
-   * Start a service with a fresh key, check BIC answers 200, wait until it is idle and warm it up (every endpoint in
-   * `mixed`, then BIC until steady). A failure marks `ids` failed and returns null.
+   * Start a server with a fresh key (or its own `key`: a baseline, the peer), check BIC answers 200, wait until it is
+   * idle and warm it up (every endpoint in `mixed`, then BIC until steady). A failure marks `ids` failed, returns null.
    */
-  async launch(o: ServiceOptions, label: string, ids: Array<[string, string]>, mixed: string[] = []): Promise<Launched | null> {
+  async launch(o: ServiceOptions, label: string, ids: Array<[string, string]>, w: { key?: string; mixed?: string[] } = {}): Promise<Launched | null> {
     let svc: Proc | null = null;
     try {
       log(`starting ${o.name}`);
-      const key = await createKey(o.env);
+      const key = w.key ?? (await createKey(o.env));
       svc = await startService(o);
       const p = await probe(svc.url, endpoint('bic'), key);
       if (!p.ok) throw new Error(`BIC probe answered ${p.problem}`);
       await waitIdle(svc.pid, 15);
       const ok: string[] = [];
-      for (const id of mixed) if ((await probe(svc.url, endpoint(id), key)).ok) ok.push(id);
+      for (const id of w.mixed ?? []) if ((await probe(svc.url, endpoint(id), key)).ok) ok.push(id);
       await this.warm(svc, [...ok.flatMap((id) => requestsFor(endpoint(id), key)), ...requestsFor(endpoint('bic'), key)]);
       return { svc, key, label };
     } catch (err) {
