@@ -112,25 +112,20 @@ export function requestsFor(e: Endpoint, key: string): RequestSpec[] {
   return e.bodies.map((body) => ({ method: 'POST', path: e.path, headers: { ...headers, 'content-type': 'application/json' }, body }));
 }
 
-export interface Probe {
-  ok: boolean;
-  /** Why the answer is not usable for the bench (non-200, or a failed sanity check). */
-  problem: string | null;
-  headers: Headers;
-}
-
-/** Send every request of an endpoint once (this also warms the service's caches). */
-export async function probe(baseUrl: string, e: Endpoint, key: string): Promise<Probe> {
-  let last: Probe | null = null;
-  for (const r of requestsFor(e, key)) {
+/**
+ * Send every request of an endpoint once (this also warms the service's caches): of the first answer not usable for
+ * the bench (non-200, or a failed sanity check: `problem` says why), else of the last one, whether it was a 200.
+ */
+export async function probe(baseUrl: string, e: Endpoint, key: string) {
+  const requests = requestsFor(e, key);
+  for (const r of requests) {
     const res = await fetch(baseUrl + r.path, { method: r.method, headers: r.headers, body: r.body, signal: AbortSignal.timeout(10_000) });
     const text = await res.text();
     const body: unknown = orElse(() => JSON.parse(text), null); // not JSON: reported below
     const err = body as { code?: string; message?: string } | null;
     const failure = err?.code ? `${res.status} ${err.code}: ${err.message}` : `${res.status} ${text.slice(0, 160)}`;
     const problem = res.status !== 200 ? failure : e.check(body) && `sanity check failed: expected ${e.check(body)}`;
-    last = { ok: res.status === 200, problem: problem || null, headers: res.headers };
-    if (last.problem) return last;
+    if (problem || r === requests.at(-1)) return { ok: res.status === 200, problem: problem || null, headers: res.headers };
   }
-  return last!;
+  throw new Error(`${e.id}: no request to send`);
 }

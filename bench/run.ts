@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { BREACHED, ENDPOINTS, endpoint, probe, requestsFor } from './endpoints.js';
-import { redisBinaryPresent, startFixtures, startRedis, type BenchRedis } from './fixtures.js';
+import { redisBinaryPresent, startFixtures, startRedis } from './fixtures.js';
 import { median, runLoad, wrkPresent, type Loader } from './load.js';
 import { PeakRss, ROOT, waitIdle, type Proc } from './processes.js';
 import { evaluateTargets, formatRotations, formatTable, formatTargets } from './report.js';
@@ -127,7 +127,6 @@ if (run.wanted(STOCK[0])) {
 const OFF: [string, string] = ['bic-limits-off', 'BIC, limits off'];
 const REDIS: [string, string] = ['bic-redis', 'BIC, limits on, Redis'];
 const W2: [string, string] = ['bic-workers-2', 'BIC, WORKERS=2, Redis'];
-let redis: BenchRedis | null = null;
 const needOff = run.wanted(OFF[0]) || run.wanted(REDIS[0]);
 const off = needOff ? await run.launch({ name: 'service-limits-off', env: env('off', { RATE_LIMITS: 'off' }), dir }, OFF[1], [OFF, REDIS]) : null;
 if (off && run.wanted(OFF[0])) {
@@ -137,7 +136,7 @@ if (off && run.wanted(OFF[0])) {
 }
 const redisWanted = run.wanted(REDIS[0]) || run.wanted(W2[0]);
 if (redisWanted && !redisBinaryPresent()) run.mark(REDIS[0], REDIS[1], 'skipped', 'redis-server not installed (apt-get install -y redis-server)');
-else if (redisWanted) redis = await startRedis();
+const redis = redisWanted && redisBinaryPresent() ? await startRedis() : null;
 const red = redis ? await run.launch({ name: 'service-redis', env: env('redis', { REDIS_URL: redis.url }), dir }, REDIS[1], [REDIS, W2]) : null;
 if (red && off && run.wanted(REDIS[0])) await run.pair(REDIS[0], red, off);
 await off?.svc.stop();
