@@ -6,10 +6,8 @@ import { OK_DOMAIN, OK_ZONE, startUpstreams, type Upstreams } from '../test/faul
 /** The domain every DNS, email and TLS request of the bench is about (A, MX, SPF, DMARC, a DKIM key; TLS on 127.0.0.1). */
 export const BENCH_DOMAIN = OK_DOMAIN;
 
-export type Fixtures = Upstreams;
-
 /** `breached`: passwords the range API reports with their counts. */
-export async function startFixtures(breached: Record<string, number> = {}): Promise<Fixtures> {
+export async function startFixtures(breached: Record<string, number> = {}): Promise<Upstreams> {
   const soa = OK_ZONE[OK_DOMAIN].map((r) => (r.type === 'SOA' ? { ...r, data: { ...r.data, minimum: 3600 } } : r));
   return startUpstreams({ breached, zone: { [OK_DOMAIN]: soa } });
 }

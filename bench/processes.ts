@@ -4,9 +4,10 @@ import { closeSync, existsSync, openSync, readdirSync, readFileSync, readlinkSyn
 import { promisify } from 'node:util';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, track } from './children.js';
+import { track } from './children.js';
 import { cpuPlan, pinned } from './cpu-usage.js';
 import { waitFor as poll } from '../test/support/wait.js';
+import { closedPort as freePort } from '../test/support/tls-fixtures.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
