@@ -59,11 +59,8 @@ export interface Rotation {
   slices: Slice[][];
 }
 
-export interface Launched {
-  svc: Proc;
-  key: string;
-  label: string;
-}
+/** A started and warmed server, its key and its label: launch's result. */
+export type Launched = NonNullable<Awaited<ReturnType<Session['launch']>>>;
 
 /** The median of x's per-round req/s over y's (both measured in the same round, seconds apart), and of CPU per answer. */
 export function ratioOf(r: Rotation, x: string, y: string): { ratio: number; rounds: number[]; cpu: number } | null {
@@ -141,7 +138,7 @@ export class Session {
    * Start a server with a fresh key (or its own `key`: a baseline, the peer), check BIC answers 200, wait until it is
    * idle and warm it up (every endpoint in `mixed`, then BIC until steady). A failure marks `ids` failed, returns null.
    */
-  async launch(o: ServiceOptions, label: string, ids: Array<[string, string]>, w: { key?: string; mixed?: string[] } = {}): Promise<Launched | null> {
+  async launch(o: ServiceOptions, label: string, ids: Array<[string, string]>, w: { key?: string; mixed?: string[] } = {}) {
     let svc: Proc | null = null;
     try {
       log(`starting ${o.name}`);
