@@ -1,7 +1,7 @@
 // The peer in the bench: the contract-first Fastify 5 service a user might build instead (issue #48), on Fastify's
 // defaults plus what the contract asks of every API route (BENCHMARKS.md, "The peer on Fastify's defaults"). Only
-// validateBic is implemented (the service's own domain function); every other operation answers 501; prints
-// {"port":N}. Env: PORT, PEER_API_KEY (the one key it knows).
+// validateBic is implemented (the service's own domain function); every other operation answers 501.
+// Env: PORT, PEER_API_KEY (the one key it knows).
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
@@ -78,7 +78,6 @@ await app.register(openapiGlue, {
 app.get('/', async () => ({ ok: true }));
 
 await app.listen({ port: Number(process.env.PORT ?? 0), host: '127.0.0.1' });
-process.stdout.write(`${JSON.stringify({ port: (app.server.address() as { port: number }).port })}\n`);
 process.on('SIGTERM', () => {
   app.server.closeAllConnections();
   void app.close().then(() => process.exit(0));

@@ -73,31 +73,26 @@ const cpuMs = () => {
   const u = process.threadCpuUsage();
   return (u.user + u.system) / 1000;
 };
-/** The main thread's CPU time in its longest turn of the event loop until `done()`. */
-function longestTurn(): { done: () => number } {
+/** The longest stall (ms) while `work` runs, the main thread's CPU time in its longest turn of the loop, the time taken. */
+async function stall(work: () => Promise<unknown>): Promise<{ maxMs: number; turnMs: number; tookMs: number }> {
+  await new Promise((r) => setTimeout(r, 200));
+  histogram.reset();
   let running = true;
   let last = cpuMs();
-  let max = 0;
+  let turnMs = 0;
   const tick = () => {
     const now = cpuMs();
-    max = Math.max(max, now - last);
+    turnMs = Math.max(turnMs, now - last);
     last = now;
     if (running) setImmediate(tick);
   };
   setImmediate(tick);
-  return { done: () => ((running = false), max) };
-}
-
-/** The longest stall (ms) while `work` runs, the main thread's longest turn (CPU ms), and how long it took. */
-async function stall(work: () => Promise<unknown>): Promise<{ maxMs: number; turnMs: number; tookMs: number }> {
-  await new Promise((r) => setTimeout(r, 200));
-  histogram.reset();
-  const turn = longestTurn();
   const t = performance.now();
   await work();
   const tookMs = performance.now() - t;
   await new Promise((r) => setTimeout(r, 20)); // the stall that ended with the work is recorded at the next turn
-  return { maxMs: histogram.max / 1e6, turnMs: turn.done(), tookMs };
+  running = false;
+  return { maxMs: histogram.max / 1e6, turnMs, tookMs };
 }
 
 const refresher = composition.refresher!;
