@@ -117,7 +117,8 @@ export async function startService(o: ServiceOptions): Promise<Proc> {
   closeSync(fd);
   const url = `http://127.0.0.1:${port}`;
   await waitFor(`${url}${o.ready?.path ?? '/readyz'}`, child, logFile, o.ready);
-  await poll(() => processTree(child.pid!).length >= (o.processes ?? 1), { timeoutMs: 30_000, intervalMs: 100, what: `${o.name}'s ${o.processes} processes`, giveUp: gone(child) });
+  const allRunning = () => processTree(child.pid!).length >= (o.processes ?? 1);
+  await poll(allRunning, { timeoutMs: 30_000, intervalMs: 100, what: `${o.name}'s ${o.processes} processes`, giveUp: gone(child) });
   if ((o.processes ?? 1) > 1) await waitFor(`${url}/readyz`, child, logFile);
   return { name: o.name, readyAfterS: (Date.now() - t0) / 1000, pid: child.pid!, url, child, stop: () => stopChild(child, 15_000) };
 }
