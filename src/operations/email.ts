@@ -76,6 +76,8 @@ async function verifyByDomain(
 /** Whether the domain has a usable MX (RFC 7505: a null MX "0 ." says it accepts no mail) and an A or AAAA record. */
 async function mailRecords(resolver: DnsResolver, domain: string): Promise<{ mxRecord: boolean; aRecord: boolean }> {
   const [mx, a, aaaa] = await Promise.all([resolver.query(domain, 'MX'), resolver.query(domain, 'A'), resolver.query(domain, 'AAAA')]);
+  // A domain's answers resume every bulk item waiting on them in one drain of microtasks: paced (pacing.ts).
+  await pace();
   return { mxRecord: mx.records.some((r) => r.value !== '.' && r.value !== ''), aRecord: a.records.length > 0 || aaaa.records.length > 0 };
 }
 
@@ -137,8 +139,6 @@ export function createEmailOperations(deps: EmailDeps): EmailOperations {
       if (smtp && deps.smtpQuota && withoutSession(parsed, true) === null) await deps.smtpQuota.consumeSmtp(keyOf(context), 1);
       // A special-use domain (printer.local) is never sent to the resolver: no MX, no A (openapi.yaml validateEmail).
       const { mxRecord, aRecord } = lookedUp(parsed) ? await mailRecords(resolver, parsed.domain) : { mxRecord: false, aRecord: false };
-      // A domain's DNS answers resume every bulk item waiting on them in one drain of microtasks: paced (pacing.ts).
-      await pace();
       const [deliverability] = await deliverabilities([address], smtp, smtp ? clientGone(koa) : undefined);
       return {
         status: 200,
