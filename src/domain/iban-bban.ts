@@ -175,13 +175,12 @@ function parseLayout(spec: string): BbanLayout {
   return { length: pos, bank, branch, account };
 }
 
-const PARSED: ReadonlyMap<string, BbanLayout> = new Map(
-  Object.entries(LAYOUTS).map(([country, spec]) => [country, parseLayout(spec)]),
-);
+const PARSED = new Map<string, BbanLayout>(Object.entries(LAYOUTS).map(([country, spec]) => [country, parseLayout(spec)]));
+for (const [territory, parent] of Object.entries(BBAN_ALIASES)) PARSED.set(territory, PARSED.get(parent)!);
 
 /** The BBAN layout for a country code (territories resolve to their parent's), or null when unknown. */
 export function bbanLayout(countryCode: string): BbanLayout | null {
-  return PARSED.get(BBAN_ALIASES[countryCode] ?? countryCode) ?? null;
+  return PARSED.get(countryCode) ?? null;
 }
 
 /**
