@@ -1,5 +1,6 @@
 // The Redis job store (BullMQ on a real redis-server) under a worker that claims while a job is being written: no
-// item is dropped, a half-written job is never shown, and the items are handed out one domain after another.
+// item is dropped, a half-written job is never shown, the items are handed out one domain after another, and a job's
+// BullMQ items that one worker failed to add are added by another (docs/adr/0038).
 // @module-tag slow (left out of make test-fast): starts redis-server
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
