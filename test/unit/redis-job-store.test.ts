@@ -93,6 +93,18 @@ describe.skipIf(!HAVE_REDIS)('Redis job store (real redis-server)', () => {
     expect(await raw.zscore('ej:incoming', job.id)).toBeNull();
   });
 
+  it('counts a queued job\'s items as queued before a worker has added them to BullMQ, and after', async () => {
+    const s = store();
+    const before = (await s.stats(Date.now())).queuedItems;
+    await s.create(newJob(['a@d1.test', 'b@d1.test', 'a@d1.test']));
+    expect((await s.stats(Date.now())).queuedItems).toBe(before + 2); // two distinct addresses, none added yet
+    const claimed = await s.claim('w1', 1, Date.now(), 30_000); // adds both, takes one
+    expect(claimed).toHaveLength(1);
+    expect((await s.stats(Date.now())).queuedItems).toBe(before + 1);
+    await s.settle('w1', claimed.map(deliverable), Date.now());
+    await claimer(s, Promise.resolve(), []); // the queue left empty for the next test
+  });
+
   it('the BullMQ items of a job a worker failed to queue are queued by another once its lease ends', async () => {
     const items = Array.from({ length: 1200 }, (_, i) => `u${i}@d${i % 30}.test`);
     const job = newJob(items);

@@ -136,6 +136,16 @@ async function expand(c: Ctx, now: number, leaseMs: number): Promise<void> {
   await c.r.zrem(EXPANDING, id);
 }
 
+/** Items of queued jobs no worker has added to BullMQ yet: queued all the same (the stalled-jobs alert counts them). */
+async function notYetQueued(c: Ctx): Promise<number> {
+  let n = 0;
+  for (const id of await c.r.zrange(EXPANDING, '0', '99')) {
+    const [distinct, upTo] = await c.r.hmget(k(id, 'meta'), 'distinct', 'queuedUpTo');
+    n += Math.max(0, num(distinct ?? undefined) - num(upTo ?? undefined));
+  }
+  return n;
+}
+
 /** A job's keys go; its items still in BullMQ then find no job and leave the queue unworked. */
 async function dropJob(c: Ctx, id: string): Promise<void> {
   await c.r.multi().del(k(id, 'meta'), k(id, 'items'), k(id, 'copies'), k(id, 'lines')).zrem(INCOMING, id).zrem(EXPANDING, id).exec();
@@ -302,8 +312,8 @@ export function createRedisJobStore(o: RedisJobStoreOptions): JobStore {
     },
     purgeExpired: (now) => purge(c, now),
     async stats() {
-      const [counts, oldest] = await reach(Promise.all([queue.getJobCounts('wait', 'delayed', 'prioritized'), r.zrange(OPEN, '0', '0', 'WITHSCORES')]));
-      return { queuedItems: (counts.wait ?? 0) + (counts.prioritized ?? 0), retryItems: counts.delayed ?? 0, oldestQueuedAt: oldest.length ? Number(oldest[1]) : null };
+      const [counts, oldest, unqueued] = await reach(Promise.all([queue.getJobCounts('wait', 'delayed', 'prioritized'), r.zrange(OPEN, '0', '0', 'WITHSCORES'), notYetQueued(c)]));
+      return { queuedItems: (counts.wait ?? 0) + (counts.prioritized ?? 0) + unqueued, retryItems: counts.delayed ?? 0, oldestQueuedAt: oldest.length ? Number(oldest[1]) : null };
     },
     async close() {
       await worker?.close().catch(() => undefined);
