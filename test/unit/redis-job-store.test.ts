@@ -1,11 +1,13 @@
 // The Redis job store (BullMQ on a real redis-server) under a worker that claims while a job is being written: no
-// item is dropped, a half-written job is never shown, and the items are handed out one domain after another.
+// item is dropped, a half-written job is never shown, the items are handed out one domain after another, and a job's
+// BullMQ items that one worker failed to add are added by another (docs/adr/0038).
 // @module-tag slow (left out of make test-fast): starts redis-server
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ClaimedItem, JobStore, NewJob } from '../../src/adapters/jobs/job-store.js';
 import { createRedisJobStore } from '../../src/adapters/jobs/redis-job-store.js';
 import { COMMAND_TIMEOUT_MS, redisAvailable, startRedisServer, type TestRedis } from '../support/redis-server.js';
+import { waitFor } from '../support/wait.js';
 
 const HAVE_REDIS = redisAvailable();
 
@@ -23,20 +25,22 @@ describe.skipIf(!HAVE_REDIS)('Redis job store (real redis-server)', () => {
   });
 
   /** A store on its own connections, as in one process (the service or a job worker). */
-  function store(): JobStore & { queueConnection: Redis } {
+  function store(leaseMs = 30_000): JobStore & { client: Redis; queueConnection: Redis } {
     const conns = [0, 1, 2].map(() => new Redis(redis.url, { commandTimeout: COMMAND_TIMEOUT_MS, maxRetriesPerRequest: null }));
-    const s = createRedisJobStore({ client: conns[0], queueConnection: conns[1], workerConnection: () => conns[2], leaseMs: 30_000 });
+    const s = createRedisJobStore({ client: conns[0], queueConnection: conns[1], workerConnection: () => conns[2], leaseMs });
     closers.push(async () => {
       await s.close();
       conns.forEach((c) => c.disconnect());
     });
-    return Object.assign(s, { queueConnection: conns[1] });
+    return Object.assign(s, { client: conns[0], queueConnection: conns[1] });
   }
 
   const newJob = (items: string[]): NewJob => {
     const now = Date.now();
     return { id: `race-${now}-${Math.random()}`, keyId: 'k1', items, smtp: false, webhookUrl: null, webhookSecret: null, createdAt: now, expiresAt: now + 3600_000 };
   };
+
+  const deliverable = (i: ClaimedItem) => ({ jobId: i.jobId, index: i.index, attempts: 1, status: 'deliverable' as const, reason: 'accepted', result: null, retryAt: null });
 
   /** Claims and settles (as deliverable) in a tight loop until `written` has resolved and the queue is empty. */
   async function claimer(s: JobStore, written: Promise<unknown>, seen: ClaimedItem[][]): Promise<void> {
@@ -47,8 +51,7 @@ describe.skipIf(!HAVE_REDIS)('Redis job store (real redis-server)', () => {
       const items = await s.claim('w1', 20, Date.now(), 30_000);
       if (items.length === 0 && finished) return;
       if (items.length > 0) seen.push(items);
-      const outcomes = items.map((i) => ({ jobId: i.jobId, index: i.index, attempts: 1, status: 'deliverable' as const, reason: 'accepted', result: null, retryAt: null }));
-      await s.settle('w1', outcomes, Date.now());
+      await s.settle('w1', items.map(deliverable), Date.now());
     }
   }
 
@@ -78,16 +81,48 @@ describe.skipIf(!HAVE_REDIS)('Redis job store (real redis-server)', () => {
     expect(seen.map((batch) => new Set(batch.map((i) => i.email.split('@')[1])).size)).toEqual(Array(10).fill(1));
   });
 
-  it('a job whose items could not all be queued is never shown and leaves nothing behind', async () => {
+  it('a job whose items could not all be written is never shown and leaves nothing behind', async () => {
     const raw = new Redis(redis.url);
     closers.push(() => raw.disconnect());
     const job = newJob(['a@d1.test', 'b@d2.test']);
     const s = store();
-    await s.queueConnection.ping();
-    s.queueConnection.disconnect(); // BullMQ's connection closed: the items cannot be queued, the rest was written
+    s.client.rpush = (() => Promise.reject(new Error('connection lost'))) as never; // Redis lost after the job's record
     await expect(s.create(job)).rejects.toThrow(/Redis did not answer/);
     expect(await store().get(job.id, 'k1', Date.now())).toBeNull();
     expect(await raw.keys(`ej:{${job.id}}:*`)).toEqual([]);
     expect(await raw.zscore('ej:incoming', job.id)).toBeNull();
+  });
+
+  it('counts a queued job\'s items as queued before a worker has added them to BullMQ, and after', async () => {
+    const s = store();
+    const before = (await s.stats(Date.now())).queuedItems;
+    await s.create(newJob(['a@d1.test', 'b@d1.test', 'a@d1.test']));
+    expect((await s.stats(Date.now())).queuedItems).toBe(before + 2); // two distinct addresses, none added yet
+    const claimed = await s.claim('w1', 1, Date.now(), 30_000); // adds both, takes one
+    expect(claimed).toHaveLength(1);
+    expect((await s.stats(Date.now())).queuedItems).toBe(before + 1);
+    await s.settle('w1', claimed.map(deliverable), Date.now());
+    await claimer(s, Promise.resolve(), []); // the queue left empty for the next test
+  });
+
+  it('the BullMQ items of a job a worker failed to queue are queued by another once its lease ends', async () => {
+    const items = Array.from({ length: 1200 }, (_, i) => `u${i}@d${i % 30}.test`);
+    const job = newJob(items);
+    await store().create(job);
+    const lost = store(300);
+    await lost.queueConnection.ping();
+    lost.queueConnection.disconnect(); // this worker leases the job's queueing, then cannot add its items
+    await expect(lost.claim('w0', 20, Date.now(), 300)).rejects.toThrow(/Redis did not answer/);
+    const worker = store(300);
+    // Nothing to claim until the lost worker's lease ends; then this worker queues the items and claims the first.
+    const first = await waitFor(async () => {
+      const got = await worker.claim('w1', 20, Date.now(), 300);
+      return got.length > 0 ? got : null;
+    });
+    await worker.settle('w1', first.map(deliverable), Date.now());
+    const seen: ClaimedItem[][] = [first];
+    await claimer(worker, Promise.resolve(), seen);
+    expect(seen.flat().map((i) => i.index).sort((a, b) => a - b)).toEqual(items.map((_, i) => i));
+    expect(await worker.get(job.id, 'k1', Date.now())).toMatchObject({ status: 'completed', processed: items.length });
   });
 });

@@ -35,7 +35,7 @@ return 1
 
 /**
  * A claimed item's job is running (KEYS meta; ARGV now, retried 0|1). Returns 0 when the job has ended or is gone.
- * An `incoming` job (its items still being added) is worked already: it stays hidden, ARRIVED makes it `running`.
+ * (An `incoming` job has no BullMQ items: a worker adds them once ARRIVED has made it `queued`.)
  */
 export const START = `
 local st = redis.call('HGET', KEYS[1], 'status')
@@ -73,16 +73,24 @@ return n
 `;
 
 /**
- * Every item of an `incoming` job is in the queue: it becomes `queued` (`running` once an item was started) and
- * visible, in one step (KEYS meta, open, incoming; ARGV id). A job whose items all ended meanwhile stays as it ended.
+ * Every item of an `incoming` job is written: it becomes `queued` and visible, and its BullMQ items due to be added
+ * by a worker, in one step (KEYS meta, open, incoming, expanding; ARGV id).
  */
 export const ARRIVED = `
 redis.call('ZREM', KEYS[3], ARGV[1])
 if redis.call('HGET', KEYS[1], 'status') ~= 'incoming' then return 0 end
-local started = redis.call('HGET', KEYS[1], 'startedAt') ~= ''
-redis.call('HSET', KEYS[1], 'status', started and 'running' or 'queued')
+redis.call('HSET', KEYS[1], 'status', 'queued')
 redis.call('ZADD', KEYS[2], redis.call('HGET', KEYS[1], 'createdAt'), ARGV[1])
+redis.call('ZADD', KEYS[4], 0, ARGV[1])
 return 1
+`;
+
+/** One job whose BullMQ items are due to be added and not leased, leased until ARGV[2] (KEYS expanding; ARGV now, until). */
+export const LEASE_EXPANSION = `
+local id = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, 1)[1]
+if not id then return false end
+redis.call('ZADD', KEYS[1], ARGV[2], id)
+return id
 `;
 
 /** Webhooks due now, leased until ARGV[3] (KEYS hooks; ARGV now, max, leaseUntil): their job ids. */

@@ -8,7 +8,7 @@ import type { Redis } from 'ioredis';
 import { distinctItems, domainOrder } from '../../domain/job-items.js';
 import { RECIPIENTS_PER_SESSION } from '../../domain/smtp-plan.js';
 import { JobStoreUnavailable, type ClaimedItem, type ItemOutcome, type JobStore, type JobView, type LineStatus, type NewJob, type ResultLine, type WebhookDue } from './job-store.js';
-import { ARRIVED, CLOSE_PAGE, DUE_HOOKS, END_EARLY, SETTLE, START } from './redis-job-scripts.js';
+import { ARRIVED, CLOSE_PAGE, DUE_HOOKS, END_EARLY, LEASE_EXPANSION, SETTLE, START } from './redis-job-scripts.js';
 
 /** A BullMQ item stalled (its worker gone) this often fails its job (as MAX_CLAIMS does on the embedded queue). */
 const MAX_STALLS = 5;
@@ -19,6 +19,8 @@ const HOOKS = 'ej:webhooks';
 /** Jobs being written, by creation time: one a crash left here this long is deleted (its submitter got an error). */
 const INCOMING = 'ej:incoming';
 const INCOMING_MAX_MS = 3600_000;
+/** Queued jobs whose BullMQ items are still to be added, by when their expansion's lease ends (0: not leased). */
+const EXPANDING = 'ej:expanding';
 const k = (id: string, part: string) => `ej:{${id}}:${part}`;
 
 interface ItemData {
@@ -92,28 +94,61 @@ function metaOf(job: NewJob, distinct: number): Record<string, string | number> 
   };
 }
 
-/** The items: the list, the repeats' index (copies), one BullMQ item per distinct address, grouped by domain. */
+/**
+ * The items as the service writes them: the list and the repeats' index (copies), a page per command. The BullMQ
+ * items are a worker's to add (expand()): 60 µs and ~2 KB of objects an item, which grew the service's young
+ * generation to its 128 MB bound during a 100,000-item submission (docs/adr/0038).
+ */
 async function writeItems(c: Ctx, job: NewJob, firstOf: Int32Array): Promise<void> {
-  const copies = new Map<number, number[]>();
-  firstOf.forEach((first, i) => void (first !== i && copies.set(first, [...(copies.get(first) ?? []), i])));
   const id = job.id;
-  for (let from = 0; from < job.items.length; from += 10_000) await c.r.rpush(k(id, 'items'), ...job.items.slice(from, from + 10_000));
-  if (copies.size) await c.r.hset(k(id, 'copies'), Object.fromEntries([...copies].map(([f, list]) => [f, list.join(',')])));
+  const copies = new Map<number, string>();
+  firstOf.forEach((first, i) => void (first !== i && copies.set(first, `${copies.has(first) ? `${copies.get(first)},` : ''}${i}`)));
+  for (let from = 0; from < job.items.length; from += PAGE) await c.r.rpush(k(id, 'items'), ...job.items.slice(from, from + PAGE));
+  const pairs = [...copies];
+  for (let from = 0; from < pairs.length; from += PAGE) await c.r.hset(k(id, 'copies'), Object.fromEntries(pairs.slice(from, from + PAGE)));
   await c.r.multi().pexpireat(k(id, 'items'), job.expiresAt).pexpireat(k(id, 'copies'), job.expiresAt).exec();
-  const order = domainOrder(job.items, firstOf, RECIPIENTS_PER_SESSION); // BullMQ's wait list is first in, first out
-  for (let from = 0; from < order.length; from += 1000) {
-    const batch = [];
-    for (const i of order.subarray(from, from + 1000)) {
-      const data: ItemData = { jobId: id, index: i, email: job.items[i], smtp: job.smtp, attempts: 0 };
-      batch.push({ name: 'item', data, opts: { jobId: `${id}-${i}`, removeOnComplete: true, removeOnFail: false } });
-    }
+}
+
+/**
+ * A queued job's BullMQ items, added by the worker that leased its expansion, a page at a time, grouped by domain
+ * (BullMQ's wait list is first in, first out), the lease renewed and the position kept in `queuedUpTo` after each
+ * page: a worker that dies half-way leaves the rest to the next (a page added twice is one BullMQ item per id; one
+ * already finished and removed is checked again, and its line stays the first: SETTLE). Items of a job that ended
+ * meanwhile are not added.
+ */
+async function expand(c: Ctx, now: number, leaseMs: number): Promise<void> {
+  const id = (await run(c, LEASE_EXPANSION, [EXPANDING], [now, now + leaseMs])) as string | null;
+  if (!id) return;
+  const live = async () => ['queued', 'running'].includes((await c.r.hget(k(id, 'meta'), 'status')) ?? '');
+  const [total, smtp, upTo] = await c.r.hmget(k(id, 'meta'), 'total', 'smtp', 'queuedUpTo');
+  const items: string[] = [];
+  for (let from = 0; (await live()) && from < num(total ?? undefined); from += 5000) items.push(...(await c.r.lrange(k(id, 'items'), from, from + 4999)));
+  const firstOf = Int32Array.from(items, (_, i) => i);
+  for (const [first, list] of Object.entries(await c.r.hgetall(k(id, 'copies')))) for (const i of list.split(',')) firstOf[Number(i)] = Number(first);
+  const order = domainOrder(items, firstOf, RECIPIENTS_PER_SESSION);
+  for (let from = num(upTo ?? undefined); from < order.length && (await live()); from += PAGE) {
+    const batch = Array.from(order.subarray(from, from + PAGE), (i) => ({
+      name: 'item', data: { jobId: id, index: i, email: items[i], smtp: smtp === '1', attempts: 0 }, opts: { jobId: `${id}-${i}`, removeOnComplete: true, removeOnFail: false },
+    }));
     await c.queue.addBulk(batch);
+    await c.r.multi().hset(k(id, 'meta'), 'queuedUpTo', from + PAGE).zadd(EXPANDING, Date.now() + leaseMs, id).exec();
   }
+  await c.r.zrem(EXPANDING, id);
+}
+
+/** Items of queued jobs no worker has added to BullMQ yet: queued all the same (the stalled-jobs alert counts them). */
+async function notYetQueued(c: Ctx): Promise<number> {
+  let n = 0;
+  for (const id of await c.r.zrange(EXPANDING, '0', '99')) {
+    const [distinct, upTo] = await c.r.hmget(k(id, 'meta'), 'distinct', 'queuedUpTo');
+    n += Math.max(0, num(distinct ?? undefined) - num(upTo ?? undefined));
+  }
+  return n;
 }
 
 /** A job's keys go; its items still in BullMQ then find no job and leave the queue unworked. */
 async function dropJob(c: Ctx, id: string): Promise<void> {
-  await c.r.multi().del(k(id, 'meta'), k(id, 'items'), k(id, 'copies'), k(id, 'lines')).zrem(INCOMING, id).exec();
+  await c.r.multi().del(k(id, 'meta'), k(id, 'items'), k(id, 'copies'), k(id, 'lines')).zrem(INCOMING, id).zrem(EXPANDING, id).exec();
 }
 
 /**
@@ -137,7 +172,7 @@ async function writeJob(c: Ctx, job: NewJob): Promise<Record<string, string>> {
     .exec();
   try {
     await writeItems(c, job, firstOf);
-    await run(c, ARRIVED, [k(id, 'meta'), OPEN, INCOMING], [id]);
+    await run(c, ARRIVED, [k(id, 'meta'), OPEN, INCOMING, EXPANDING], [id]);
   } catch (err) {
     await dropJob(c, id).catch(() => undefined);
     throw err;
@@ -160,7 +195,8 @@ async function* readLines(c: Ctx, id: string, status: LineStatus | undefined): A
 }
 
 /** Take up to `max` items from BullMQ; an item of a job that ended or expired leaves the queue unworked. */
-async function claimItems(c: Ctx, workerId: string, max: number, now: number): Promise<ClaimedItem[]> {
+async function claimItems(c: Ctx, workerId: string, max: number, now: number, leaseMs: number): Promise<ClaimedItem[]> {
+  await expand(c, now, leaseMs);
   const out: ClaimedItem[] = [];
   while (out.length < max) {
     const token = `${workerId}:${randomUUID()}`;
@@ -262,7 +298,7 @@ export function createRedisJobStore(o: RedisJobStoreOptions): JobStore {
       return view(id, await reach(r.hgetall(k(id, 'meta'))));
     },
     results: (id, status) => readLines(c, id, status),
-    claim: (workerId, max, now) => reach(claimItems(c, workerId, max, now)),
+    claim: (workerId, max, now, leaseMs) => reach(claimItems(c, workerId, max, now, leaseMs)),
     async renew(_worker, items, until) {
       await Promise.all(items.map((i) => c.held.get(heldKey(i.jobId, i.index))).map((h) => h?.job.extendLock(h.token, Math.max(1, until - Date.now())).catch(() => undefined)));
     },
@@ -276,8 +312,8 @@ export function createRedisJobStore(o: RedisJobStoreOptions): JobStore {
     },
     purgeExpired: (now) => purge(c, now),
     async stats() {
-      const [counts, oldest] = await reach(Promise.all([queue.getJobCounts('wait', 'delayed', 'prioritized'), r.zrange(OPEN, '0', '0', 'WITHSCORES')]));
-      return { queuedItems: (counts.wait ?? 0) + (counts.prioritized ?? 0), retryItems: counts.delayed ?? 0, oldestQueuedAt: oldest.length ? Number(oldest[1]) : null };
+      const [counts, oldest, unqueued] = await reach(Promise.all([queue.getJobCounts('wait', 'delayed', 'prioritized'), r.zrange(OPEN, '0', '0', 'WITHSCORES'), notYetQueued(c)]));
+      return { queuedItems: (counts.wait ?? 0) + (counts.prioritized ?? 0) + unqueued, retryItems: counts.delayed ?? 0, oldestQueuedAt: oldest.length ? Number(oldest[1]) : null };
     },
     async close() {
       await worker?.close().catch(() => undefined);
