@@ -13,6 +13,7 @@ import type { Logger } from '../http/logging.js';
 import type { Metrics } from '../http/metrics.js';
 import type { EmailDeps } from '../operations/email.js';
 import { startJobRunner, type JobRunner } from '../operations/job-runner.js';
+import { pace } from '../operations/pacing.js';
 import { startWebhookLoop } from '../operations/job-webhooks.js';
 import { createJobsOperations } from '../operations/jobs.js';
 import { defineCapability } from './capability.js';
@@ -51,6 +52,8 @@ function jobVerifier(config: JobsConfig, smtp: SmtpShared | null, resolver: DnsR
   return createMailboxVerifier({
     resolver, allowPrivate: config.allowPrivateTargets, port: config.smtpPort, heloName: config.smtpHeloName!, mailFrom: config.smtpMailFrom!,
     timeoutMs: config.smtpTimeoutMs, deadlineMs: config.smtpDeadlineMs, maxPerHost: config.smtpMaxPerHost, proxy: config.smtpProxy, logger, reuseUnknown: false,
+    // The requests' turn budget (ADR 0036/0037): with the embedded queue this verifier shares the service's event loop.
+    pace,
   }, smtp.slots, smtp.verdicts);
 }
 
