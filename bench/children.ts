@@ -1,6 +1,5 @@
 // Child processes of a bench run: every one is killed when the bench exits, even on a crash or Ctrl-C.
 import type { ChildProcess } from 'node:child_process';
-import net, { type AddressInfo } from 'node:net';
 
 const live = new Set<ChildProcess>();
 
@@ -19,18 +18,6 @@ export function track(child: ChildProcess): ChildProcess {
   live.add(child);
   child.once('exit', () => live.delete(child));
   return child;
-}
-
-/** A TCP port that was free a moment ago on 127.0.0.1. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 /** A bench script's main: its error (with the stack) on stderr and exit 1, else exit with process.exitCode (children killed). */

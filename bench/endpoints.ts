@@ -1,15 +1,15 @@
 // The requests the bench sends per endpoint (openapi.yaml paths), and a sanity check of each 200 body.
 import { BENCH_DOMAIN } from './fixtures.js';
+import { orElse } from './processes.js';
 
 export interface Endpoint {
   id: string;
   label: string;
-  method: 'GET' | 'POST';
   path: string;
-  /** POST bodies, cycled per connection; one request per body. */
+  /** POST bodies, cycled per connection; one request per body. Without them: a GET. */
   bodies?: string[];
-  /** Send the X-Api-Key header. */
-  auth: boolean;
+  /** Sent without the X-Api-Key header. */
+  keyless?: true;
   /** What a right answer looks like (a failed check is reported, the fixtures may be mis-wired). */
   check(body: any): string | null;
 }
@@ -32,85 +32,63 @@ export const CRAFTED_PASSWORDS = ((): string[] => {
 })();
 
 const expect = (ok: boolean, what: string): string | null => (ok ? null : what);
-const passwordResult = (b: any): string | null => expect(Number.isInteger(b?.score) && typeof b?.breached === 'boolean', 'score and breached');
+/** The password endpoint with one of the bench's password sets. */
+const passwords = (id: string, label: string, set: string[]): Endpoint => ({
+  id,
+  label,
+  path: '/api/v1/password/strength',
+  bodies: set.map((password) => JSON.stringify({ password })),
+  check: (b) => expect(Number.isInteger(b?.score) && typeof b?.breached === 'boolean', 'score and breached'),
+});
 
 /** Items of the bulk row: valid IBANs of five countries, cycled to 1,000 (openapi.yaml validateIbans). */
 export const BULK_ITEMS = 1000;
 const IBANS = ['DE89370400440532013000', 'GB82WEST12345698765432', 'FR1420041010050500013M02606', 'NL91ABNA0417164300', 'BE68539007547034'];
-const bulkIbans = Array.from({ length: BULK_ITEMS }, (_, i) => IBANS[i % IBANS.length]);
 
 export const ENDPOINTS: Endpoint[] = [
-  { id: 'bic', label: 'BIC', method: 'GET', path: '/api/v1/bic/DEUTDEFF', auth: true, check: (b) => expect(b?.valid === true, 'valid true') },
-  { id: 'iban', label: 'IBAN', method: 'GET', path: '/api/v1/iban/DE89370400440532013000', auth: true, check: (b) => expect(b?.valid === true, 'valid true') },
+  { id: 'bic', label: 'BIC', path: '/api/v1/bic/DEUTDEFF', check: (b) => expect(b?.valid === true, 'valid true') },
+  { id: 'iban', label: 'IBAN', path: '/api/v1/iban/DE89370400440532013000', check: (b) => expect(b?.valid === true, 'valid true') },
   {
     id: 'iban-bulk',
     label: `IBAN bulk (POST, ${BULK_ITEMS} items)`,
-    method: 'POST',
     path: '/api/v1/iban/bulk',
-    bodies: [JSON.stringify({ items: bulkIbans })],
-    auth: true,
+    bodies: [JSON.stringify({ items: Array.from({ length: BULK_ITEMS }, (_, i) => IBANS[i % IBANS.length]) })],
     check: (b) => expect(b?.results?.length === BULK_ITEMS && b.results.every((r: any) => r.status === 200 && r.result.valid === true), `${BULK_ITEMS} valid results`),
   },
   {
     id: 'card',
     label: 'card (POST)',
-    method: 'POST',
     path: '/api/v1/creditcard/validate',
     bodies: [JSON.stringify({ cardNumber: '4571 0800 1234 5677' }), JSON.stringify({ cardNumber: '5555-5555-5555-4444' })],
-    auth: true,
     check: (b) => expect(b?.luhnValid === true && typeof b?.lastFourDigits === 'string', 'luhnValid true'),
   },
-  {
-    id: 'password',
-    label: 'password (POST, 12 ch)',
-    method: 'POST',
-    path: '/api/v1/password/strength',
-    bodies: PASSWORDS.map((password) => JSON.stringify({ password })),
-    auth: true,
-    check: passwordResult,
-  },
-  {
-    id: 'password-crafted',
-    label: 'password (POST, crafted 128 ch)',
-    method: 'POST',
-    path: '/api/v1/password/strength',
-    bodies: CRAFTED_PASSWORDS.map((password) => JSON.stringify({ password })),
-    auth: true,
-    check: passwordResult,
-  },
+  passwords('password', 'password (POST, 12 ch)', PASSWORDS),
+  passwords('password-crafted', 'password (POST, crafted 128 ch)', CRAFTED_PASSWORDS),
   {
     id: 'dns',
     label: 'DNS A,MX,TXT (warm)',
-    method: 'GET',
     path: `/api/v1/dns/${BENCH_DOMAIN}?type=A,MX,TXT`,
-    auth: true,
     check: (b) => expect(b?.records?.length >= 3 && b?.security?.spf?.present && b?.security?.dmarc?.present && b?.security?.dkimFound, 'records, SPF, DMARC, DKIM'),
   },
   {
     id: 'email',
     label: 'email (warm)',
-    method: 'GET',
     path: `/api/v1/email?address=info@${BENCH_DOMAIN}`,
-    auth: true,
     check: (b) => expect(b?.validFormat === true && b?.mxRecord === true, 'validFormat and mxRecord'),
   },
   {
     id: 'ip',
     label: 'IP',
-    method: 'GET',
     path: '/api/v1/ip/81.2.69.142',
-    auth: true,
     check: (b) => expect(typeof b?.countryCode === 'string' && b.countryCode.length === 2, 'countryCode'),
   },
   {
     id: 'tls',
     label: 'TLS (warm)',
-    method: 'GET',
     path: `/api/v1/ssl/${BENCH_DOMAIN}`,
-    auth: true,
     check: (b) => expect(b?.valid === true && b?.errorMessage === null, `valid certificate (got valid ${b?.valid}, ${b?.errorMessage})`),
   },
-  { id: 'healthz', label: '/healthz', method: 'GET', path: '/healthz', auth: false, check: (b) => expect(b?.status === 'ok', 'status ok') },
+  { id: 'healthz', label: '/healthz', path: '/healthz', keyless: true, check: (b) => expect(b?.status === 'ok', 'status ok') },
 ];
 
 export const endpoint = (id: string): Endpoint => {
@@ -128,36 +106,25 @@ export interface RequestSpec {
 
 /** The autocannon request list of an endpoint: one entry, or one per POST body. */
 export function requestsFor(e: Endpoint, key: string): RequestSpec[] {
-  const headers: Record<string, string> = e.auth ? { 'x-api-key': key } : {};
-  if (!e.bodies) return [{ method: e.method, path: e.path, headers }];
-  return e.bodies.map((body) => ({ method: e.method, path: e.path, headers: { ...headers, 'content-type': 'application/json' }, body }));
+  const headers: Record<string, string> = e.keyless ? {} : { 'x-api-key': key };
+  if (!e.bodies) return [{ method: 'GET', path: e.path, headers }];
+  return e.bodies.map((body) => ({ method: 'POST', path: e.path, headers: { ...headers, 'content-type': 'application/json' }, body }));
 }
 
-export interface Probe {
-  status: number;
-  ok: boolean;
-  /** Why the answer is not usable for the bench (non-200, or a failed sanity check). */
-  problem: string | null;
-  headers: Headers;
-}
-
-/** Send every request of an endpoint once (this also warms the service's caches). */
-export async function probe(baseUrl: string, e: Endpoint, key: string): Promise<Probe> {
-  let last: Probe | null = null;
-  for (const r of requestsFor(e, key)) {
+/**
+ * Send every request of an endpoint once (this also warms the service's caches): of the first answer not usable for
+ * the bench (non-200, or a failed sanity check: `problem` says why), else of the last one, whether it was a 200.
+ */
+export async function probe(baseUrl: string, e: Endpoint, key: string) {
+  const requests = requestsFor(e, key);
+  for (const r of requests) {
     const res = await fetch(baseUrl + r.path, { method: r.method, headers: r.headers, body: r.body, signal: AbortSignal.timeout(10_000) });
     const text = await res.text();
-    let body: unknown = null;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      // reported below
-    }
+    const body: unknown = orElse(() => JSON.parse(text), null); // not JSON: reported below
     const err = body as { code?: string; message?: string } | null;
     const failure = err?.code ? `${res.status} ${err.code}: ${err.message}` : `${res.status} ${text.slice(0, 160)}`;
     const problem = res.status !== 200 ? failure : e.check(body) && `sanity check failed: expected ${e.check(body)}`;
-    last = { status: res.status, ok: res.status === 200, problem: problem || null, headers: res.headers };
-    if (last.problem) return last;
+    if (problem || r === requests.at(-1)) return { ok: res.status === 200, problem: problem || null, headers: res.headers };
   }
-  return last!;
+  throw new Error(`${e.id}: no request to send`);
 }

@@ -1,11 +1,7 @@
-// The peer in the bench: the contract-first Fastify 5 service a user might build instead (issue #48); prints {"port":N}.
-//
-// Fastify as a user gets it by default (`logger: true`: pino at info on stdout, two lines per request; the bench sends
-// stdout to a file as it does the service's; Fastify's own request ids, keep-alive and Ajv options), plus what the
-// contract asks of every API route: fastify-openapi-glue routes this project's openapi.yaml, an onRequest hook finds the
-// X-Api-Key by its SHA-256 in a Map, @fastify/rate-limit counts per key in memory (the contract's RateLimit-* fields),
-// the request id goes out as X-Request-Id. Only validateBic is implemented (the service's own domain function); every
-// other operation answers 501. Env: PORT, PEER_API_KEY (the one key it knows).
+// The peer in the bench: the contract-first Fastify 5 service a user might build instead (issue #48), on Fastify's
+// defaults plus what the contract asks of every API route (BENCHMARKS.md, "The peer on Fastify's defaults"). Only
+// validateBic is implemented (the service's own domain function); every other operation answers 501.
+// Env: PORT, PEER_API_KEY (the one key it knows).
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
@@ -24,18 +20,17 @@ const keys = new Map<string, { id: string; perMinute: number }>([[sha256(key), {
 const app = Fastify({ logger: true, ajv: { customOptions: { strict: false } } });
 
 type Keyed = FastifyRequest & { keyId?: string; perMinute?: number };
-/** The contract's ErrorInfo (openapi.yaml), which Fastify serialises with the response schema glue gave the route. */
-const errorInfo = (request: FastifyRequest, status: number, code: string, message: string, requestId: string | null = request.id) => ({
-  requestId,
-  path: request.url.split('?')[0],
-  status,
-  code,
-  message,
-  error: message,
-  details: [] as Array<{ field: string; message: string }>,
-});
-const refuse = (request: FastifyRequest, reply: FastifyReply, status: number, code: string, message: string, requestId?: string | null) =>
-  reply.code(status).send(errorInfo(request, status, code, message, requestId));
+/** A refusal as the contract's ErrorInfo (openapi.yaml), which Fastify serialises with the response schema glue gave the route. */
+const refuse = (request: FastifyRequest, reply: FastifyReply, status: number, code: string, message: string, requestId: string | null = request.id) =>
+  reply.code(status).send({
+    requestId,
+    path: request.url.split('?')[0],
+    status,
+    code,
+    message,
+    error: message,
+    details: [] as Array<{ field: string; message: string }>,
+  });
 
 // Fastify's own refusals (a request its Ajv rejects, a 429 of the rate limiter) as ErrorInfo.
 app.setErrorHandler((err: Error & { statusCode?: number; validation?: unknown }, request, reply) => {
@@ -83,7 +78,6 @@ await app.register(openapiGlue, {
 app.get('/', async () => ({ ok: true }));
 
 await app.listen({ port: Number(process.env.PORT ?? 0), host: '127.0.0.1' });
-process.stdout.write(`${JSON.stringify({ port: (app.server.address() as { port: number }).port })}\n`);
 process.on('SIGTERM', () => {
   app.server.closeAllConnections();
   void app.close().then(() => process.exit(0));

@@ -16,7 +16,7 @@ import { openDatabase } from '../src/adapters/sqlite/database.js';
 import { median, round } from './load.js';
 import { cpuSeconds, keysCli, ROOT, rssMb, scrapeMetrics, startService, type Proc } from './processes.js';
 import { geoDatabases, HIGH_LIMITS } from './service-env.js';
-import { Session } from './session.js';
+import { log } from './session.js';
 import { msUntil, send, summarise, timedLoad, timedPool, type Timed } from './timed-load.js';
 import { runBench } from './children.js';
 
@@ -29,11 +29,8 @@ const ROUNDS = 5;
 const PATH = '/api/v1/bic/DEUTDEFF';
 const IMPORTED = 10_000;
 const LOCK_MS = 3000;
-const run = promisify(execFile);
-const session = new Session(tmpdir());
-const log = (s: string) => session.log(s);
 const freshKey = () => `vls_${randomBytes(24).toString('base64url')}`;
-// As before the shared harness: the server not pinned to a CPU (bench/cpu-usage.ts).
+// Start-up and latency on the whole host, as ADR 0012 measured them: the server not pinned to a CPU (cpu-usage.ts).
 process.env.BENCH_PIN ??= '0';
 
 type Seeded = { dir: string; key: string; victim: { id: string; key: string } };
@@ -123,7 +120,7 @@ async function holdWriteLock(dataDir: string): Promise<{ heldMs: number }> {
     db.exec('BEGIN IMMEDIATE');
     const t = performance.now();
     setTimeout(() => { db.exec('COMMIT'); db.close(); process.stdout.write(String(performance.now() - t)); }, ${LOCK_MS});`;
-  const { stdout } = await run(process.execPath, ['-e', code, join(dataDir, 'service.db')], { cwd: ROOT });
+  const { stdout } = await promisify(execFile)(process.execPath, ['-e', code, join(dataDir, 'service.db')], { cwd: ROOT });
   return { heldMs: round(Number(stdout)) };
 }
 

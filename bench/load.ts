@@ -5,7 +5,6 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { childCpuSeconds, cpuPlan, pinned } from './cpu-usage.js';
 import type { RequestSpec } from './endpoints.js';
@@ -37,8 +36,6 @@ export interface Measured {
   /** CPU microseconds the load generator's process spent on the run. */
   loaderCpuUs: number;
 }
-
-const SELF = fileURLToPath(import.meta.url);
 
 export const wrkPresent = (): boolean => spawnSync('wrk', ['--version'], { stdio: 'ignore' }).error === undefined;
 
@@ -111,7 +108,7 @@ async function wrk(o: LoadOptions): Promise<Omit<Measured, 'loaderCpuUs'>> {
 export async function runLoad(o: LoadOptions): Promise<Measured> {
   const cpu0 = childCpuSeconds();
   const { started, ...options } = o;
-  const node = pinned(cpuPlan().loader, process.execPath, ['--import', 'tsx', SELF, JSON.stringify(options)]);
+  const node = pinned(cpuPlan().loader, process.execPath, ['--import', 'tsx', import.meta.filename, JSON.stringify(options)]);
   const m = (o.loader ?? defaultLoader()) === 'wrk' ? await wrk(o) : (JSON.parse(await runChild(...node, started)) as Omit<Measured, 'loaderCpuUs'>);
   return { ...m, loaderCpuUs: (childCpuSeconds() - cpu0) * 1e6 };
 }
@@ -144,7 +141,7 @@ async function autocannonRun(o: LoadOptions): Promise<Omit<Measured, 'loaderCpuU
   return { rps: sorted.length / durationS, p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99), responses, non2xx: r.non2xx, errors: r.errors + r.timeouts, durationS };
 }
 
-if (process.argv[1] === SELF) process.stdout.write(JSON.stringify(await autocannonRun(JSON.parse(process.argv[2]) as LoadOptions)));
+if (process.argv[1] === import.meta.filename) process.stdout.write(JSON.stringify(await autocannonRun(JSON.parse(process.argv[2]) as LoadOptions)));
 
 export const round = (n: number, d = 1): number => Math.round(n * 10 ** d) / 10 ** d;
 

@@ -4,16 +4,17 @@ import { closeSync, existsSync, openSync, readdirSync, readFileSync, readlinkSyn
 import { promisify } from 'node:util';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort, track } from './children.js';
+import { track } from './children.js';
 import { cpuPlan, pinned } from './cpu-usage.js';
 import { waitFor as poll } from '../test/support/wait.js';
+import { closedPort as freePort } from '../test/support/tls-fixtures.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 /** Every variable the built src/config.ts reads (describeSettings): none leaks from the caller's environment. */
 const SERVICE_VARS = await import(new URL('../dist/src/config.js', import.meta.url).href).then(
   (m: { describeSettings: () => Array<{ env: string }> }) => [...m.describeSettings().map((s) => s.env), 'NODE_OPTIONS'],
-  () => ['NODE_OPTIONS'], // not built: nothing to start either
+  () => ['NODE_OPTIONS'], // not built: nothing to start either (refresh-swap.ts runs from the sources)
 );
 
 function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
@@ -32,17 +33,20 @@ export interface Proc {
   stop(): Promise<void>;
 }
 
-function exited(child: ChildProcess): boolean {
-  return child.exitCode !== null || child.signalCode !== null;
-}
+const exited = (child: ChildProcess): boolean => child.exitCode !== null || child.signalCode !== null;
+/** A poll's giveUp: the child waited for has exited. */
+const gone = (child: ChildProcess) => () => exited(child) && `the process exited (${child.exitCode ?? child.signalCode})`;
 
-function logTail(file: string): string {
+/** f(), or `fallback` where it throws: /proc files vanish when their process ends, a log may not exist yet. */
+export function orElse<T>(f: () => T, fallback: T): T {
   try {
-    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-20).join('\n');
+    return f();
   } catch {
-    return '';
+    return fallback;
   }
 }
+
+const logTail = (file: string): string => orElse(() => readFileSync(file, 'utf8').trimEnd().split('\n').slice(-20).join('\n'), '');
 
 async function stopChild(child: ChildProcess, graceMs = 10_000): Promise<void> {
   if (exited(child)) return;
@@ -60,8 +64,7 @@ async function waitFor(url: string, child: ChildProcess, logFile: string, ready?
     await res.arrayBuffer();
     return res.status === 200;
   };
-  const gone = () => (exited(child) ? `the process exited (${child.exitCode ?? child.signalCode})` : null);
-  await poll(() => ok().catch(() => false), { timeoutMs: 60_000, intervalMs: ready?.intervalMs ?? 100, what: `200 from ${url}`, giveUp: gone }).catch(async (err: Error) => {
+  await poll(ok, { timeoutMs: 60_000, intervalMs: ready?.intervalMs ?? 100, what: `200 from ${url}`, giveUp: gone(child) }).catch(async (err: Error) => {
     await stopChild(child);
     throw new Error(`${err.message}:\n${logTail(logFile)}`);
   });
@@ -114,32 +117,19 @@ export async function startService(o: ServiceOptions): Promise<Proc> {
   closeSync(fd);
   const url = `http://127.0.0.1:${port}`;
   await waitFor(`${url}${o.ready?.path ?? '/readyz'}`, child, logFile, o.ready);
-  const deadline = Date.now() + 30_000;
-  while (processTree(child.pid!).length < (o.processes ?? 1)) {
-    if (Date.now() > deadline || exited(child)) throw new Error(`${o.name}: expected ${o.processes} processes, saw ${processTree(child.pid!).length}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  const allRunning = () => processTree(child.pid!).length >= (o.processes ?? 1);
+  await poll(allRunning, { timeoutMs: 30_000, intervalMs: 100, what: `${o.name}'s ${o.processes} processes`, giveUp: gone(child) });
   if ((o.processes ?? 1) > 1) await waitFor(`${url}/readyz`, child, logFile);
   return { name: o.name, readyAfterS: (Date.now() - t0) / 1000, pid: child.pid!, url, child, stop: () => stopChild(child, 15_000) };
 }
 
 /** The program a process runs: Node 24 names its main thread "MainThread", so /proc/PID/comm no longer says node. */
-const program = (pid: number): string => {
-  try {
-    return basename(readlinkSync(`/proc/${pid}/exe`));
-  } catch {
-    return '';
-  }
-};
+const program = (pid: number): string => orElse(() => basename(readlinkSync(`/proc/${pid}/exe`)), '');
 
 /** The fields of a /proc stat file after the command name (proc(5): [0] state, [1] ppid), null once the process ended. */
 function statFields(path: string): string[] | null {
-  try {
-    const stat = readFileSync(path, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  } catch {
-    return null;
-  }
+  const stat = orElse(() => readFileSync(path, 'utf8'), null);
+  return stat === null ? null : stat.slice(stat.lastIndexOf(')') + 2).split(' ');
 }
 
 /** CPU seconds in a /proc stat file: utime + stime (at 13: the reaped children's cutime + cstime); 0 once ended. */
@@ -150,11 +140,8 @@ export function statCpuSeconds(path: string, at = 11): number {
 
 /** A number field of /proc/PID/status (VmRSS, VmHWM in kB; Threads); 0 once the process ended. */
 export function statusField(pid: number, field: string): number {
-  try {
-    return Number(new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
-  } catch {
-    return 0;
-  }
+  const status = orElse(() => readFileSync(`/proc/${pid}/status`, 'utf8'), '');
+  return Number(new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0);
 }
 
 /** pid and its descendant node processes (cluster workers; not tsx's esbuild helper), from /proc/PID/stat. */
@@ -181,13 +168,7 @@ export class PeakRss {
 
   start(): void {
     this.tree = processTree(this.pid);
-    for (const p of this.tree) {
-      try {
-        writeFileSync(`/proc/${p}/clear_refs`, '5');
-      } catch {
-        this.reset = false;
-      }
-    }
+    for (const p of this.tree) this.reset &&= orElse(() => (writeFileSync(`/proc/${p}/clear_refs`, '5'), true), false);
   }
 
   /** Peak in MB since start(). */

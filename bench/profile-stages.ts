@@ -76,21 +76,15 @@ function leafStage(f: CallFrame): string | null {
   return 'Node, other (timers, events, no caller of ours)';
 }
 
-export interface Budget {
-  /** Stage -> microseconds of main-thread time per request. */
-  stages: Map<string, number>;
-  /** Every non-idle microsecond per request. */
-  busyUsPerReq: number;
-  /** Before scaling to CPU time: the busy samples' wall time per request. */
-  wallUsPerReq?: number;
-  /** Samples inside the window. */
-  samples: number;
-  /** "stage: function file" of the sampled leaf frames -> microseconds per request (PROFILE_TOP prints the largest). */
-  leaves: Map<string, number>;
-}
+/** A budget, and once bench/profile.ts has scaled it to CPU time, the busy samples' wall time per request before. */
+export type Budget = ReturnType<typeof groupProfile> & { wallUsPerReq?: number };
 
-/** Group the samples taken in [t0, t1) (CLOCK_MONOTONIC microseconds) per request of `requests`. */
-export function groupProfile(profile: CpuProfile, t0: number, t1: number, requests: number): Budget {
+/**
+ * Group the samples taken in [t0, t1) (CLOCK_MONOTONIC microseconds) per request of `requests`: stage -> microseconds of
+ * main-thread time, every non-idle microsecond (busyUsPerReq), the samples inside the window, and "stage: function
+ * file" of the sampled leaf frames -> microseconds (`leaves`, PROFILE_TOP prints the largest); all per request.
+ */
+export function groupProfile(profile: CpuProfile, t0: number, t1: number, requests: number) {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);

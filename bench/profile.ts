@@ -5,27 +5,23 @@
 // for PROFILE_DURATION s (32 connections, autocannon in this process), stops it, and groups the main thread's
 // samples of the loaded window by stage; then the same for the Fastify peer (bench/fastify-peer.ts). Prints
 // microseconds per request per stage, the process's CPU per request (every thread, /proc) beside it, and writes
-// bench/results/profile.md and profile.json.
-// Env: PROFILE_DURATION (s, 10), PROFILE_INTERVAL_US (sampling interval, 250), PROFILE_TARGETS (service,peer),
-// PROFILE_MAIN (another build's dist/src/main.js instead of this one's), PROFILE_KEEP=1 (keep the .cpuprofile files),
-// PROFILE_TOP=N (also print the N costliest leaf functions of each target with their stage).
+// bench/results/profile.md and profile.json. Settings (PROFILE_*): bench/README.md.
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BREACHED, endpoint, probe, requestsFor } from './endpoints.js';
 import { startFixtures } from './fixtures.js';
 import { runLoad } from './load.js';
-import { cpuSeconds, ROOT, startService, startWithKey, statCpuSeconds, waitIdle, type Proc } from './processes.js';
+import { cpuSeconds, orElse, ROOT, startService, startWithKey, statCpuSeconds, waitIdle, type Proc } from './processes.js';
 import { geoDatabases, serviceEnv } from './service-env.js';
 import { groupProfile, STAGES, type CpuProfile, type Budget } from './profile-stages.js';
-import { num } from './session.js';
+import { log, num } from './session.js';
 
 const durationS = num('PROFILE_DURATION', 10) || 10;
 const intervalUs = Math.round(num('PROFILE_INTERVAL_US', 250)) || 250;
 const targets = (process.env.PROFILE_TARGETS ?? 'service,peer').split(',').map((s) => s.trim());
 const connections = 32;
 const dir = mkdtempSync(join(tmpdir(), 'vls-profile-'));
-const log = (s: string) => process.stderr.write(`[profile] ${s}\n`);
 
 /**
  * Load BIC on a started process between two clock readings the profile's sample times can be matched to. CPU per
@@ -64,12 +60,8 @@ async function profileRun(name: string, proc: Proc, key: string, profDir: string
 function threadsBy(pid: number): Map<string, number> {
   const out = new Map<string, number>();
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim().replace(/\d+$/, '#');
-      out.set(name, (out.get(name) ?? 0) + statCpuSeconds(`/proc/${pid}/task/${tid}/stat`));
-    } catch {
-      // the thread ended meanwhile
-    }
+    const name = orElse(() => readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim().replace(/\d+$/, '#'), null);
+    if (name !== null) out.set(name, (out.get(name) ?? 0) + statCpuSeconds(`/proc/${pid}/task/${tid}/stat`)); // null: it ended meanwhile
   }
   return out;
 }
@@ -84,23 +76,20 @@ function scaled(b: Budget, mainUsPerReq: number): Budget {
   return { ...b, stages: times(b.stages), leaves: times(b.leaves), wallUsPerReq: b.busyUsPerReq, busyUsPerReq: mainUsPerReq };
 }
 
-const profArgs = (profDir: string) => ['--cpu-prof', '--cpu-prof-dir', profDir, '--cpu-prof-interval', String(intervalUs)];
 const results: Array<Awaited<ReturnType<typeof profileRun>>> = [];
 const fixtures = await startFixtures(BREACHED);
+const PEER_KEY = 'vls_profile_peer_key';
+/** Each target by its PROFILE_TARGETS name: its name in the report and its start with `nodeArgs` (the profiler's). */
+const TARGETS: Record<string, [string, (nodeArgs: string[]) => Promise<Proc & { key: string }>]> = {
+  service: ['service', (nodeArgs) => startWithKey({ name: 'service', env: serviceEnv(fixtures, mkdtempSync(join(dir, 'data-')), geoDatabases()), dir, nodeArgs, main: process.env.PROFILE_MAIN })],
+  peer: ['Fastify peer', async (nodeArgs) => ({ key: PEER_KEY, ...(await startService({ name: 'fastify-peer', env: { PEER_API_KEY: PEER_KEY }, dir, nodeArgs, script: 'fastify-peer.ts', ready: { path: '/' } })) })],
+};
 try {
-  if (targets.includes('service')) {
-    const profDir = join(dir, 'service-prof');
+  for (const [target, [name, start]] of Object.entries(TARGETS).filter(([t]) => targets.includes(t))) {
+    const profDir = join(dir, `${target}-prof`);
     mkdirSync(profDir);
-    const env = serviceEnv(fixtures, mkdtempSync(join(dir, 'data-')), geoDatabases());
-    const svc = await startWithKey({ name: 'service', env, dir, nodeArgs: profArgs(profDir), main: process.env.PROFILE_MAIN });
-    results.push(await profileRun('service', svc, svc.key, profDir).finally(() => svc.stop()));
-  }
-  if (targets.includes('peer')) {
-    const profDir = join(dir, 'peer-prof');
-    mkdirSync(profDir);
-    const key = 'vls_profile_peer_key';
-    const peer = await startService({ name: 'fastify-peer', env: { PEER_API_KEY: key }, dir, nodeArgs: profArgs(profDir), script: 'fastify-peer.ts', ready: { path: '/' } });
-    results.push(await profileRun('Fastify peer', peer, key, profDir).finally(() => peer.stop()));
+    const proc = await start(['--cpu-prof', '--cpu-prof-dir', profDir, '--cpu-prof-interval', String(intervalUs)]);
+    results.push(await profileRun(name, proc, proc.key, profDir).finally(() => proc.stop()));
   }
 } finally {
   await fixtures.close();

@@ -2,7 +2,7 @@
 // downloaded, parsed (in a worker thread) and swapped in, against the same window without a refresh and against the
 // old way (the hosting list parsed and built on the event loop, as the start-up still does).
 //
-// Usage: node --import tsx bench/refresh-swap.ts [rounds, default 5] [--idle: no load]
+// Usage: node --import tsx bench/refresh-swap.ts [rounds, default 5]
 // The service runs in this process (its event loop is the one measured, perf_hooks.monitorEventLoopDelay at 1 ms
 // resolution); the load (GET /api/v1/ip, 8 connections, open loop 400 req/s) and the publisher of the lists (the
 // shipped snapshots, full size) run in child processes. On a shared host the loop's delay includes the time the
@@ -20,12 +20,13 @@ import { createLogger } from '../src/http/logging.js';
 import { projectPath } from '../src/http/spec.js';
 import { loadHostingRanges } from '../src/adapters/ip-data/ip-lists.js';
 import { EMAIL_LIST_FILES } from '../src/adapters/mail/email-lists.js';
-import { runLoad } from './load.js';
+import { endpoint, requestsFor } from './endpoints.js';
+import { median, runLoad } from './load.js';
+import { settled } from './timed-load.js';
 import { GEOIP_TEST_CITY_DB, GEOIP_TEST_ASN_DB } from '../test/fixtures/paths.js';
 import { listenOnLoopback } from '../test/support/listening.js';
 
 const ROUNDS = Number(process.argv.find((a) => /^\d+$/.test(a)) ?? 5);
-const IDLE = process.argv.includes('--idle');
 const dir = mkdtempSync(join(tmpdir(), 'refresh-bench-'));
 
 /** The snapshot's ranges per provider, as plain lists (each provider's parser reads one CIDR per line too). */
@@ -52,13 +53,13 @@ async function startPublisher(): Promise<{ base: string; stop: () => void }> {
 
 publisherFiles();
 const publisher = await startPublisher();
-const url = (provider: string) => [`${publisher.base}/${provider.replace(/\W+/g, '-')}`];
+const url = (provider: string) => `${publisher.base}/${provider.replace(/\W+/g, '-')}`;
 const config = loadConfig({
   DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', RATE_LIMITS: 'off', DNS_SERVERS: '127.0.0.1:9', PWNED_PASSWORDS_URL: 'http://127.0.0.1:9',
   GEOIP_CITY_DB: GEOIP_TEST_CITY_DB, GEOIP_ASN_DB: GEOIP_TEST_ASN_DB, DATA_REFRESH: 'on', ALLOW_PRIVATE_TARGETS: 'true', TOR_EXITS_URL: `${publisher.base}/tor`, DISPOSABLE_DOMAINS_URL: `${publisher.base}/disposable`,
   HOSTING_ASN_URL: `${publisher.base}/asns`,
-  AWS_RANGES_URL: url('Amazon Web Services')[0], GOOGLE_CLOUD_RANGES_URL: url('Google Cloud')[0], AZURE_RANGES_URL: url('Microsoft Azure')[0],
-  ORACLE_RANGES_URL: url('Oracle Cloud')[0], CLOUDFLARE_RANGES_URL: url('Cloudflare')[0], DIGITALOCEAN_RANGES_URL: url('DigitalOcean')[0],
+  AWS_RANGES_URL: url('Amazon Web Services'), GOOGLE_CLOUD_RANGES_URL: url('Google Cloud'), AZURE_RANGES_URL: url('Microsoft Azure'),
+  ORACLE_RANGES_URL: url('Oracle Cloud'), CLOUDFLARE_RANGES_URL: url('Cloudflare'), DIGITALOCEAN_RANGES_URL: url('DigitalOcean'),
 });
 const composition = await compose(config, createLogger('warn'));
 await composition.loaded;
@@ -69,46 +70,37 @@ const base = server.url;
 const histogram = monitorEventLoopDelay({ resolution: 1 });
 histogram.enable();
 const cpuMs = () => {
-  // Node 23.9+ (the installed @types/node predates it).
-  const u = (process as unknown as { threadCpuUsage(): NodeJS.CpuUsage }).threadCpuUsage();
+  const u = process.threadCpuUsage();
   return (u.user + u.system) / 1000;
 };
-/** The main thread's CPU time in its longest turn of the event loop until `done()`. */
-function longestTurn(): { done: () => number } {
+/** The longest stall (ms) while `work` runs, the main thread's CPU time in its longest turn of the loop, the time taken. */
+async function stall(work: () => Promise<unknown>): Promise<{ maxMs: number; turnMs: number; tookMs: number }> {
+  await new Promise((r) => setTimeout(r, 200));
+  histogram.reset();
   let running = true;
   let last = cpuMs();
-  let max = 0;
+  let turnMs = 0;
   const tick = () => {
     const now = cpuMs();
-    max = Math.max(max, now - last);
+    turnMs = Math.max(turnMs, now - last);
     last = now;
     if (running) setImmediate(tick);
   };
   setImmediate(tick);
-  return { done: () => ((running = false), max) };
-}
-
-/** The longest stall (ms) while `work` runs, the main thread's longest turn (CPU ms), and how long it took. */
-async function stall(work: () => Promise<unknown>): Promise<{ maxMs: number; turnMs: number; tookMs: number }> {
-  await new Promise((r) => setTimeout(r, 200));
-  histogram.reset();
-  const turn = longestTurn();
   const t = performance.now();
   await work();
   const tookMs = performance.now() - t;
   await new Promise((r) => setTimeout(r, 20)); // the stall that ended with the work is recorded at the next turn
-  return { maxMs: histogram.max / 1e6, turnMs: turn.done(), tookMs };
+  running = false;
+  return { maxMs: histogram.max / 1e6, turnMs, tookMs };
 }
 
 const refresher = composition.refresher!;
 const results: Record<string, { maxMs: number; turnMs: number; tookMs: number }[]> = { 'no refresh (same window)': [], 'Tor list refresh': [], 'hosting list refresh': [], 'disposable domains refresh': [], 'hosting list on the loop (old reload)': [] };
-let loadDone = false;
-const load = IDLE
-  ? Promise.resolve({ rps: 0, p99: 0 })
-  : runLoad({ url: base, requests: [{ method: 'GET', path: '/api/v1/ip/81.2.69.142', headers: { 'x-api-key': key } }], connections: 8, durationS: 12 * ROUNDS, overallRate: 400, loader: 'autocannon' });
-void load.finally(() => (loadDone = true));
+const load = runLoad({ url: base, requests: requestsFor(endpoint('ip'), key), connections: 8, durationS: 12 * ROUNDS, overallRate: 400, loader: 'autocannon' });
+const loadOver = settled(load);
 await new Promise((r) => setTimeout(r, 2000));
-for (let i = 0; i < ROUNDS && (IDLE || !loadDone); i++) {
+for (let i = 0; i < ROUNDS && !loadOver(); i++) {
   results['Tor list refresh'].push(await stall(() => refresher.refresh('ip-tor-exits')));
   results['hosting list refresh'].push(await stall(() => refresher.refresh('ip-hosting')));
   results['disposable domains refresh'].push(await stall(() => refresher.refresh('email-disposable')));
@@ -118,9 +110,8 @@ for (let i = 0; i < ROUNDS && (IDLE || !loadDone); i++) {
 }
 const measured = await load;
 const counts = refresher.counts();
-const fmt = (xs: number[]) => `max ${Math.max(...xs).toFixed(1)}, median ${xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)].toFixed(1)}`;
-const under = IDLE ? 'no load' : `under load (GET /api/v1/ip at ${Math.round(measured.rps)} req/s, p99 ${measured.p99.toFixed(1)} ms)`;
-process.stdout.write(`event-loop stall ${under}, ${ROUNDS} rounds, ms:\n`);
+const fmt = (xs: number[]) => `max ${Math.max(...xs).toFixed(1)}, median ${median(xs).toFixed(1)}`;
+process.stdout.write(`event-loop stall under load (GET /api/v1/ip at ${Math.round(measured.rps)} req/s, p99 ${measured.p99.toFixed(1)} ms), ${ROUNDS} rounds, ms:\n`);
 for (const [name, xs] of Object.entries(results)) {
   process.stdout.write(`  ${name.padEnd(38)} loop delay ${fmt(xs.map((x) => x.maxMs))}; longest turn (CPU) ${fmt(xs.map((x) => x.turnMs))}; took ${fmt(xs.map((x) => x.tookMs))}\n`);
 }

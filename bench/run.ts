@@ -5,12 +5,12 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { BREACHED, ENDPOINTS, endpoint, probe, requestsFor } from './endpoints.js';
-import { redisBinaryPresent, startFixtures, startRedis, type BenchRedis } from './fixtures.js';
+import { redisBinaryPresent, startFixtures, startRedis } from './fixtures.js';
 import { median, runLoad, wrkPresent, type Loader } from './load.js';
-import { PeakRss, ROOT, startService, waitIdle, type Proc } from './processes.js';
+import { PeakRss, ROOT, waitIdle, type Proc } from './processes.js';
 import { evaluateTargets, formatRotations, formatTable, formatTargets } from './report.js';
 import { geoDatabases, serviceEnv } from './service-env.js';
-import { ratioOf, Session, settings, toRow, type Launched, type Side } from './session.js';
+import { elapsedS, log, ratioOf, Session, settings, toRow, type Launched, type Side } from './session.js';
 import { cpuPlan, hostLine } from './cpu-usage.js';
 
 if (!existsSync(join(ROOT, 'dist/src/main.js'))) {
@@ -18,15 +18,17 @@ if (!existsSync(join(ROOT, 'dist/src/main.js'))) {
   process.exit(2);
 }
 const { connections, durationS, bicRate } = settings;
-const run = new Session(mkdtempSync(join(tmpdir(), 'vls-bench-')));
-const { rows, dir } = run;
+const run = new Session();
+const { rows } = run;
+const dir = mkdtempSync(join(tmpdir(), 'vls-bench-'));
 const plan = cpuPlan();
-run.log(hostLine());
+log(hostLine());
 const loaders: Loader[] = ((process.env.BENCH_LOADERS ?? (wrkPresent() ? 'wrk,autocannon' : 'autocannon')).split(',') as Loader[]).filter(Boolean);
 const fixtures = await startFixtures(BREACHED);
 const geo = geoDatabases();
-const env = (name: string, extra: Record<string, string> = {}) => ({ ...serviceEnv(fixtures, run.freshDir(name), geo), ...extra });
-const stops: Array<Proc | null> = [];
+const env = (name: string, extra: Record<string, string> = {}) => ({ ...serviceEnv(fixtures, mkdtempSync(join(dir, `${name}-`)), geo), ...extra });
+/** The fixed bench's other servers (baselines, peer, another build), stopped after it; the main service stays. */
+const others: Proc[] = [];
 
 // ---- 1. the fixed bench: every side warm, in turn, five rounds (session.ts, rotate), once per load generator
 const FIXED = ['koa', 'http', 'fastify-peer', 'bic', 'iban', 'card', 'ip'];
@@ -38,60 +40,50 @@ const baselines: Array<[string, string, string, Record<string, string>, string |
 ];
 const sides: Side[] = [];
 for (const [id, label, script, extra, key] of baselines) {
-  if (!run.wanted(id)) continue;
-  try {
-    const proc = await startService({ name: id, env: extra, dir, script, ready: { path: '/' } });
-    stops.push(proc);
-    const requests = key ? requestsFor(endpoint('bic'), key) : [{ method: 'GET', path: '/', headers: {} }];
-    if (key && !(await probe(proc.url, endpoint('bic'), key)).ok) throw new Error('BIC probe failed');
-    await run.warm(proc, requests);
-    sides.push({ id, label, url: proc.url, requests, pid: proc.pid });
-  } catch (err) {
-    run.mark(id, label, 'failed', `could not run: ${(err as Error).message}`);
-  }
+  // Started, probed and warmed on BIC as a service is (a baseline answers its one body on every path, keys aside).
+  const l = run.wanted(id) ? await run.launch({ name: id, env: extra, dir, script, ready: { path: '/' } }, label, [[id, label]], { key: key ?? '' }) : null;
+  if (!l) continue;
+  others.push(l.svc);
+  sides.push({ id, label, url: l.svc.url, requests: key ? requestsFor(endpoint('bic'), key) : [{ method: 'GET', path: '/', headers: {} }], pid: l.svc.pid });
 }
 const mainIds = ENDPOINTS.map((e): [string, string] => [e.id, e.label]).filter(([id]) => run.wanted(id));
 const CONCURRENT: Array<[string, string]> = [['password-concurrent', 'password, concurrent with ↓'], ['bic-under-password', 'BIC while password saturated']];
 const usesPool = (id: string) => id.startsWith('password');
-const main = await run.launch({ name: 'service', env: env('main'), dir }, 'BIC', [...mainIds, ...CONCURRENT], mainIds.map(([id]) => id).filter((id) => !usesPool(id)));
-stops.push(main?.svc ?? null);
+const main = await run.launch({ name: 'service', env: env('main'), dir }, 'BIC', [...mainIds, ...CONCURRENT], { mixed: mainIds.map(([id]) => id).filter((id) => !usesPool(id)) });
 const limitsOn = main ? (await probe(main.svc.url, endpoint('bic'), main.key)).headers.has('ratelimit-limit') : null;
 const serviceSide = (l: Launched, id: string): Side => ({ id, label: endpoint(id).label, url: l.svc.url, requests: requestsFor(endpoint(id), l.key), pid: l.svc.pid });
 if (main) for (const id of FIXED.filter((i) => run.wanted(i) && !baselines.some(([b]) => b === i))) sides.push(serviceSide(main, id));
-// BENCH_BASE=DIR: another build's BIC (DIR/dist/src/main.js, node_modules found from DIR upwards) joins the rotation, to
-// judge a change by CPU per answer and req/s against the code before it (side `bic-base`).
-// BENCH_BASE_ROWS (default bic): the rows the other build joins with, each `<row>-base`.
+// BENCH_BASE=DIR: another build's rows (BENCH_BASE_ROWS, default bic) join the rotation as `<row>-base`, to judge a
+// change by CPU per answer and req/s against the code before it (DIR/dist/src/main.js, node_modules from DIR upwards).
 const baseRows = (process.env.BENCH_BASE_ROWS ?? 'bic').split(',').map((s) => s.trim()).filter(Boolean);
 const base = process.env.BENCH_BASE ? await run.launch({ name: 'service-base', env: env('base'), dir, main: join(process.env.BENCH_BASE, 'dist/src/main.js') }, 'BENCH_BASE build', baseRows.map((id) => [`${id}-base`, `${endpoint(id).label}, BENCH_BASE build`])) : null;
 if (base) for (const id of baseRows) sides.push({ ...serviceSide(base, id), id: `${id}-base`, label: `${endpoint(id).label}, BENCH_BASE build` });
-stops.unshift(base?.svc ?? null);
+if (base) others.push(base.svc);
 const fixedRuns = new Map<Loader, ReturnType<typeof ratioOf>>();
 const peerLines: string[] = [];
 for (const loader of sides.length > 1 ? loaders : []) {
-  run.log(`the fixed bench with ${loader}: ${sides.map((s) => s.id).join(', ')} in turn, ${settings.rounds} rounds of ${settings.warmupS} s warm-up + ${durationS} s`);
+  log(`the fixed bench with ${loader}: ${sides.map((s) => s.id).join(', ')} in turn, ${settings.rounds} rounds of ${settings.warmupS} s warm-up + ${durationS} s`);
   const rotation = await run.rotate(`fixed bench`, sides, { loader });
   fixedRuns.set(loader, ratioOf(rotation, 'bic', 'fastify-peer'));
   const mid = (f: (sl: (typeof rotation.slices)[0][0]) => number) => median(rotation.slices.flat().map(f));
   const [loaderBusy, serverBusy] = [mid((sl) => sl.loaderBusyPct), mid((sl) => sl.serverBusyPct)];
   const why = loaderBusy > 90 ? ': the generator set the pace' : serverBusy < 90 ? ': the servers did not get their CPU (a busy host)' : '';
   peerLines.push(`${loader}: the servers used ${serverBusy.toFixed(0)}% of a CPU, the generator ${loaderBusy.toFixed(0)}% (medians)${why ? `${why}; req/s ratios are not to be judged, CPU per answer is` : ''}`);
-  for (const id of base ? baseRows : []) {
-    const ab = ratioOf(rotation, id, `${id}-base`);
-    if (ab) peerLines.push(`${loader}: ${id} vs the BENCH_BASE build ${ab.ratio.toFixed(3)}x req/s (rounds ${ab.rounds.map((v) => v.toFixed(2)).join(', ')}), ${ab.cpu.toFixed(3)}x its CPU per answer`);
-  }
-  for (const id of ['bic', 'iban', 'card', 'ip']) {
-    const r = ratioOf(rotation, id, 'fastify-peer');
-    if (r) peerLines.push(`${loader}: ${id} vs the peer's BIC ${r.ratio.toFixed(2)}x req/s (rounds ${r.rounds.map((v) => v.toFixed(2)).join(', ')}), ${r.cpu.toFixed(2)}x its CPU per answer`);
-  }
+  const versus = (id: string, y: string, what: string, digits: number) => {
+    const r = ratioOf(rotation, id, y);
+    if (r) peerLines.push(`${loader}: ${id} vs ${what} ${r.ratio.toFixed(digits)}x req/s (rounds ${r.rounds.map((v) => v.toFixed(2)).join(', ')}), ${r.cpu.toFixed(digits)}x its CPU per answer`);
+  };
+  for (const id of base ? baseRows : []) versus(id, `${id}-base`, 'the BENCH_BASE build', 3);
+  for (const id of ['bic', 'iban', 'card', 'ip']) versus(id, 'fastify-peer', "the peer's BIC", 2);
   if (loader !== loaders[0]) continue;
   sides.forEach((s, i) => rows.push(toRow(s, rotation.slices[i], null, s.id === 'fastify-peer' ? ['Fastify 5 defaults + fastify-openapi-glue on openapi.yaml, SHA-256 key hook, @fastify/rate-limit, pino at info on stdout (to a file)'] : [])));
 }
 if (sides.length === 1) rows.push(await run.measure(sides[0])); // one side wanted: measured alone
-for (const p of stops.splice(0, stops.length - 1)) await p?.stop();
+for (const p of others) await p.stop();
 
 // ---- 2. the other endpoints alone on the same service (warm-up discarded, one window), the password pool last
 const upstream = (id: string): (() => string) | null => {
-  const count = id === 'dns' || id === 'email' ? () => fixtures.dns.queries.length : usesPool(id) ? fixtures.range.requests : id === 'tls' ? fixtures.tls.server.connections : null;
+  const count = id === 'dns' || id === 'email' ? () => fixtures.dns.queries.length : usesPool(id) ? () => fixtures.range.requests.length : id === 'tls' ? fixtures.tls.connections : null;
   if (!count) return null;
   const before = count();
   return () => `${count() - before} upstream requests during warm-up + run`;
@@ -111,7 +103,7 @@ for (const [id, label] of [...single.filter(([i]) => !usesPool(i)), ...single.fi
   rows.push(row);
   if (id !== 'password' || !run.wanted('bic-under-password')) continue;
   // The password endpoint saturated (closed loop) and BIC beside it as an open loop: event-loop latency, not a CPU fight.
-  run.log(`password saturated + BIC at ${bicRate}/s, ${durationS} s`);
+  log(`password saturated + BIC at ${bicRate}/s, ${durationS} s`);
   const rss = new PeakRss(main.svc.pid);
   rss.start();
   const [pw, bic] = await Promise.all([
@@ -135,7 +127,6 @@ if (run.wanted(STOCK[0])) {
 const OFF: [string, string] = ['bic-limits-off', 'BIC, limits off'];
 const REDIS: [string, string] = ['bic-redis', 'BIC, limits on, Redis'];
 const W2: [string, string] = ['bic-workers-2', 'BIC, WORKERS=2, Redis'];
-let redis: BenchRedis | null = null;
 const needOff = run.wanted(OFF[0]) || run.wanted(REDIS[0]);
 const off = needOff ? await run.launch({ name: 'service-limits-off', env: env('off', { RATE_LIMITS: 'off' }), dir }, OFF[1], [OFF, REDIS]) : null;
 if (off && run.wanted(OFF[0])) {
@@ -145,7 +136,7 @@ if (off && run.wanted(OFF[0])) {
 }
 const redisWanted = run.wanted(REDIS[0]) || run.wanted(W2[0]);
 if (redisWanted && !redisBinaryPresent()) run.mark(REDIS[0], REDIS[1], 'skipped', 'redis-server not installed (apt-get install -y redis-server)');
-else if (redisWanted) redis = await startRedis();
+const redis = redisWanted && redisBinaryPresent() ? await startRedis() : null;
 const red = redis ? await run.launch({ name: 'service-redis', env: env('redis', { REDIS_URL: redis.url }), dir }, REDIS[1], [REDIS, W2]) : null;
 if (red && off && run.wanted(REDIS[0])) await run.pair(REDIS[0], red, off);
 await off?.svc.stop();
@@ -175,7 +166,7 @@ const cpuModel = /^model name\s*:\s*(.*)$/m.exec(readFileSync('/proc/cpuinfo', '
 const header =
   `${cpus().length} CPU (${cpuModel}), ${Math.round(totalmem() / 2 ** 30)} GB, node ${process.version}; ${hostLine()}; ${connections} connections; ` +
   `${settings.rounds} rounds of ${settings.warmupS} s warm-up (discarded) + ${durationS} s per side; GeoIP ${geo.real ? 'GeoLite2' : 'MaxMind TEST databases'}; ` +
-  `limits on: ${limitsOn ?? 'unknown'}; total ${run.elapsedS().toFixed(0)} s`;
+  `limits on: ${limitsOn ?? 'unknown'}; total ${elapsedS().toFixed(0)} s`;
 const text = `${header}\n\n${formatTable(rows)}\n\nIn turn (medians over the rounds):\n${formatRotations(run.rotations)}\n${peerLines.join('\n')}\n\nTargets:\n${formatTargets(targets)}\n`;
 process.stdout.write(`\n${text}`);
 mkdirSync(join(ROOT, 'bench/results'), { recursive: true });

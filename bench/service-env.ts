@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { GEOIP_TEST_ASN_DB, GEOIP_TEST_CITY_DB } from '../test/fixtures/paths.js';
-import type { Fixtures } from './fixtures.js';
+import type { Upstreams } from '../test/faults/fixtures.js';
 import { ROOT } from './processes.js';
 
 export interface GeoDatabases {
@@ -25,14 +25,11 @@ export function geoDatabases(test = false): GeoDatabases {
 /** Limits far above what a bench run can use: they are counted, never hit. */
 export const HIGH_LIMITS = { RATE_LIMIT_PER_MINUTE: '1000000000', QUOTA_PER_DAY: '1000000000', QUOTA_PER_MONTH: '1000000000' };
 
-export function serviceEnv(fixtures: Fixtures, dataDir: string, geo: GeoDatabases = geoDatabases()): Record<string, string> {
+/** The fixtures' own environment for their upstreams (DNS, range API, TLS on loopback), the bench's data and limits. */
+export function serviceEnv(fixtures: Upstreams, dataDir: string, geo: GeoDatabases = geoDatabases()): Record<string, string> {
   return {
+    ...fixtures.env,
     DATA_DIR: dataDir,
-    DNS_SERVERS: `127.0.0.1:${fixtures.dns.port}`,
-    TLS_INSPECT_PORT: String(fixtures.tls.server.port),
-    TLS_EXTRA_CA_FILE: fixtures.tls.caFile,
-    ALLOW_PRIVATE_TARGETS: 'true',
-    PWNED_PASSWORDS_URL: fixtures.range.baseUrl,
     GEOIP_CITY_DB: geo.city,
     GEOIP_ASN_DB: geo.asn,
     ...HIGH_LIMITS,

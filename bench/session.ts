@@ -1,11 +1,9 @@
 // One bench run's state and steps: settings, rows, service launches with warm-up, single rows and rotations.
-import { mkdtempSync } from 'node:fs';
-import { join } from 'node:path';
 import { endpoint, probe, requestsFor, type RequestSpec } from './endpoints.js';
 import { defaultLoader, median, runLoad, type Loader, type Measured } from './load.js';
 import { createKey, PeakRss, startService, waitIdle, type Proc, type ServiceOptions } from './processes.js';
 import { emptyRow, type Row } from './report.js';
-import { openWindow } from './cpu-usage.js';
+import { openWindow, type Window } from './cpu-usage.js';
 
 /** A bench setting from the environment: a number >= 0, else `def`. */
 export const num = (name: string, def: number): number => {
@@ -13,6 +11,12 @@ export const num = (name: string, def: number): number => {
   if (!Number.isFinite(v) || v < 0) throw new Error(`${name} must be a number >= 0`);
   return v;
 };
+
+const started = Date.now();
+/** Seconds since the bench began. */
+export const elapsedS = (): number => (Date.now() - started) / 1000;
+/** A progress line on stderr, stamped with the seconds since the bench began. */
+export const log = (s: string): void => void process.stderr.write(`[bench ${elapsedS().toFixed(0).padStart(3)} s] ${s}\n`);
 
 export const settings = {
   connections: num('BENCH_CONNECTIONS', 32),
@@ -34,8 +38,8 @@ export interface Side {
   pid: number;
 }
 
-/** One side's measured window in one round. */
-export interface Slice extends Measured {
+/** One side's measured window in one round (and the host's steal, busy share and load over it). */
+export interface Slice extends Measured, Omit<Window, 'cpuS'> {
   /** The side's process tree (every thread), and the load generator, per 2xx answer, microseconds. */
   cpuUsPerReq: number;
   loaderUsPerReq: number;
@@ -45,9 +49,6 @@ export interface Slice extends Measured {
   serverBusyPct: number;
   /** CPU seconds the other sides used during the window: near 0, or they were still busy with their own load. */
   othersCpuS: number;
-  stealPct: number;
-  busyPct: number;
-  load1: number;
 }
 
 export interface Rotation {
@@ -58,11 +59,8 @@ export interface Rotation {
   slices: Slice[][];
 }
 
-export interface Launched {
-  svc: Proc;
-  key: string;
-  label: string;
-}
+/** A started and warmed server, its key and its label: launch's result. */
+export type Launched = NonNullable<Awaited<ReturnType<Session['launch']>>>;
 
 /** The median of x's per-round req/s over y's (both measured in the same round, seconds apart), and of CPU per answer. */
 export function ratioOf(r: Rotation, x: string, y: string): { ratio: number; rounds: number[]; cpu: number } | null {
@@ -77,27 +75,10 @@ export function ratioOf(r: Rotation, x: string, y: string): { ratio: number; rou
 export class Session {
   readonly rows: Row[] = [];
   readonly rotations: Rotation[] = [];
-  private readonly started = Date.now();
-  private readonly only: Set<string> | null;
-
-  constructor(readonly dir: string) {
-    this.only = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((s) => s.trim())) : null;
-  }
+  private readonly only = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((s) => s.trim())) : null;
 
   wanted(id: string): boolean {
     return !this.only || this.only.has(id);
-  }
-
-  elapsedS(): number {
-    return (Date.now() - this.started) / 1000;
-  }
-
-  log(s: string): void {
-    process.stderr.write(`[bench ${this.elapsedS().toFixed(0).padStart(3)} s] ${s}\n`);
-  }
-
-  freshDir(name: string): string {
-    return mkdtempSync(join(this.dir, `${name}-`));
   }
 
   /** A row that could not be measured (unless one with that id exists already). */
@@ -135,13 +116,13 @@ export class Session {
         o.onWindow?.();
         const w = openWindow(pids);
         const m = await load(durationS);
-        const win = w.end();
+        const { cpuS, ...host } = w.end();
         const own = pids.indexOf(s.pid);
         const ok = Math.max(1, m.responses - m.non2xx);
-        const others = win.cpuS.reduce((sum, c, k) => sum + (k === own || pids[k] === s.pid ? 0 : c), 0);
-        slices[i].push({ ...m, cpuUsPerReq: (win.cpuS[own] * 1e6) / ok, loaderUsPerReq: m.loaderCpuUs / ok, loaderBusyPct: m.loaderCpuUs / (m.durationS * 1e4), serverBusyPct: (100 * win.cpuS[own]) / m.durationS, othersCpuS: others, stealPct: win.stealPct, busyPct: win.busyPct, load1: win.load1 });
+        const others = cpuS.reduce((sum, c, k) => sum + (k === own || pids[k] === s.pid ? 0 : c), 0);
+        slices[i].push({ ...m, ...host, cpuUsPerReq: (cpuS[own] * 1e6) / ok, loaderUsPerReq: m.loaderCpuUs / ok, loaderBusyPct: m.loaderCpuUs / (m.durationS * 1e4), serverBusyPct: (100 * cpuS[own]) / m.durationS, othersCpuS: others });
         const sl = slices[i][slices[i].length - 1];
-        this.log(
+        log(
           `${name} ${loader} round ${round + 1}/${rounds} ${s.label}: ${Math.round(sl.rps)} req/s, p99 ${sl.p99.toFixed(2)} ms, ` +
             `CPU ${sl.cpuUsPerReq.toFixed(1)} us/req (${sl.serverBusyPct.toFixed(0)}% of a CPU), ${loader} ${sl.loaderUsPerReq.toFixed(1)} us/req (${sl.loaderBusyPct.toFixed(0)}% of a CPU); the others idle after ${Math.max(0, ...idle).toFixed(1)} s, ${others.toFixed(2)} s CPU in the window; ` +
             `steal ${sl.stealPct.toFixed(1)}%, host busy ${sl.busyPct.toFixed(0)}%, load ${sl.load1.toFixed(2)}`,
@@ -154,20 +135,20 @@ export class Session {
   }
 
   /**
-   * Start a service with a fresh key, check BIC answers 200, wait until it is idle and warm it up (every endpoint in
-   * `mixed`, then BIC until steady). A failure marks `ids` failed and returns null.
+   * Start a server with a fresh key (or its own `key`: a baseline, the peer), check BIC answers 200, wait until it is
+   * idle and warm it up (every endpoint in `mixed`, then BIC until steady). A failure marks `ids` failed, returns null.
    */
-  async launch(o: ServiceOptions, label: string, ids: Array<[string, string]>, mixed: string[] = []): Promise<Launched | null> {
+  async launch(o: ServiceOptions, label: string, ids: Array<[string, string]>, w: { key?: string; mixed?: string[] } = {}) {
     let svc: Proc | null = null;
     try {
-      this.log(`starting ${o.name}`);
-      const key = await createKey(o.env);
+      log(`starting ${o.name}`);
+      const key = w.key ?? (await createKey(o.env));
       svc = await startService(o);
       const p = await probe(svc.url, endpoint('bic'), key);
       if (!p.ok) throw new Error(`BIC probe answered ${p.problem}`);
       await waitIdle(svc.pid, 15);
       const ok: string[] = [];
-      for (const id of mixed) if ((await probe(svc.url, endpoint(id), key)).ok) ok.push(id);
+      for (const id of w.mixed ?? []) if ((await probe(svc.url, endpoint(id), key)).ok) ok.push(id);
       await this.warm(svc, [...ok.flatMap((id) => requestsFor(endpoint(id), key)), ...requestsFor(endpoint('bic'), key)]);
       return { svc, key, label };
     } catch (err) {
@@ -186,7 +167,7 @@ export class Session {
       rps.push(Math.round((await runLoad({ url: svc.url, requests, connections: settings.connections, durationS: 1 })).rps));
       if (rps.length >= 3 && Math.abs(rps.at(-1)! - rps.at(-2)!) / rps.at(-2)! < 0.1) break;
     }
-    this.log(`${svc.name}: warm-up ${((Date.now() - t0) / 1000).toFixed(1)} s (req/s per second: ${rps.join(', ')})`);
+    log(`${svc.name}: warm-up ${((Date.now() - t0) / 1000).toFixed(1)} s (req/s per second: ${rps.join(', ')})`);
   }
 
   /** BIC on service x and on service y in a rotation: a row of x's with the ratio x / y in its note. */

@@ -3,6 +3,7 @@
 import { Pool } from 'undici';
 import type { RequestSpec } from './endpoints.js';
 import { percentile, round } from './load.js';
+import { waitFor as poll } from '../test/support/wait.js';
 
 /** One request: when it was sent (performance.now()), its time to the last byte (ms), its status (0: no answer). */
 export interface Timed {
@@ -72,18 +73,13 @@ export function summarise(samples: Timed[]) {
   const sorted = Float64Array.from(samples, (s) => s.ms).sort();
   const statuses: Record<string, number> = {};
   for (const s of samples) statuses[s.status || 'error'] = (statuses[s.status || 'error'] ?? 0) + 1;
-  const mean = sorted.reduce((a, b) => a + b, 0) / sorted.length;
-  return { n: samples.length, statuses, p50: round(percentile(sorted, 0.5), 2), p99: round(percentile(sorted, 0.99), 2), max: round(sorted.at(-1) ?? NaN), mean: round(mean, 2) };
+  return { n: samples.length, statuses, p50: round(percentile(sorted, 0.5), 2), p99: round(percentile(sorted, 0.99), 2), max: round(sorted.at(-1) ?? NaN) };
 }
 
 /** Milliseconds until `check` holds (polled every `everyMs`), Infinity past 10 s. */
 export async function msUntil(check: () => Promise<boolean>, everyMs = 5): Promise<number> {
   const t0 = performance.now();
-  while (!(await check())) {
-    if (performance.now() - t0 > 10_000) return Infinity;
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-  return round(performance.now() - t0);
+  return poll(check, { timeoutMs: 10_000, intervalMs: everyMs }).then(() => round(performance.now() - t0), () => Infinity);
 }
 
 /** Whether `p` has settled, asked at any time. */
