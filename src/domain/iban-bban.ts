@@ -175,13 +175,12 @@ function parseLayout(spec: string): BbanLayout {
   return { length: pos, bank, branch, account };
 }
 
-const PARSED: ReadonlyMap<string, BbanLayout> = new Map(
-  Object.entries(LAYOUTS).map(([country, spec]) => [country, parseLayout(spec)]),
-);
+const PARSED = new Map<string, BbanLayout>(Object.entries(LAYOUTS).map(([country, spec]) => [country, parseLayout(spec)]));
+for (const [territory, parent] of Object.entries(BBAN_ALIASES)) PARSED.set(territory, PARSED.get(parent)!);
 
 /** The BBAN layout for a country code (territories resolve to their parent's), or null when unknown. */
 export function bbanLayout(countryCode: string): BbanLayout | null {
-  return PARSED.get(BBAN_ALIASES[countryCode] ?? countryCode) ?? null;
+  return PARSED.get(countryCode) ?? null;
 }
 
 /**
@@ -192,11 +191,17 @@ export function bbanLayout(countryCode: string): BbanLayout | null {
 export function splitBban(countryCode: string, bban: string): BbanFields {
   const layout = bbanLayout(countryCode);
   if (!layout) return { bankCode: '', branchCode: null, accountNumber: '' };
-  const take = (seg: Segment | null): string | null =>
-    seg && bban.length >= seg.end ? bban.slice(seg.start, seg.end) : null;
-  const bankCode = take(layout.bank) ?? '';
-  const branchCode = layout.branch ? (take(layout.branch) ?? '') : null;
-  const accountNumber =
-    bban.length === layout.length ? layout.account.map((seg) => bban.slice(seg.start, seg.end)).join('') : '';
+  const { bank, branch } = layout;
+  const bankCode = bank !== null && bban.length >= bank.end ? bban.slice(bank.start, bank.end) : '';
+  const branchCode = branch === null ? null : bban.length >= branch.end ? bban.slice(branch.start, branch.end) : '';
+  const accountNumber = bban.length === layout.length ? accountOf(layout.account, bban) : '';
   return { bankCode, branchCode, accountNumber };
+}
+
+/** The account fields joined (one slice for most countries: no array per request). */
+function accountOf(segments: readonly Segment[], bban: string): string {
+  if (segments.length === 1) return bban.slice(segments[0].start, segments[0].end);
+  let out = '';
+  for (const seg of segments) out += bban.slice(seg.start, seg.end);
+  return out;
 }

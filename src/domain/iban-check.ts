@@ -8,6 +8,8 @@ export interface IbanVerdict {
   nationalCheck: NationalCheck;
 }
 
+const isDigit = (code: number): boolean => code >= 48 && code <= 57;
+
 /**
  * The verdict on an IBAN in electronic format (upper case, no separators): a known country, the country's length,
  * its BBAN format (iban-registry.ts), two check digits that make the rearranged IBAN ≡ 1 mod 97, and the national
@@ -20,8 +22,8 @@ export function ibanVerdict(iban: string, methodOf: CheckMethodOf = germanCheckM
   if (format === undefined || iban.length !== format.length) return notRun;
   const bban = iban.slice(4);
   if (!format.bban.test(bban)) return notRun;
-  if (!/^[0-9]{2}$/.test(iban.slice(2, 4))) return notRun;
-  if (mod97(bban + iban.slice(0, 4)) !== 1) return notRun;
+  if (!isDigit(iban.charCodeAt(2)) || !isDigit(iban.charCodeAt(3))) return notRun;
+  if (mod97(iban.slice(0, 4), mod97(bban)) !== 1) return notRun;
   const national = nationalCheck(iban.slice(0, 2), bban, methodOf);
   return { valid: national !== 'failed', nationalCheck: national };
 }

@@ -10,14 +10,19 @@ type Check = (bban: string) => boolean;
 
 const digit = (s: string, i: number): number => s.charCodeAt(i) - 48;
 
-/** Remainder mod 97 of a string read as a number, letters as 10..35 (ISO 7064 MOD 97-10 conversion). */
-export function mod97(s: string): number {
-  let rest = 0;
+/**
+ * Remainder mod 97 of a string read as a number, letters as 10..35 (ISO 7064 MOD 97-10 conversion); `rest` is the
+ * remainder of the digits before it (the IBAN's check is the BBAN's remainder carried into its first four characters).
+ */
+export function mod97(s: string, rest = 0): number {
+  // Reduced only once the running value passes 10^13: below 2^53 after the next step, so exact; a division per
+  // dozen characters instead of one per character. `s` holds digits and upper-case letters (its callers' formats).
   for (let i = 0; i < s.length; i++) {
     const code = s.charCodeAt(i);
-    rest = code >= 65 ? (rest * 100 + (code - 55)) % 97 : (rest * 10 + (code - 48)) % 97;
+    rest = code >= 65 ? rest * 100 + (code - 55) : rest * 10 + (code - 48);
+    if (rest >= 1e13) rest %= 97;
   }
-  return rest;
+  return rest % 97;
 }
 
 /** Σ digit × weight over s (weights aligned to s from the left). */

@@ -27,6 +27,17 @@ function checkDigitsOf(iban: string): string {
   return /^[0-9]{2}$/.test(digits) ? digits : '';
 }
 
+/** Resolved BICs and whether each is well formed: the tables hold a few thousand; bounded all the same. */
+const wellFormed = new Map<string, boolean>();
+function bicWellFormed(bic: string): boolean {
+  let ok = wellFormed.get(bic);
+  if (ok === undefined) {
+    if (wellFormed.size >= 4096) wellFormed.clear();
+    wellFormed.set(bic, (ok = validateBic(bic).valid));
+  }
+  return ok;
+}
+
 export function normaliseIban(input: string): string {
   return input.trim().toUpperCase().replace(/[ -]+/g, '');
 }
@@ -57,7 +68,7 @@ export function validateIban(input: string, bicOf: BicLookup, methodOf: CheckMet
 
   const known = countryCode !== '' && fields.bankCode !== '';
   const bic = known ? bicOf(countryCode, fields.bankCode) : null;
-  const bicValid = bic !== null && validateBic(bic).valid;
+  const bicValid = bic !== null && bicWellFormed(bic);
 
   return {
     iban,

@@ -215,6 +215,7 @@ export class PrecompiledRouter extends OpenAPIRouter {
 
 /** The decoded value; broken percent-encoding is noted in `errors` and the raw value kept (the request is refused). */
 function decodePathValue(name: string, raw: string, errors: ErrorObject[]): string {
+  if (!raw.includes('%')) return raw; // nothing to decode (most values)
   try {
     return decodeURIComponent(raw);
   } catch {

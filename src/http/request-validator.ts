@@ -47,9 +47,7 @@ export class RequestValidator extends OpenAPIValidator {
         errors.push({ keyword: 'parse', instancePath: '', schemaPath: '#/requestBody', params: [] as never, message: (err as Error).message });
       }
     }
-    const type = headers['content-type'];
-    const mediaType = String((Array.isArray(type) ? type[0] : type) ?? '').split(';')[0].trim().toLowerCase();
-    if (typeof requestBody === 'object' || mediaType === 'application/json') parameters.requestBody = requestBody;
+    if (typeof requestBody === 'object' || mediaTypeOf(headers) === 'application/json') parameters.requestBody = requestBody;
     for (const validate of this.getRequestValidatorsForOperation(op.operationId) ?? []) {
       if (!validate(parameters) && validate.errors) errors.push(...validate.errors);
     }
@@ -70,4 +68,10 @@ export class RequestValidator extends OpenAPIValidator {
     }
     return shape;
   }
+}
+
+/** The request's media type, lower case, without parameters ('' when none): asked only of a body that is no object. */
+function mediaTypeOf(headers: Record<string, string | string[] | undefined>): string {
+  const type = headers['content-type'];
+  return String((Array.isArray(type) ? type[0] : type) ?? '').split(';')[0].trim().toLowerCase();
 }

@@ -16,15 +16,47 @@ export interface BankingDeps {
   banks: () => BankLookups;
 }
 
+/** How long a bank code's answers are kept: the Bundesbank's table changes at a date and time (a quarterly switch-over). */
+const KEPT_MS = 60_000;
+/** Most bank codes kept at once (clients choose the codes: memory stays bounded). */
+const KEPT_MAX = 4096;
+
+/** A bank code's BIC and bank name, asked of one directory once a minute instead of on every request (ADR 0040). */
+function keptLookups(banks: BankLookups): { bicOf: BicLookup; nameOf: BankNameLookup } {
+  let until = 0;
+  const kept = new Map<string, { bic: string | null; name: string | null }>();
+  // The IBAN asks for the BIC, then at once for the name of the same code: the last answer is at hand.
+  let last = { key: '', found: { bic: null as string | null, name: null as string | null } };
+  const answer = (countryCode: string, bankCode: string) => {
+    const now = Date.now();
+    if (now >= until || kept.size >= KEPT_MAX) {
+      kept.clear();
+      until = now + KEPT_MS;
+      last = { key: '', found: last.found };
+    }
+    const key = `${countryCode}:${bankCode}`;
+    if (key === last.key) return last.found;
+    let found = kept.get(key);
+    if (found === undefined) kept.set(key, (found = { bic: banks.resolveBic(countryCode, bankCode), name: banks.bankName(countryCode, bankCode) }));
+    last = { key, found };
+    return found;
+  };
+  return { bicOf: (country, code) => answer(country, code).bic, nameOf: (country, code) => answer(country, code).name };
+}
+
 export function createBankingOperations(deps: BankingDeps): {
   validateIban: OperationHandler<'validateIban'>;
   validateBic: OperationHandler<'validateBic'>;
 } {
+  // One set per directory: a reload swaps the directory whole, and its answers start afresh.
+  const lookups = new WeakMap<BankLookups, ReturnType<typeof keptLookups>>();
   return {
     /** The validator admits 1-64 letters, digits, spaces and dashes with one letter or digit (openapi.yaml Iban). */
     validateIban({ request }) {
       const banks = deps.banks();
-      return { status: 200, body: validateIban(request.params.iban, banks.resolveBic, germanCheckMethod, banks.bankName) };
+      let kept = lookups.get(banks);
+      if (kept === undefined) lookups.set(banks, (kept = keptLookups(banks)));
+      return { status: 200, body: validateIban(request.params.iban, kept.bicOf, germanCheckMethod, kept.nameOf) };
     },
 
     /** The validator admits what it admits for an IBAN (openapi.yaml Bic). */

@@ -2,7 +2,7 @@
 // check digit), MR and TN (the RIB key, ISO 7064 MOD 97-10 variant), TL (ISO 7064 MOD 97-10 over the BBAN).
 import { describe, expect, it } from 'vitest';
 import { ibanStructureAndChecksumValid as valid } from '../../src/domain/iban-check.js';
-import { nationalCheck } from '../../src/domain/iban-national.js';
+import { mod97, nationalCheck } from '../../src/domain/iban-national.js';
 import { validateIban } from '../../src/domain/iban.js';
 
 /** MOD 97-10 check digits for country + BBAN (BigInt, apart from the service's fold). */
@@ -80,5 +80,22 @@ describe('MR and TN: the RIB key runs 01..97', () => {
     expect(nationalCheck('TN', '00000000000000000000')).toBe('failed');
     expect(nationalCheck('MR', '000000000000000000000' + '97')).toBe('passed');
     expect(nationalCheck('MR', '00000000000000000000000')).toBe('failed');
+  });
+});
+
+describe('mod97', () => {
+  /** The remainder by BigInt, letters as 10..35, after `before` (ISO 7064's conversion). */
+  const reference = (s: string, before = '') => Number(BigInt(`${before}${s}`.replace(/[A-Z]/g, (ch) => String(ch.charCodeAt(0) - 55)) || '0') % 97n);
+  const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ';
+  let seed = 7;
+  const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
+  const strings = Array.from({ length: 400 }, (_, i) => Array.from({ length: 1 + (i % 60) }, () => ALPHABET[next() % (i % 3 === 0 ? 10 : 36)]).join(''));
+
+  it('gives the exact remainder of any digits and letters up to 60 characters (reduced in steps, never inexact)', () => {
+    for (const s of [...strings, '9'.repeat(60), 'Z'.repeat(40), '0']) expect(mod97(s)).toBe(reference(s));
+  });
+
+  it('carries a remainder into the characters after it', () => {
+    for (const s of strings.slice(0, 50)) expect(mod97('DE89', mod97(s))).toBe(reference('DE89', s));
   });
 });
