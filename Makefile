@@ -114,9 +114,10 @@ data: $(STAMP)
 	node --import tsx scripts/refresh-data.ts
 
 ## run: build (only what changed) and start in the foreground on the embedded default; `npm start` without npm's own start-up
-# Two malloc arenas instead of glibc's eight per core: the threads' retained free memory was ~15 MB RSS (ADR 0034).
+# Two malloc arenas instead of glibc's eight per core: the threads' retained free memory was ~15 MB RSS (ADR 0034);
+# the main thread's young generation capped (src/heap-tuning.ts NODE_START_FLAGS, ADR 0039).
 run: build geoip
-	MALLOC_ARENA_MAX=$${MALLOC_ARENA_MAX:-2} node dist/src/main.js
+	MALLOC_ARENA_MAX=$${MALLOC_ARENA_MAX:-2} node --max-semi-space-size=4 dist/src/main.js
 
 ## test: every test, the spec lint and the generated-types drift check (the gate)
 test: $(STAMP) $(SDK_TYPES) check-generated lint docs

@@ -10,9 +10,9 @@ import { startFixtures } from './fixtures.js';
 import { runLoad } from './load.js';
 import { processTree, ROOT, rssMb, startWithKey, statusField, waitIdle } from './processes.js';
 import { geoDatabases, serviceEnv } from './service-env.js';
+import { NODE_START_FLAGS } from '../src/heap-tuning.js';
 
 const treeRssMb = (pid: number): number => processTree(pid).reduce((s, p) => s + rssMb(p), 0);
-const threads = (pid: number): number => statusField(pid, 'Threads');
 
 /** A module of the build (dist/src), untyped: the bench measures the build the service runs. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -72,17 +72,17 @@ if (at > 0) await measureDataset(process.argv[at + 1]);
 process.env.BENCH_PIN = '0';
 const dir = mkdtempSync(join(tmpdir(), 'vls-memory-'));
 const fixtures = await startFixtures(BREACHED);
-// The City file as the service picks it in DATA_DIR/geoip (the bench's DATA_DIR is a temporary one); the malloc arenas
-// as npm start, make run and the image set them (MEMORY_ARENAS=default: glibc's own, to compare).
+// The City file as the service picks it in DATA_DIR/geoip (the bench's DATA_DIR is a temporary one); node flags and malloc
+// arenas as every start command sets them (MEMORY_ARENAS=default: glibc's own; MEMORY_FLAGS=none: no flags, to compare).
 const arenas: Record<string, string> = process.env.MEMORY_ARENAS === 'default' ? {} : { MALLOC_ARENA_MAX: '2' };
 const env: Record<string, string> = { ...serviceEnv(fixtures, mkdtempSync(join(dir, 'data-')), geoDatabases()), ...(geoDatabases().real ? { GEOIP_CITY_DB: defaultCityDb() } : {}), ...arenas };
-const svc = await startWithKey({ name: 'service', env, dir });
+const svc = await startWithKey({ name: 'service', env, dir, nodeArgs: process.env.MEMORY_FLAGS === 'none' ? [] : [...NODE_START_FLAGS] });
 const lines: string[] = [];
 try {
   await waitIdle(svc.pid, 30);
   await new Promise((r) => setTimeout(r, 2000));
   const idle = treeRssMb(svc.pid);
-  const before = threads(svc.pid);
+  const before = statusField(svc.pid, 'Threads');
   const passwords = Number(process.env.MEMORY_PASSWORDS ?? 400);
   const pw = requestsFor(endpoint('password'), svc.key);
   const m = await runLoad({ url: svc.url, requests: pw, connections: 8, durationS: Math.max(1, passwords / 100), loader: 'autocannon' });
@@ -92,8 +92,8 @@ try {
   await new Promise((r) => setTimeout(r, 12_000));
   const later = treeRssMb(svc.pid);
   lines.push(
-    `service (node ${process.version}, GeoIP ${geoDatabases().real ? basename(env.GEOIP_CITY_DB ?? '') : 'TEST databases'}, MALLOC_ARENA_MAX ${env.MALLOC_ARENA_MAX ?? 'unset'}): ${idle.toFixed(0)} MB RSS idle after start (${before} threads); ` +
-      `${after.toFixed(0)} MB after ${m.responses} password requests, ${later.toFixed(0)} MB 12 s later (${threads(svc.pid)} threads; targets <= 180 and <= 220 MB)`,
+    `service (node ${process.version}, GeoIP ${geoDatabases().real ? basename(env.GEOIP_CITY_DB ?? '') : 'TEST databases'}, MALLOC_ARENA_MAX ${env.MALLOC_ARENA_MAX ?? 'unset'}, flags ${process.env.MEMORY_FLAGS === 'none' ? 'none' : NODE_START_FLAGS.join(' ')}): ${idle.toFixed(0)} MB RSS idle after start (${before} threads); ` +
+      `${after.toFixed(0)} MB after ${m.responses} password requests, ${later.toFixed(0)} MB 12 s later (${statusField(svc.pid, 'Threads')} threads; targets <= 180 and <= 220 MB)`,
   );
 } finally {
   await svc.stop();

@@ -3,6 +3,15 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
 /**
+ * The node flags every start command passes (package.json's start, make run, the image's CMD, the systemd unit in
+ * docs/deploy.md; test/unit/start-commands.test.ts holds them equal): the main thread's young generation capped at two
+ * 4 MB semi-spaces. Under load V8 grew it to ~26 MB and returned it only after ~10 s of quiet, so RSS right after a
+ * password burst was ~20 MB higher; no measurable CPU per answer at 4, +20% at 2 (docs/adr/0039). V8 sizes the heap
+ * at start-up: a command-line flag, not a setFlagsFromString here.
+ */
+export const NODE_START_FLAGS: readonly string[] = ['--max-semi-space-size=4'];
+
+/**
  * After each full GC, let the old generation grow to 1.2x what survived before the next one (V8 picks up to
  * 4x by itself). Under steady load the scavenger promotes in-flight request objects; with V8's own factor the
  * heap kept growing under load instead of collecting, at 1.2x it levels off with no measurable throughput cost

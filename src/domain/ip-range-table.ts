@@ -1,5 +1,6 @@
 // Labelled IP address ranges (CIDR, RFC 4632; IPv6 text, RFC 4291 §2.2) as a sorted table of disjoint ranges, built once
 // per load and looked up by binary search: O(log n) per address, no allocation per lookup.
+import { ownString } from './own-string.js';
 import { ipWords, parseIpInto, type IpRange, type IpWords } from './ip-address.js';
 
 /** A range as read, with its label (build time only: never per request). */
@@ -123,7 +124,7 @@ export function buildRangeTableData(ranges: Iterable<LabelledRange>): RangeTable
     let label = labelIndex.get(r.label);
     if (label === undefined) {
       label = labels.length;
-      labels.push(r.label);
+      labels.push(ownString(r.label));
       labelIndex.set(r.label, label);
     }
     if (r.version === 4) v4.push({ first: r.first, last: r.last, label });

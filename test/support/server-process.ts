@@ -45,6 +45,8 @@ export interface ProcessOptions {
   env?: ChildEnv;
   /** DATA_DIR, kept afterwards; without it a fresh temporary directory, removed once the process has exited. */
   dataDir?: string;
+  /** Node flags before the entry point, e.g. the shipped start commands' NODE_START_FLAGS. */
+  nodeArgs?: readonly string[];
 }
 
 export interface ServerProcess {
@@ -77,7 +79,7 @@ interface Spawned {
 
 function spawnService(opts: ProcessOptions, entry = 'src/main.ts'): Spawned {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'vls-process-'));
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], { cwd: ROOT, env: childEnv(dataDir, opts.env ?? {}), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), '--import', 'tsx', entry], { cwd: ROOT, env: childEnv(dataDir, opts.env ?? {}), stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   let both = '';

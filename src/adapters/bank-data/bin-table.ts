@@ -1,4 +1,5 @@
 // Card BIN/IIN table (ISO/IEC 7812 issuer prefixes) from a binlist-format CSV (RFC 4180), read once at start-up.
+import { ownString } from '../../domain/own-string.js';
 import { readFile } from 'node:fs/promises';
 import { leadingNumber, type BinEntry, type BinLookup, type CardType } from '../../domain/card.js';
 
@@ -118,7 +119,7 @@ export function binTableFromCsv(text: string): LoadedBinTable {
   for (const cells of body) {
     const get = (col: string): string => {
       const i = index.get(col);
-      return i === undefined ? '' : (cells[i] ?? '').trim();
+      return i === undefined ? '' : ownString((cells[i] ?? '').trim());
     };
     const startText = get('iin_start');
     const endText = get('iin_end') || startText;
