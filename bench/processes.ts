@@ -8,6 +8,7 @@ import { track } from './children.js';
 import { cpuPlan, pinned } from './cpu-usage.js';
 import { waitFor as poll } from '../test/support/wait.js';
 import { closedPort as freePort } from '../test/support/tls-fixtures.js';
+import { NODE_START_FLAGS } from '../src/heap-tuning.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -88,6 +89,7 @@ export interface ServiceOptions {
   name: string;
   env: Record<string, string>;
   dir: string;
+  /** Node flags (default: NODE_START_FLAGS for this checkout's service, none for a script or another build). */
   nodeArgs?: string[];
   /** Processes that must exist (primary + workers) before the service counts as ready. */
   processes?: number;
@@ -112,7 +114,9 @@ export async function startService(o: ServiceOptions): Promise<Proc> {
   const t0 = Date.now();
   const logFile = join(o.dir, `${o.name.replace(/[^a-z0-9]+/gi, '-')}.log`);
   const fd = openSync(logFile, 'a');
-  const [cmd, argv] = pinned(cpuPlan().server, process.execPath, [...(o.nodeArgs ?? []), ...entry]);
+  // This checkout's service starts as `npm start` does (its V8 flags, src/heap-tuning.ts) unless told otherwise.
+  const flags = o.nodeArgs ?? (o.script || o.main ? [] : NODE_START_FLAGS);
+  const [cmd, argv] = pinned(cpuPlan().server, process.execPath, [...flags, ...entry]);
   const child = track(spawn(cmd, argv, { cwd: ROOT, env, stdio: ['ignore', fd, fd] }));
   closeSync(fd);
   const url = `http://127.0.0.1:${port}`;
