@@ -11,6 +11,7 @@
 //   make build && node --import tsx bench/smtp-bulk.ts   (politeness: bench/smtp-politeness.ts; bench/README.md)
 import { setTimeout as delay } from 'node:timers/promises';
 import { median, type Measured } from './load.js';
+import { waitIdle } from './processes.js';
 import { HIGH_LIMITS } from './service-env.js';
 import { num } from './session.js';
 import { startSmtpBench, type SmtpBenchOptions } from './smtp-setup.js';
@@ -155,6 +156,7 @@ async function main(name: string): Promise<void> {
     // One bulk on the warm-up domains, discarded: V8 compiles the email path once per process (start-up cost, as the
     // fixed bench's warm-up rows), so the rounds measure bulks, not the first compilation. The same for both sides.
     await send('w', Math.min(1000, s.addresses), (i) => s.domains + (i % WARM_DOMAINS));
+    await waitIdle(bench.svc.pid, 15); // what the warm-up left (sessions' QUITs, collections) ends before the baseline
     for (let r = 0; r < s.rounds; r++) {
       m.base.push(await bench.load(s.baselineS));
       bench.smtp.reset();
