@@ -5,9 +5,9 @@ import { runInNewContext } from 'node:vm';
 /**
  * The node flags every start command passes (package.json's start, make run, the image's CMD, the systemd unit in
  * docs/deploy.md; test/unit/start-commands.test.ts holds them equal): the main thread's young generation capped at two
- * 4 MB semi-spaces. Under load V8 grew it to ~26 MB and returned it only after ~10 s of quiet, so RSS right after a
- * password burst was ~20 MB higher; no measurable CPU per answer at 4, +20% at 2 (docs/adr/0039). V8 sizes the heap
- * at start-up: a command-line flag, not a setFlagsFromString here.
+ * 4 MB semi-spaces. Under load V8 grew it to ~26 MB and returned it only slowly after the load; the cap costs a few
+ * percent of CPU per answer, traded for that memory (the figures: docs/adr/0039). V8 sizes the heap at start-up: a
+ * command-line flag, not a setFlagsFromString here.
  */
 export const NODE_START_FLAGS: readonly string[] = ['--max-semi-space-size=4'];
 

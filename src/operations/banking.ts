@@ -25,20 +25,15 @@ const KEPT_MAX = 4096;
 function keptLookups(banks: BankLookups): { bicOf: BicLookup; nameOf: BankNameLookup } {
   let until = 0;
   const kept = new Map<string, { bic: string | null; name: string | null }>();
-  // The IBAN asks for the BIC, then at once for the name of the same code: the last answer is at hand.
-  let last = { key: '', found: { bic: null as string | null, name: null as string | null } };
   const answer = (countryCode: string, bankCode: string) => {
     const now = Date.now();
     if (now >= until || kept.size >= KEPT_MAX) {
       kept.clear();
       until = now + KEPT_MS;
-      last = { key: '', found: last.found };
     }
     const key = `${countryCode}:${bankCode}`;
-    if (key === last.key) return last.found;
     let found = kept.get(key);
     if (found === undefined) kept.set(key, (found = { bic: banks.resolveBic(countryCode, bankCode), name: banks.bankName(countryCode, bankCode) }));
-    last = { key, found };
     return found;
   };
   return { bicOf: (country, code) => answer(country, code).bic, nameOf: (country, code) => answer(country, code).name };
