@@ -1,6 +1,6 @@
 // One load run, always in a child process pinned to the load generator's CPUs (cpu-usage.ts, cpuPlan): wrk (C, a Lua
-// script for bodies and the counts) or autocannon (a Node child running this file). Nothing of the generator shares the
-// bench process's event loop or, where the host has two CPUs or more, the servers' CPUs.
+// script for bodies and the counts), autocannon or `paced` (a Node child running this file). Nothing of the generator
+// shares the bench process's event loop or, where the host has two CPUs or more, the servers' CPUs.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,7 +9,9 @@ import autocannon from 'autocannon';
 import { childCpuSeconds, cpuPlan, pinned } from './cpu-usage.js';
 import type { RequestSpec } from './endpoints.js';
 
-export type Loader = 'wrk' | 'autocannon';
+// `paced`: an open loop sending its requests evenly spread (timed-load.ts). autocannon's overallRate is a quota per
+// connection and second, sent back to back as each second begins: 16-deep bursts, the rest of the second unseen (ADR 0037).
+export type Loader = 'wrk' | 'autocannon' | 'paced';
 
 export interface LoadOptions {
   url: string;
@@ -141,7 +143,22 @@ async function autocannonRun(o: LoadOptions): Promise<Omit<Measured, 'loaderCpuU
   return { rps: sorted.length / durationS, p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99), responses, non2xx: r.non2xx, errors: r.errors + r.timeouts, durationS };
 }
 
-if (process.argv[1] === import.meta.filename) process.stdout.write(JSON.stringify(await autocannonRun(JSON.parse(process.argv[2]) as LoadOptions)));
+/** In the child: the `paced` open loop, after half a second unrecorded (the client's connections and JIT). */
+async function pacedRun(o: LoadOptions): Promise<Omit<Measured, 'loaderCpuUs'>> {
+  const { timedLoad, timedPool } = await import('./timed-load.js');
+  const run = { pool: timedPool(o.url, o.connections), rate: o.overallRate, request: (i: number) => o.requests[i % o.requests.length] };
+  await timedLoad({ ...run, until: 0.5 });
+  process.stderr.write(STARTED);
+  const { samples, elapsedS } = await timedLoad({ ...run, until: o.durationS });
+  await run.pool.close();
+  const sorted = Float64Array.from(samples.filter((x) => x.status >= 200 && x.status <= 299), (x) => x.ms).sort();
+  const errors = samples.filter((x) => !x.status).length;
+  return { rps: sorted.length / elapsedS, p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99), responses: samples.length, non2xx: samples.length - sorted.length - errors, errors, durationS: elapsedS };
+}
+
+// Not awaited at the top level: timed-load.ts imports this module, which must finish evaluating first.
+const child = process.argv[1] === import.meta.filename ? (JSON.parse(process.argv[2]) as LoadOptions) : null;
+if (child) void (child.loader === 'paced' ? pacedRun(child) : autocannonRun(child)).then((m) => process.stdout.write(JSON.stringify(m)));
 
 export const round = (n: number, d = 1): number => Math.round(n * 10 ** d) / 10 ** d;
 

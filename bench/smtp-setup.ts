@@ -1,7 +1,7 @@
 // The SMTP benches' set-up: fixture domains whose MX names resolve to loopback addresses (a real DNS server) and
 // Nodemailer's smtp-server on them (test/support/smtp-fixture.ts), both in this process, which runs on the load
 // generator's CPUs (cpuPlan pins it when the service starts), never on the service's; the built service with SMTP
-// checks on; GET /api/v1/bic/DEUTDEFF as an open loop from load.ts (autocannon in a child, timing off this loop).
+// checks on; GET /api/v1/bic/DEUTDEFF as an open loop from load.ts (`paced`, in a child, timing off this loop).
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -42,23 +42,16 @@ export async function startSmtpBench(o: SmtpBenchOptions) {
   };
   const smtp = await startSmtpFixture(Object.fromEntries(ips.map((ip) => [ip, { rcptDelayMs: o.rcptDelayMs, rcpt }])));
   const env = {
-    DATA_DIR: dir,
-    DNS_SERVERS: `127.0.0.1:${dns.port}`,
-    ALLOW_PRIVATE_TARGETS: 'true',
-    GEOIP_CITY_DB: GEOIP_TEST_CITY_DB,
-    GEOIP_ASN_DB: GEOIP_TEST_ASN_DB,
-    SMTP_CHECK: 'on',
-    SMTP_HELO_NAME: 'verifier.bench.test',
-    SMTP_MAIL_FROM: 'check@verifier.bench.test',
-    SMTP_PORT: String(smtp.port),
+    DATA_DIR: dir, DNS_SERVERS: `127.0.0.1:${dns.port}`, ALLOW_PRIVATE_TARGETS: 'true', GEOIP_CITY_DB: GEOIP_TEST_CITY_DB, GEOIP_ASN_DB: GEOIP_TEST_ASN_DB,
+    SMTP_CHECK: 'on', SMTP_HELO_NAME: 'verifier.bench.test', SMTP_MAIL_FROM: 'check@verifier.bench.test', SMTP_PORT: String(smtp.port),
     ...o.env,
   };
   const svc = await startWithKey({ name: o.name, env, dir });
-  const key = svc.key;
+  const { key } = svc;
   const requests = [{ method: 'GET', path: '/api/v1/bic/DEUTDEFF', headers: { 'x-api-key': key } }];
   /** BIC for `durationS` as an open loop; `started` once the load has begun. */
   const load = (durationS: number, started?: () => void): Promise<Measured> =>
-    runLoad({ url: svc.url, requests, connections: o.bic.connections, durationS, overallRate: o.bic.rate, loader: 'autocannon', started });
+    runLoad({ url: svc.url, requests, connections: o.bic.connections, durationS, overallRate: o.bic.rate, loader: 'paced', started });
   /** The same load, resolved (with the run, boxed) once it has begun: for work sent beside it. */
   const loadBegun = (durationS: number): Promise<{ run: Promise<Measured> }> =>
     new Promise((begun) => {
@@ -83,10 +76,6 @@ export async function startSmtpBench(o: SmtpBenchOptions) {
     }
     return counts;
   };
-  const close = async () => {
-    await svc.stop();
-    await smtp.close();
-    await dns.close();
-  };
+  const close = async () => (await svc.stop(), await smtp.close(), await dns.close());
   return { svc, key, env, dir, smtp, ips, load, loadBegun, figures, bulk, close };
 }
