@@ -64,7 +64,7 @@ function bulkScenario(): Scenario {
       name: 'smtp-bench', domains: domains + WARM_DOMAINS, domain: (d) => `d${d}.smtp-bench.test`, ip: (d) => `127.0.1.${10 + d}`, rcptDelayMs, bic,
       // Every tenth local part is unknown (550 5.1.1), the rest accepted; the probe (q + hex) is refused.
       accepts: (local) => /^(?:r\d+-|w)\d*[1-9]$/.test(local),
-      env: { ...HIGH_LIMITS, LOG_LEVEL: 'info' },
+      env: { ...HIGH_LIMITS, SMTP_DAILY_PER_KEY: '1000000000', LOG_LEVEL: 'info' }, // the SMTP quota too (1,000 a day by default)
     },
     addresses, domains, rounds, baselineS, duringS, chunk: Math.max(1, addresses), reasons: false, prefix: (r) => `r${r}-`,
     report: async ({ rounds: rs, base, during }) => {

@@ -67,7 +67,7 @@ export async function startSmtpBench(o: SmtpBenchOptions) {
   /** POST /api/v1/email/bulk with `smtp: true`: the items' deliverability status (`status/reason` with `reasons`), counted. */
   const bulk = async (items: string[], reasons = false): Promise<Record<string, number>> => {
     const res = await fetch(`${svc.url}/api/v1/email/bulk`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify({ items, smtp: true }) });
-    if (res.status !== 200) throw new Error(`bulk answered ${res.status}`);
+    if (res.status !== 200) throw new Error(`bulk answered ${res.status}: ${await res.text()}`);
     const counts: Record<string, number> = {};
     for (const r of ((await res.json()) as { results: Array<{ status: number; result?: { deliverability: { status: string; reason: string } } }> }).results) {
       const d = r.result?.deliverability;
