@@ -37,6 +37,8 @@ export interface Measured {
   durationS: number;
   /** CPU microseconds the load generator's process spent on the run. */
   loaderCpuUs: number;
+  /** `paced` only: the longest pause between two sends, ms (well over 2: the load child itself was held up). */
+  sendGapMs?: number;
 }
 
 export const wrkPresent = (): boolean => spawnSync('wrk', ['--version'], { stdio: 'ignore' }).error === undefined;
@@ -151,9 +153,9 @@ async function pacedRun(o: LoadOptions): Promise<Omit<Measured, 'loaderCpuUs'>> 
   process.stderr.write(STARTED);
   const { samples, elapsedS } = await timedLoad({ ...run, until: o.durationS });
   await run.pool.close();
-  const sorted = Float64Array.from(samples.filter((x) => x.status >= 200 && x.status <= 299), (x) => x.ms).sort();
-  const errors = samples.filter((x) => !x.status).length;
-  return { rps: sorted.length / elapsedS, p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99), responses: samples.length, non2xx: samples.length - sorted.length - errors, errors, durationS: elapsedS };
+  const [sorted, at] = [Float64Array.from(samples.filter((x) => x.status >= 200 && x.status <= 299), (x) => x.ms).sort(), Float64Array.from(samples, (x) => x.at).sort()];
+  const [errors, sendGapMs] = [samples.filter((x) => !x.status).length, Math.max(0, ...at.subarray(1).map((t, i) => t - at[i]))];
+  return { rps: sorted.length / elapsedS, p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99), responses: samples.length, non2xx: samples.length - sorted.length - errors, errors, durationS: elapsedS, sendGapMs };
 }
 
 // Not awaited at the top level: timed-load.ts imports this module, which must finish evaluating first.

@@ -53,9 +53,7 @@ function bulkScenario(): Scenario {
   const [baselineS, duringS] = [num('BENCH_DURATION', 5), num('SMTP_BENCH_DURING', 4)];
   // Medians of the windows' percentiles (the load child reports percentiles, not every response time).
   const pooled = (ms: Measured[]) => ({
-    responses: ms.reduce((a, m) => a + m.responses, 0),
-    p50: median(ms.map((m) => m.p50)),
-    p99: median(ms.map((m) => m.p99)),
+    responses: ms.reduce((a, m) => a + m.responses, 0), p50: median(ms.map((m) => m.p50)), p99: median(ms.map((m) => m.p99)),
     non2xx: ms.reduce((a, m) => a + m.non2xx + m.errors, 0),
   });
   const sessionTarget = domains * Math.ceil(Math.ceil(addresses / domains) / 20) + domains; // one per 20 addresses of a domain, plus the probes
@@ -114,9 +112,9 @@ function politenessScenario(): Scenario {
         settings: { addresses, domains, serverAddresses: servers, rcptDelayMs, maxPerHost, bicRate: bic.rate, baselineS, duringS, sessionsFromS, sessionsS },
         seconds: one.bulkS, sessions: one.sessions, rcpts: one.rcpts, data: one.data,
         maxSessionsToOneAddress: maxPerAddress, statuses: one.statuses, // the most sessions at once: over both rounds
-        // p99s ms: the baselines before and after the bulks (the ratios are to their median), during, the session phase
-        bic: {
+        bic: { // p99s, ms: the baselines before and after the bulks (the ratios to their median), during, the session phase
           baselineP99: base.map((b) => b.p99), duringP99: loaded.p99, p99Ratio: Number((loaded.p99 / baseP99).toFixed(3)),
+          loadSendGapMs: [...base, loaded, sessionPhase].map((m) => Math.round(m.sendGapMs ?? 0)), // over ~10: a disturbed client
           sessionPhaseP99: sessionPhase.p99, sessionPhaseRatio: Number((sessionPhase.p99 / baseP99).toFixed(3)),
           non2xx: [...base, loaded, sessionPhase].reduce((a, m) => a + m.non2xx + m.errors, 0),
         },

@@ -47,8 +47,7 @@ export async function startSmtpBench(o: SmtpBenchOptions) {
     ...o.env,
   };
   const svc = await startWithKey({ name: o.name, env, dir });
-  const { key } = svc;
-  const requests = [{ method: 'GET', path: '/api/v1/bic/DEUTDEFF', headers: { 'x-api-key': key } }];
+  const [key, requests] = [svc.key, [{ method: 'GET', path: '/api/v1/bic/DEUTDEFF', headers: { 'x-api-key': svc.key } }]];
   /** BIC for `durationS` as an open loop; `started` once the load has begun. */
   const load = (durationS: number, started?: () => void): Promise<Measured> =>
     runLoad({ url: svc.url, requests, connections: o.bic.connections, durationS, overallRate: o.bic.rate, loader: 'paced', started });
