@@ -141,7 +141,7 @@ async function notYetQueued(c: Ctx): Promise<number> {
   let n = 0;
   // Every expanding job, a page of PAGE ids at a time (one pipelined HMGET each): a job on a later page counts too.
   for (let from = 0; ; from += PAGE) {
-    const ids = await c.r.zrange(EXPANDING, from, from + PAGE - 1);
+    const ids = await c.r.zrange(EXPANDING, String(from), String(from + PAGE - 1));
     const tx = c.r.pipeline();
     for (const id of ids) tx.hmget(k(id, 'meta'), 'distinct', 'queuedUpTo');
     for (const [err, v] of ids.length ? ((await tx.exec()) ?? []) : []) {
