@@ -3,7 +3,6 @@ import Koa, { type Context } from 'koa';
 import { createApi, type ApiDeps } from './http/api.js';
 import { ApiError, methodNotAllowed } from './errors.js';
 import { asApiError, errorReply } from './error-answers.js';
-import { bodyReadWhole } from './http/json-body-fast/index.js';
 import { accessLogger, type Logger } from './http/logging.js';
 import type { Metrics } from './http/metrics.js';
 import { newRequestId, writeReply } from './http/reply-writer.js';
@@ -43,7 +42,7 @@ const answeredByKoa = (): undefined => undefined;
 function bodyUnread(ctx: Context): boolean | Promise<boolean> {
   const req = ctx.req;
   // The JSON reader may have read a body whole before Node marked its request complete (json-body-fast/).
-  if (req.complete || bodyReadWhole(req)) return false;
+  if (req.complete || (ctx.state as ApiState).bodyReadWhole) return false;
   const declared = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length']) > 0;
   if (!declared) return false;
   return nextTurn().then(() => !req.complete);
@@ -92,6 +91,7 @@ export async function createApp(deps: AppDeps): Promise<Koa> {
     state.operationId = 'unmatched';
     state.route = null;
     state.keyId = null;
+    state.bodyReadWhole = false;
     let reply;
     try {
       reply = await route(ctx);

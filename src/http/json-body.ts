@@ -4,6 +4,7 @@ import type { Context } from 'koa';
 import { koaBody } from 'koa-body';
 import { ApiError } from '../errors.js';
 import { readArrivedJson, type ArrivedJson } from './json-body-fast/index.js';
+import type { ApiState } from './state.js';
 
 export const BODY_LIMIT_BYTES = 16 * 1024;
 
@@ -78,8 +79,12 @@ export async function readJsonBody(ctx: Context, limit = BODY_LIMIT_BYTES): Prom
 /** A body that has wholly arrived, uncompressed, read at once by the fork of koa-body's reading (json-body-fast/). */
 function readArrived(ctx: Context, limit: number): Partial<ArrivedJson> | undefined {
   try {
-    return readArrivedJson(ctx.req, limit);
+    const read = readArrivedJson(ctx.req, limit);
+    if (read !== undefined) (ctx.state as ApiState).bodyReadWhole = true;
+    return read;
   } catch (err) {
+    // A JSON error comes after the whole body was read; a 413 reads nothing (the connection is closed after it).
+    if ((err as { status?: number }).status !== 413) (ctx.state as ApiState).bodyReadWhole = true;
     return refusal(err as Error, ctx, limit);
   }
 }

@@ -10,4 +10,10 @@ export interface ApiState {
   traceId?: string;
   /** RateLimit-* and X-Quota-* of a counted request, sent with its answer whatever it is. */
   limitHeaders?: Readonly<Record<string, string>>;
+  /**
+   * The JSON reader took the body whole from Node's buffer (json-body-fast/) before Node marked the request complete:
+   * its connection needs no draining (src/app.ts). A field, not a WeakSet of requests: an entry per POST in a weak
+   * collection cost the scavenger about 0.4 us per request (docs/adr/0041).
+   */
+  bodyReadWhole: boolean;
 }

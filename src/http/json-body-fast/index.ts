@@ -30,16 +30,11 @@ export interface ArrivedJson {
   raw: string;
 }
 
-/** Requests whose body this fork read whole: their connection needs no draining (src/app.ts). */
-const readWhole = new WeakSet<IncomingMessage>();
-
-/** Whether `readArrivedJson` read this request's body whole. */
-export const bodyReadWhole = (req: IncomingMessage): boolean => readWhole.has(req);
-
 /**
  * The JSON body when every byte of it has arrived unread (`req.complete`, or the declared Content-Length in the
  * request's buffer: Node marks a request complete only after our handler ran on the bytes of the same packet),
- * without a content coding, as application/json: parsed now, with koa-body's answer (co-body's strict mode, raw-body's
+ * without a content coding, as application/json: read whole and parsed now (an answer, or a refusal other than the
+ * 413, means the body was read whole), with koa-body's answer (co-body's strict mode, raw-body's
  * limit, iconv-lite's UTF-8 decoding, bourne's `__proto__` refusal). Undefined when the library must read it
  * (compressed, still arriving, another media type or method). Its refusals have the library's shapes, so json-body.ts
  * maps both alike: a 413 `status` over `limit` bytes, a SyntaxError naming "object and array" for another JSON text,
@@ -55,7 +50,6 @@ export function readArrivedJson(req: IncomingMessage, limit: number): ArrivedJso
   // A chunked body has no declared length to refuse beforehand: raw-body counts what arrives.
   if (req.readableLength > limit) throw Object.assign(new Error('request entity too large'), { status: 413 });
   const bytes = req.readableLength === 0 ? null : (req.read() as Buffer | null);
-  readWhole.add(req);
   let raw = bytes === null ? '' : bytes.toString('utf8');
   if (raw.charCodeAt(0) === BOM) raw = raw.slice(1);
   return { parsed: parseStrict(raw), raw };
