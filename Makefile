@@ -117,7 +117,7 @@ data: $(STAMP)
 # Two malloc arenas instead of glibc's eight per core: the threads' retained free memory was ~15 MB RSS (ADR 0034);
 # the main thread's young generation capped (src/heap-tuning.ts NODE_START_FLAGS, ADR 0039).
 run: build geoip
-	MALLOC_ARENA_MAX=$${MALLOC_ARENA_MAX:-2} node --max-semi-space-size=4 dist/src/main.js
+	MALLOC_ARENA_MAX=$${MALLOC_ARENA_MAX:-2} GLIBC_TUNABLES=$${GLIBC_TUNABLES:-glibc.malloc.mmap_threshold=8192} node --max-semi-space-size=4 dist/src/main.js
 
 ## test: every test, the spec lint and the generated-types drift check (the gate)
 test: $(STAMP) $(SDK_TYPES) check-generated lint docs

@@ -10,7 +10,7 @@ import { startFixtures } from './fixtures.js';
 import { runLoad } from './load.js';
 import { processTree, ROOT, rssMb, startWithKey, statusField, waitIdle } from './processes.js';
 import { geoDatabases, serviceEnv } from './service-env.js';
-import { NODE_START_FLAGS } from '../src/heap-tuning.js';
+import { NODE_START_ENV, NODE_START_FLAGS } from '../src/heap-tuning.js';
 
 const treeRssMb = (pid: number): number => processTree(pid).reduce((s, p) => s + rssMb(p), 0);
 
@@ -73,9 +73,9 @@ process.env.BENCH_PIN = '0';
 const dir = mkdtempSync(join(tmpdir(), 'vls-memory-'));
 const fixtures = await startFixtures(BREACHED);
 // The City file as the service picks it in DATA_DIR/geoip (the bench's DATA_DIR is a temporary one); node flags and malloc
-// arenas as every start command sets them (MEMORY_ARENAS=default: glibc's own; MEMORY_FLAGS=none: no flags, to compare).
-const arenas: Record<string, string> = process.env.MEMORY_ARENAS === 'default' ? {} : { MALLOC_ARENA_MAX: '2' };
-const env: Record<string, string> = { ...serviceEnv(fixtures, mkdtempSync(join(dir, 'data-')), geoDatabases()), ...(geoDatabases().real ? { GEOIP_CITY_DB: defaultCityDb() } : {}), ...arenas };
+// settings as every start command sets them (MEMORY_ARENAS=default: glibc's own, empty; MEMORY_FLAGS=none: no flags).
+const malloc = process.env.MEMORY_ARENAS === 'default' ? Object.fromEntries(Object.keys(NODE_START_ENV).map((k) => [k, ''])) : NODE_START_ENV;
+const env: Record<string, string> = { ...serviceEnv(fixtures, mkdtempSync(join(dir, 'data-')), geoDatabases()), ...(geoDatabases().real ? { GEOIP_CITY_DB: defaultCityDb() } : {}), ...malloc };
 const svc = await startWithKey({ name: 'service', env, dir, nodeArgs: process.env.MEMORY_FLAGS === 'none' ? [] : [...NODE_START_FLAGS] });
 const lines: string[] = [];
 try {
@@ -92,7 +92,7 @@ try {
   await new Promise((r) => setTimeout(r, 12_000));
   const later = treeRssMb(svc.pid);
   lines.push(
-    `service (node ${process.version}, GeoIP ${geoDatabases().real ? basename(env.GEOIP_CITY_DB ?? '') : 'TEST databases'}, MALLOC_ARENA_MAX ${env.MALLOC_ARENA_MAX ?? 'unset'}, flags ${process.env.MEMORY_FLAGS === 'none' ? 'none' : NODE_START_FLAGS.join(' ')}): ${idle.toFixed(0)} MB RSS idle after start (${before} threads); ` +
+    `service (node ${process.version}, GeoIP ${geoDatabases().real ? basename(env.GEOIP_CITY_DB ?? '') : 'TEST databases'}, ${Object.keys(NODE_START_ENV).map((k) => `${k} ${env[k] || 'unset'}`).join(', ')}, flags ${process.env.MEMORY_FLAGS === 'none' ? 'none' : NODE_START_FLAGS.join(' ')}): ${idle.toFixed(0)} MB RSS idle after start (${before} threads); ` +
       `${after.toFixed(0)} MB after ${m.responses} password requests, ${later.toFixed(0)} MB 12 s later (${statusField(svc.pid, 'Threads')} threads; targets <= 180 and <= 220 MB)`,
   );
 } finally {

@@ -8,7 +8,7 @@ import { track } from './children.js';
 import { cpuPlan, pinned } from './cpu-usage.js';
 import { waitFor as poll } from '../test/support/wait.js';
 import { closedPort as freePort } from '../test/support/tls-fixtures.js';
-import { NODE_START_FLAGS } from '../src/heap-tuning.js';
+import { NODE_START_ENV, NODE_START_FLAGS } from '../src/heap-tuning.js';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -109,12 +109,12 @@ export interface ServiceOptions {
  */
 export async function startService(o: ServiceOptions): Promise<Proc> {
   const port = await freePort();
-  const env = cleanEnv({ ...o.env, [o.portVar ?? 'PORT']: String(port), HOST: '127.0.0.1' });
+  const env = cleanEnv({ ...(o.script || o.main ? {} : NODE_START_ENV), ...o.env, [o.portVar ?? 'PORT']: String(port), HOST: '127.0.0.1' });
   const entry = o.script ? ['--import', 'tsx', join(ROOT, 'bench', o.script)] : [o.main ?? join(ROOT, 'dist/src/main.js')];
   const t0 = Date.now();
   const logFile = join(o.dir, `${o.name.replace(/[^a-z0-9]+/gi, '-')}.log`);
   const fd = openSync(logFile, 'a');
-  // This checkout's service starts as `npm start` does (its V8 flags, src/heap-tuning.ts) unless told otherwise.
+  // This checkout's service starts as `npm start` does (its V8 flags and malloc env, src/heap-tuning.ts) unless told otherwise.
   const flags = o.nodeArgs ?? (o.script || o.main ? [] : NODE_START_FLAGS);
   const [cmd, argv] = pinned(cpuPlan().server, process.execPath, [...flags, ...entry]);
   const child = track(spawn(cmd, argv, { cwd: ROOT, env, stdio: ['ignore', fd, fd] }));

@@ -16,7 +16,7 @@ import { cpuSeconds, orElse, ROOT, startService, startWithKey, statCpuSeconds, w
 import { geoDatabases, serviceEnv } from './service-env.js';
 import { groupProfile, STAGES, type CpuProfile, type Budget } from './profile-stages.js';
 import { log, num } from './session.js';
-import { NODE_START_FLAGS } from '../src/heap-tuning.js';
+import { NODE_START_ENV, NODE_START_FLAGS } from '../src/heap-tuning.js';
 
 const durationS = num('PROFILE_DURATION', 10) || 10;
 const intervalUs = Math.round(num('PROFILE_INTERVAL_US', 250)) || 250;
@@ -82,7 +82,7 @@ const fixtures = await startFixtures(BREACHED);
 const PEER_KEY = 'vls_profile_peer_key';
 /** Each target by its PROFILE_TARGETS name: its name in the report and its start with `nodeArgs` (the profiler's). */
 const TARGETS: Record<string, [string, (nodeArgs: string[]) => Promise<Proc & { key: string }>]> = {
-  service: ['service', (nodeArgs) => startWithKey({ name: 'service', env: serviceEnv(fixtures, mkdtempSync(join(dir, 'data-')), geoDatabases()), dir, nodeArgs: [...NODE_START_FLAGS, ...nodeArgs], main: process.env.PROFILE_MAIN })],
+  service: ['service', (nodeArgs) => startWithKey({ name: 'service', env: { ...NODE_START_ENV, ...serviceEnv(fixtures, mkdtempSync(join(dir, 'data-')), geoDatabases()) }, dir, nodeArgs: [...NODE_START_FLAGS, ...nodeArgs], main: process.env.PROFILE_MAIN })],
   peer: ['Fastify peer', async (nodeArgs) => ({ key: PEER_KEY, ...(await startService({ name: 'fastify-peer', env: { PEER_API_KEY: PEER_KEY }, dir, nodeArgs, script: 'fastify-peer.ts', ready: { path: '/' } })) })],
 };
 try {

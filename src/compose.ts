@@ -15,7 +15,7 @@ import { jobs } from './capabilities/jobs.js';
 import { password } from './capabilities/password.js';
 import { wireDatasets } from './capabilities/shared/datasets.js';
 import { wireRefresh, type RefreshWiring } from './capabilities/shared/refresh.js';
-import { docsPageInBackground } from './capabilities/shared/docs.js';
+import { docsPageOnDemand } from './capabilities/shared/docs.js';
 import { startShared, type SharedOptions } from './capabilities/shared/parts.js';
 import { startCapabilities, unhandled } from './capabilities/shared/start.js';
 import { tls } from './capabilities/tls.js';
@@ -78,7 +78,7 @@ export async function compose(config: Readonly<Config>, logger: Logger, opts: Co
     bodyLimits: started.bodyLimits,
     responseCheck: config.validateResponses ? createContractValidator(spec.document) : undefined,
     spec,
-    docsPage: docsPageInBackground(logger),
+    docsPage: docsPageOnDemand(logger),
     readiness,
     // The store's problems (a held write lock) and the capabilities' (an SMTP proxy down): ready, but told.
     degraded: () => ({ ...store.degraded(), ...started.degraded() }),

@@ -1,4 +1,5 @@
-// V8 heap tuning for a long-running server: bounded old-generation growth, and start-up garbage returned at once.
+// Heap tuning for a long-running server: V8's young and old generations bounded, start-up garbage returned at once,
+// glibc malloc's arenas and mmap threshold set in the start commands' environment.
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
@@ -10,6 +11,16 @@ import { runInNewContext } from 'node:vm';
  * command-line flag, not a setFlagsFromString here.
  */
 export const NODE_START_FLAGS: readonly string[] = ['--max-semi-space-size=4'];
+
+/**
+ * The environment every start command sets (where NODE_START_FLAGS go; an operator's own value wins in npm start and
+ * make run). Two malloc arenas instead of glibc's eight per core (ADR 0034). And glibc's mmap threshold fixed at 8 KB:
+ * V8's compiler zones (27-42 MB at the peak of a burst of password requests) are freed among longer-lived allocations,
+ * and glibc kept 20-30 MB of them resident in its arenas after the burst; with the threshold each block of 8 KB or
+ * more gets pages of its own, returned to the system when freed (figures and cost: docs/adr/0039). Fixing it also
+ * stops glibc raising it (up to 32 MB) after the start-up's large buffers are freed. Debian's glibc reads it (2.26+).
+ */
+export const NODE_START_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2', GLIBC_TUNABLES: 'glibc.malloc.mmap_threshold=8192' };
 
 /**
  * After each full GC, let the old generation grow to 1.2x what survived before the next one (V8 picks up to

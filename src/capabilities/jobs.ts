@@ -4,6 +4,7 @@
 import type { Limiter } from '../accounts/limits.js';
 import type { DnsResolver } from '../adapters/dns/resolver.js';
 import type { JobStore } from '../adapters/jobs/job-store.js';
+import { internedVerdicts } from '../adapters/jobs/interned-verdicts.js';
 import { createSqliteJobStore } from '../adapters/jobs/sqlite-job-store.js';
 import { createWebhookSender } from '../adapters/jobs/webhook.js';
 import { createMailboxVerifier, type MailboxVerifier } from '../adapters/smtp/mailbox-verifier.js';
@@ -45,7 +46,8 @@ const HOUSEKEEPING_MS = 5000;
 /**
  * The jobs' own verifier (SMTP_CHECK=on): an `unknown` verdict in the cache is not taken, so a retry asks the server
  * again. Its session slots and verdict cache are the process's (`smtp`): SMTP_MAX_PER_HOST counts its sessions and the
- * requests' together, across every process with Redis (docs/jobs.md).
+ * requests' together, across every process with Redis (docs/jobs.md). A job's verdicts, which fill that cache, go in
+ * as shared objects (interned-verdicts.ts, docs/adr/0038).
  */
 function jobVerifier(config: JobsConfig, smtp: SmtpShared | null, resolver: DnsResolver, logger: Logger): MailboxVerifier | null {
   if (!smtp) return null;
@@ -54,7 +56,7 @@ function jobVerifier(config: JobsConfig, smtp: SmtpShared | null, resolver: DnsR
     timeoutMs: config.smtpTimeoutMs, deadlineMs: config.smtpDeadlineMs, maxPerHost: config.smtpMaxPerHost, proxy: config.smtpProxy, logger, reuseUnknown: false,
     // The requests' turn budget (ADR 0036/0037): with the embedded queue this verifier shares the service's event loop.
     pace,
-  }, smtp.slots, smtp.verdicts);
+  }, smtp.slots, internedVerdicts(smtp.verdicts));
 }
 
 /** BullMQ on Redis where it is configured (imported only then), else the embedded queue under DATA_DIR. */

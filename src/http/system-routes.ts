@@ -11,8 +11,8 @@ import type { Spec } from './spec.js';
 export interface SystemRoutesDeps {
   spec: Spec;
   metrics: Metrics;
-  /** The Redoc page built from the same openapi.yaml (`make docs`); null when not built. */
-  docsPage: () => DocsPage | null;
+  /** The Redoc page built from the same openapi.yaml (`make docs`), read at the first call; null when not built. */
+  docsPage: () => DocsPage | null | Promise<DocsPage | null>;
   /** Named readiness checks; the service is ready when all are true. */
   readiness: () => Record<string, boolean>;
   /** What works but is degraded, by name, with why (the embedded store's writes failing): reported by /readyz, never making it fail. */
@@ -64,8 +64,8 @@ export function createSystemRoutes(deps: SystemRoutesDeps): Router {
     ctx.type = 'application/yaml';
     ctx.body = deps.spec.yaml;
   });
-  router.get('/docs', (ctx) => {
-    const page = deps.docsPage();
+  router.get('/docs', async (ctx) => {
+    const page = await deps.docsPage();
     // A failure like any other, written by the app's error middleware (the page does not appear by waiting: no Retry-After).
     if (page === null) throw new ApiError(503, 'SERVICE_UNAVAILABLE', 'documentation page not built: run `make docs`');
     const { coding, body } = pickEncoding(page, ctx);

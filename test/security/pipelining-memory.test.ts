@@ -3,7 +3,7 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../support/wait.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
-import { NODE_START_FLAGS } from '../../src/heap-tuning.js';
+import { NODE_START_ENV, NODE_START_FLAGS } from '../../src/heap-tuning.js';
 
 const MB = 1024 * 1024;
 const ROUNDS = 30;
@@ -15,9 +15,9 @@ const GIVE_UP_GROWTH = 400 * MB;
 let server: ServerProcess;
 
 beforeAll(async () => {
-  // As every shipped start command runs it: two malloc arenas (ADR 0034: glibc's default kept 53-56 MB here, 32 with 2)
-  // and the main thread's young generation capped (ADR 0039).
-  server = await startServerProcess({ env: { MALLOC_ARENA_MAX: '2' }, nodeArgs: NODE_START_FLAGS });
+  // As every shipped start command runs it: two malloc arenas (ADR 0034: glibc's default kept 53-56 MB here, 32 with 2),
+  // glibc's mmap threshold fixed and the main thread's young generation capped (ADR 0039).
+  server = await startServerProcess({ env: { ...NODE_START_ENV }, nodeArgs: NODE_START_FLAGS });
 });
 afterAll(async () => {
   await server?.stop();

@@ -105,6 +105,15 @@ describe.skipIf(!HAVE_REDIS)('Redis job store (real redis-server)', () => {
     await claimer(s, Promise.resolve(), []); // the queue left empty for the next test
   });
 
+  it('counts the items of every job not yet added to BullMQ, past the first hundred such jobs too', async () => {
+    const s = store();
+    const before = (await s.stats(Date.now())).queuedItems;
+    for (let j = 0; j < 130; j++) await s.create(newJob([`a${j}@d1.test`, `b${j}@d2.test`]));
+    expect((await s.stats(Date.now())).queuedItems).toBe(before + 260);
+    await claimer(s, Promise.resolve(), []); // the queue left empty for the next test
+    expect((await s.stats(Date.now())).queuedItems).toBe(0);
+  });
+
   it('the BullMQ items of a job a worker failed to queue are queued by another once its lease ends', async () => {
     const items = Array.from({ length: 1200 }, (_, i) => `u${i}@d${i % 30}.test`);
     const job = newJob(items);

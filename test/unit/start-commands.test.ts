@@ -1,8 +1,8 @@
-// Every shipped start command runs the server with the same node flags and malloc arenas (docs/adr/0034, 0039).
+// Every shipped start command runs the server with the same node flags and malloc settings (docs/adr/0034, 0039).
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { NODE_START_FLAGS } from '../../src/heap-tuning.js';
+import { NODE_START_ENV, NODE_START_FLAGS } from '../../src/heap-tuning.js';
 
 const read = (path: string): string => readFileSync(fileURLToPath(new URL(`../../${path}`, import.meta.url)), 'utf8');
 const pkg = JSON.parse(read('package.json')) as { scripts: Record<string, string> };
@@ -22,10 +22,11 @@ describe('start commands', () => {
     expect(nodeArgs(command)).toEqual([...NODE_START_FLAGS]);
   });
 
-  it('set two malloc arenas wherever they start the server', () => {
-    expect(pkg.scripts.start).toContain('MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX:-2}');
-    expect(read('Makefile')).toContain('MALLOC_ARENA_MAX=$${MALLOC_ARENA_MAX:-2} node');
-    expect(read('Containerfile')).toMatch(/MALLOC_ARENA_MAX=2/);
-    expect(read('docs/deploy.md')).toContain('Environment=MALLOC_ARENA_MAX=2');
+  // The image's ENV is the runtime stage's (the build stage has one of its own).
+  it.each(Object.entries(NODE_START_ENV))('set %s=%s wherever they start the server', (name, value) => {
+    expect(pkg.scripts.start).toContain(`${name}=\${${name}:-${value}} `);
+    expect(/^run:.*\n\t(.+)$/m.exec(read('Makefile'))?.[1]).toContain(`${name}=$\${${name}:-${value}} `);
+    expect(/^ENV NODE_ENV=(?:.*\\\n)*.*$/m.exec(read('Containerfile'))?.[0].split(/\s+/)).toContain(`${name}=${value}`);
+    expect(read('docs/deploy.md')).toContain(`\nEnvironment=${name}=${value}\n`);
   });
 });

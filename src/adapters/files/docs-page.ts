@@ -7,8 +7,8 @@ const gzipAsync = promisify(gzip);
 const brotliAsync = promisify(brotliCompress);
 
 /**
- * The page (2.6 MB) read once at start: serving it from memory opens no file per request, so no request, however
- * it ends, can leave one open. gzip and br are null until compressed.
+ * The page (2.6 MB) read once (the service reads it at its first request): serving it from memory opens no file per
+ * request after that read, so no request, however it ends, can leave one open. gzip and br are null until compressed.
  */
 export interface DocsPage {
   identity: Buffer;
@@ -24,8 +24,8 @@ const BROTLI_QUALITY = 5;
 
 export interface DocsPageOptions {
   /**
-   * Compression waits for this (default: starts at once). The service passes "the first /docs request": made at
-   * start, both encodings cost CPU and left compressor working memory resident in every
+   * Compression waits for this (default: starts at once, after the read). The service reads the page at the first /docs
+   * request: made at start, both encodings cost CPU and left compressor working memory resident in every
    * process, whether or not it ever served /docs (docs/adr/0012-keys-on-demand.md).
    */
   compressWhen?: Promise<void>;

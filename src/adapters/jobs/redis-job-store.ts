@@ -139,11 +139,18 @@ async function expand(c: Ctx, now: number, leaseMs: number): Promise<void> {
 /** Items of queued jobs no worker has added to BullMQ yet: queued all the same (the stalled-jobs alert counts them). */
 async function notYetQueued(c: Ctx): Promise<number> {
   let n = 0;
-  for (const id of await c.r.zrange(EXPANDING, '0', '99')) {
-    const [distinct, upTo] = await c.r.hmget(k(id, 'meta'), 'distinct', 'queuedUpTo');
-    n += Math.max(0, num(distinct ?? undefined) - num(upTo ?? undefined));
+  // Every expanding job, a page of PAGE ids at a time (one pipelined HMGET each): a job on a later page counts too.
+  for (let from = 0; ; from += PAGE) {
+    const ids = await c.r.zrange(EXPANDING, String(from), String(from + PAGE - 1));
+    const tx = c.r.pipeline();
+    for (const id of ids) tx.hmget(k(id, 'meta'), 'distinct', 'queuedUpTo');
+    for (const [err, v] of ids.length ? ((await tx.exec()) ?? []) : []) {
+      if (err) throw err;
+      const [distinct, upTo] = v as (string | null)[];
+      n += Math.max(0, num(distinct ?? undefined) - num(upTo ?? undefined));
+    }
+    if (ids.length < PAGE) return n;
   }
-  return n;
 }
 
 /** A job's keys go; its items still in BullMQ then find no job and leave the queue unworked. */
