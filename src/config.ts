@@ -287,7 +287,7 @@ function settings(cpus: number): Setting<keyof Config>[] {
     s('smtpMaxPerHost', 'SMTP_MAX_PER_HOST', 2, int(1, 100), 'simultaneous SMTP sessions to one server address (the IP dialled, whatever MX names point at it), single requests, bulk and job items together; with Redis, every process together'),
     s('smtpMaxSessions', 'SMTP_MAX_SESSIONS', 50, int(1, 10000), 'simultaneous SMTP sessions of the whole process'),
     s('smtpProxy', 'SMTP_PROXY', null, socksProxy, 'socks5://host:port: reach MX hosts through this SOCKS5 proxy; default: direct connections'),
-    s('smtpDailyPerKey', 'SMTP_DAILY_PER_KEY', 1000, int(0, MAX_LIMITS.smtpPerDay), 'per-key daily SMTP verification quota default (UTC day; 0: none); keys CLI --smtp-per-day sets a key\'s own'),
+    s('smtpDailyPerKey', 'SMTP_DAILY_PER_KEY', 1000, int(0, MAX_LIMITS.smtpPerDay), 'per-key daily SMTP verification quota default (UTC day; 0: no SMTP verification at all); keys CLI --smtp-per-day sets a key\'s own'),
     s('jobsMaxItems', 'JOBS_MAX_ITEMS', 100000, int(1, 1000000), 'most addresses in one email verification job (POST /api/v1/email/jobs); the body limit follows'),
     s('jobsRetentionHours', 'JOBS_RETENTION_HOURS', 72, int(1, 8760), 'hours a job and its results are kept after creation, then deleted (404)'),
     s('jobsRetryDelaysMs', 'JOBS_RETRY_DELAYS', RETRY_DELAYS_MS, durations, 'when a greylisted, timed-out or unreachable address is asked again, after each attempt: 5m,20m,60m (units ms, s, m, h; a bare number is ms)'),

@@ -76,6 +76,12 @@ describe('consumeSmtp on the embedded store', () => {
     await expect(limiter.consumeSmtp(none, -1)).rejects.toThrow(RangeError);
   });
 
+  it('SMTP_DAILY_PER_KEY=0 means no SMTP verification for keys without their own quota, not an unlimited one', async () => {
+    const limiter = embedded(tempDir(), { t: NOON }, 0);
+    expect((await refusal(limiter.consumeSmtp(testKeyRecord(), 1))).code).toBe('SMTP_QUOTA_EXCEEDED');
+    expect(await limiter.consumeSmtp(testKeyRecord({ smtpPerDay: 3 }), 3)).toEqual({ limit: 3, remaining: 0 });
+  });
+
   it('is a UTC day: the next day starts afresh, and a restart keeps the count', async () => {
     const dir = tempDir();
     const clock = { t: NOON };

@@ -8,7 +8,7 @@ export interface KeyLimits {
   perMinute: number | null;
   perDay: number | null;
   perMonth: number | null;
-  /** SMTP verifications per UTC day (docs/limits.md); null = SMTP_DAILY_PER_KEY; 0 = none. */
+  /** SMTP verifications per UTC day (docs/limits.md); null = SMTP_DAILY_PER_KEY; 0 = no SMTP verification at all. */
   smtpPerDay: number | null;
 }
 
