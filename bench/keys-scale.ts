@@ -99,7 +99,10 @@ async function start(dataDir: string, key: string) {
   return { server, result: { ...result, rssMb: round(rssMb(proc.pid)) } };
 }
 
-const stop = async (s: Server) => (await s.pool.close(), await s.proc.stop());
+const stop = async (s: Server) => {
+  await s.pool.close();
+  await s.proc.stop();
+};
 const status = (s: Server, key: string) => send(s.pool, { method: 'GET', path: PATH, headers: { 'x-api-key': key } }, []);
 /** Milliseconds from now until `key` answers `want` (polled every 5 ms, beside the load). */
 const until = (s: Server, key: string, want: number) => msUntil(async () => (await status(s, key)) === want);

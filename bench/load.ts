@@ -153,8 +153,11 @@ async function pacedRun(o: LoadOptions): Promise<Omit<Measured, 'loaderCpuUs'>> 
   process.stderr.write(STARTED);
   const { samples, elapsedS } = await timedLoad({ ...run, until: o.durationS });
   await run.pool.close();
-  const [sorted, at] = [Float64Array.from(samples.filter((x) => x.status >= 200 && x.status <= 299), (x) => x.ms).sort(), Float64Array.from(samples, (x) => x.at).sort()];
-  const [errors, sendGapMs] = [samples.filter((x) => !x.status).length, Math.max(0, ...at.subarray(1).map((t, i) => t - at[i]))];
+  const sorted = Float64Array.from(samples.filter((x) => x.status >= 200 && x.status <= 299), (x) => x.ms).sort();
+  const errors = samples.filter((x) => !x.status).length;
+  const sentAt = Float64Array.from(samples, (x) => x.at).sort();
+  let sendGapMs = 0;
+  for (let i = 1; i < sentAt.length; i++) sendGapMs = Math.max(sendGapMs, sentAt[i] - sentAt[i - 1]);
   return { rps: sorted.length / elapsedS, p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99), responses: samples.length, non2xx: samples.length - sorted.length - errors, errors, durationS: elapsedS, sendGapMs };
 }
 

@@ -47,7 +47,8 @@ export async function startSmtpBench(o: SmtpBenchOptions) {
     ...o.env,
   };
   const svc = await startWithKey({ name: o.name, env, dir });
-  const [key, requests] = [svc.key, [{ method: 'GET', path: '/api/v1/bic/DEUTDEFF', headers: { 'x-api-key': svc.key } }]];
+  const key = svc.key;
+  const requests = [{ method: 'GET', path: '/api/v1/bic/DEUTDEFF', headers: { 'x-api-key': key } }];
   /** BIC for `durationS` as an open loop; `started` once the load has begun. */
   const load = (durationS: number, started?: () => void): Promise<Measured> =>
     runLoad({ url: svc.url, requests, connections: o.bic.connections, durationS, overallRate: o.bic.rate, loader: 'paced', started });
@@ -75,6 +76,10 @@ export async function startSmtpBench(o: SmtpBenchOptions) {
     }
     return counts;
   };
-  const close = async () => (await svc.stop(), await smtp.close(), await dns.close());
+  const close = async () => {
+    await svc.stop();
+    await smtp.close();
+    await dns.close();
+  };
   return { svc, key, env, dir, smtp, ips, load, loadBegun, figures, bulk, close };
 }

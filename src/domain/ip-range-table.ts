@@ -1,7 +1,7 @@
 // Labelled IP address ranges (CIDR, RFC 4632; IPv6 text, RFC 4291 §2.2) as a sorted table of disjoint ranges, built once
 // per load and looked up by binary search: O(log n) per address, no allocation per lookup.
-import { ownString } from './own-string.js';
 import { ipWords, parseIpInto, type IpRange, type IpWords } from './ip-address.js';
+import { ownString } from './own-string.js';
 
 /** A range as read, with its label (build time only: never per request). */
 export type LabelledRange = IpRange & { label: string };

@@ -1,7 +1,7 @@
 // Card BIN/IIN table (ISO/IEC 7812 issuer prefixes) from a binlist-format CSV (RFC 4180), read once at start-up.
-import { ownString } from '../../domain/own-string.js';
 import { readFile } from 'node:fs/promises';
 import { leadingNumber, type BinEntry, type BinLookup, type CardType } from '../../domain/card.js';
+import { ownString } from '../../domain/own-string.js';
 
 /** Issuer data by longest matching prefix; 8-digit prefixes win over 6-digit ones. */
 export interface BinTable extends BinLookup {
