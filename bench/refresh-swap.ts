@@ -97,7 +97,7 @@ async function stall(work: () => Promise<unknown>): Promise<{ maxMs: number; tur
 
 const refresher = composition.refresher!;
 const results: Record<string, { maxMs: number; turnMs: number; tookMs: number }[]> = { 'no refresh (same window)': [], 'Tor list refresh': [], 'hosting list refresh': [], 'disposable domains refresh': [], 'hosting list on the loop (old reload)': [] };
-const load = runLoad({ url: base, requests: requestsFor(endpoint('ip'), key), connections: 8, durationS: 12 * ROUNDS, overallRate: 400, loader: 'autocannon' });
+const load = runLoad({ url: base, requests: requestsFor(endpoint('ip'), key), connections: 8, durationS: 12 * ROUNDS, overallRate: 400, loader: 'paced' });
 const loadOver = settled(load);
 await new Promise((r) => setTimeout(r, 2000));
 for (let i = 0; i < ROUNDS && !loadOver(); i++) {
