@@ -27,8 +27,9 @@ export interface StrengthEstimatorOptions {
   /** Estimates allowed to wait for a free worker before new ones get 503; default 512. */
   maxQueue?: number;
   /**
-   * Nice increment for the workers (Linux); default 19, the lowest priority: zxcvbn is background CPU work and
-   * the event loop must win every contention for a core (docs/adr/0003).
+   * Nice increment for the workers (Linux); default 5: the event loop wins three quarters of a contended core,
+   * and an estimate still gets the rest. At 19 a password request waited behind every other thread of the process
+   * and some waited seconds when the service had one core (docs/adr/0003).
    */
   niceIncrement?: number;
   /** Also use the de, fr and es-es word lists (default false): they double the per-call cost. */
@@ -98,7 +99,7 @@ export function createStrengthEstimator(opts: StrengthEstimatorOptions = {}): St
           maxThreads: threads,
           idleTimeout: opts.idleTimeoutMs ?? 10 * 60_000,
           maxQueue: opts.maxQueue ?? 512,
-          niceIncrement: opts.niceIncrement ?? 19,
+          niceIncrement: opts.niceIncrement ?? 5,
           // An estimate's garbage is short-lived and small: with V8's default on Node 24 each worker's young generation
           // grew to ~70 MB (bench/memory.ts: +143 MB RSS per thread after 300 estimates, +75 MB with this cap).
           resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },

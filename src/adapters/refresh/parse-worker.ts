@@ -44,7 +44,7 @@ function run(job: ParseJob): ParseResult {
 }
 
 // The lowest priority for this thread alone (Linux: the calling thread): on a busy host the parse yields the cores to
-// the event loop, as the zxcvbn pool's threads do (niceIncrement 19).
+// the event loop. Nothing waits on it but the refresh (the zxcvbn pool's threads, which requests wait on, run at 5).
 try {
   setPriority(19);
 } catch {
