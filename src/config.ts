@@ -73,6 +73,8 @@ export interface Config {
   jobsRetryDelaysMs: number[];
   jobsWebhookRetryDelaysMs: number[];
   jobsWorker: boolean;
+  /** The nice value a job-worker process sets on its threads (0: none); servers ignore it. */
+  jobsWorkerNice: number;
   jobsLeaseMs: number;
 }
 
@@ -294,6 +296,7 @@ function settings(cpus: number): Setting<keyof Config>[] {
     s('jobsWebhookRetryDelaysMs', 'JOBS_WEBHOOK_RETRY_DELAYS', WEBHOOK_RETRY_DELAYS_MS, durations, 'when a failed job webhook is sent again, after each attempt: 5s,5m,30m,2h,5h,10h'),
     s('jobsLeaseMs', 'JOBS_LEASE_MS', 30000, int(100, 600000), 'how long items a worker took stay its own without renewal (renewed every third of it); a crashed worker\'s items are taken over after it'),
     s('jobsWorker', 'JOBS_WORKER', true, onOff, 'off: this process serves the jobs API but works on no job (npm run job-worker does)'),
+    s('jobsWorkerNice', 'JOBS_WORKER_NICE', 10, int(0, 19), 'nice value of every thread of an npm run job-worker process (Linux; 0: as started): on a host it shares with servers, its batch work yields the CPU to their requests'),
   ];
 }
 

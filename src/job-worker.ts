@@ -6,7 +6,7 @@ import { availableParallelism } from 'node:os';
 import { exitBelowNodeFloor } from './node-floor.js';
 
 exitBelowNodeFloor();
-const [{ loadConfig }, { ConfigError }, { createLogger }, { createMetrics }, { unlimited }, { createDnsResolver, systemDnsServers, resolveServerNames }, { loadEmailLists }, { createEmailClassifier }, { startJobs }] =
+const [{ loadConfig }, { ConfigError }, { createLogger }, { createMetrics }, { unlimited }, { createDnsResolver, systemDnsServers, resolveServerNames }, { loadEmailLists }, { createEmailClassifier }, { startJobs }, { lowerThreadPriorities }] =
   await Promise.all([
     import('./config.js'),
     import('./errors.js'),
@@ -17,6 +17,7 @@ const [{ loadConfig }, { ConfigError }, { createLogger }, { createMetrics }, { u
     import('./adapters/mail/email-lists.js'),
     import('./domain/email.js'),
     import('./capabilities/jobs.js'),
+    import('./adapters/jobs/worker-priority.js'),
   ]);
 const [{ createMetricsApp }, { createHttpServer, listen }] = await Promise.all([import('./http/system-routes.js'), import('./server.js')]);
 
@@ -30,6 +31,9 @@ try {
   process.exit(1);
 }
 const logger = createLogger(config.logLevel);
+// Batch work: on a host shared with servers, a request waking a server's event loop takes the CPU from the verifying
+// (docs/adr/0043). Before any work, so that every thread started from here on inherits it.
+const lowered = lowerThreadPriorities(config.jobsWorkerNice);
 const resolver = createDnsResolver({
   servers: config.dnsServers ? await resolveServerNames(config.dnsServers) : systemDnsServers(),
   timeoutMs: config.dnsTimeoutMs,
@@ -41,7 +45,7 @@ const jobs = await startJobs({ config, logger, metrics, limiter: unlimited, reso
 // Scraped like the servers (the "jobs stopped moving" alert sums every process's checked items).
 const metricsServer = config.metricsPort === null ? null : createHttpServer(createMetricsApp(metrics));
 if (metricsServer) await listen(metricsServer, config.metricsPort!, config.host);
-logger.info({ pid: process.pid, store: config.redisUrl ? 'redis' : 'sqlite', metricsPort: config.metricsPort }, 'job worker started');
+logger.info({ pid: process.pid, store: config.redisUrl ? 'redis' : 'sqlite', metricsPort: config.metricsPort, nice: config.jobsWorkerNice, threadsLowered: lowered }, 'job worker started');
 
 let stopping = false;
 const stop = async (signal: string) => {

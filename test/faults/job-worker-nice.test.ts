@@ -1,0 +1,32 @@
+// A job worker's batch work yields the CPU to servers on the same host (docs/adr/0043): `npm run job-worker` sets
+// every thread of its process, those V8 started before it ran included, to JOBS_WORKER_NICE (proc(5): field 19).
+// @module-tag slow (child processes)
+import { readdirSync, readFileSync } from 'node:fs';
+import { getPriority } from 'node:os';
+import { describe, expect, it } from 'vitest';
+import { startJobWorkerProcess } from '../support/server-process.js';
+
+/** The nice value of each thread of `pid`, from /proc/PID/task/TID/stat. */
+function threadNices(pid: number): number[] {
+  return readdirSync(`/proc/${pid}/task`).map((tid) => {
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+  });
+}
+
+describe.runIf(process.platform === 'linux')('a job worker process at JOBS_WORKER_NICE', () => {
+  it.each([
+    ['7', 7],
+    ['0', getPriority()], // 0: left as started (the test runner's own value)
+  ])('JOBS_WORKER_NICE=%s: every thread at %i', async (setting, expected) => {
+    const worker = await startJobWorkerProcess({ env: { JOBS_WORKER_NICE: setting } });
+    try {
+      const nices = threadNices(worker.child.pid!);
+      expect(nices.length).toBeGreaterThan(4); // the main thread and V8's and libuv's
+      expect(new Set(nices)).toEqual(new Set([expected]));
+      expect(worker.stdout()).toContain(`"nice":${Number(setting)}`);
+    } finally {
+      await worker.stop();
+    }
+  });
+});
