@@ -6,6 +6,7 @@ import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { track } from './children.js';
 import { cpuPlan, pinned } from './cpu-usage.js';
+import { statFields } from '../test/support/proc-stat.js';
 import { waitFor as poll } from '../test/support/wait.js';
 import { closedPort as freePort } from '../test/support/tls-fixtures.js';
 import { NODE_START_ENV, NODE_START_FLAGS } from '../src/heap-tuning.js';
@@ -129,12 +130,6 @@ export async function startService(o: ServiceOptions): Promise<Proc> {
 
 /** The program a process runs: Node 24 names its main thread "MainThread", so /proc/PID/comm no longer says node. */
 const program = (pid: number): string => orElse(() => basename(readlinkSync(`/proc/${pid}/exe`)), '');
-
-/** The fields of a /proc stat file after the command name (proc(5): [0] state, [1] ppid), null once the process ended. */
-function statFields(path: string): string[] | null {
-  const stat = orElse(() => readFileSync(path, 'utf8'), null);
-  return stat === null ? null : stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-}
 
 /** CPU seconds in a /proc stat file: utime + stime (at 13: the reaped children's cutime + cstime); 0 once ended. */
 export function statCpuSeconds(path: string, at = 11): number {

@@ -1,18 +1,14 @@
 // A job worker's batch work yields the CPU to servers on the same host (docs/adr/0043): `npm run job-worker` sets
 // every thread of its process, those V8 started before it ran included, to JOBS_WORKER_NICE (proc(5): field 19).
 // @module-tag slow (child processes)
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { getPriority } from 'node:os';
 import { describe, expect, it } from 'vitest';
+import { statFields } from '../support/proc-stat.js';
 import { startJobWorkerProcess } from '../support/server-process.js';
 
 /** The nice value of each thread of `pid`, from /proc/PID/task/TID/stat. */
-function threadNices(pid: number): number[] {
-  return readdirSync(`/proc/${pid}/task`).map((tid) => {
-    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
-  });
-}
+const threadNices = (pid: number): number[] => readdirSync(`/proc/${pid}/task`).map((tid) => Number(statFields(`/proc/${pid}/task/${tid}/stat`)?.[16]));
 
 describe.runIf(process.platform === 'linux')('a job worker process at JOBS_WORKER_NICE', () => {
   it.each([
