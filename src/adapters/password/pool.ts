@@ -5,6 +5,7 @@ import { Worker } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { truncateForAnalysis, type Strength } from '../../domain/password.js';
 import { Overloaded } from '../../errors.js';
+import { workerScript } from '../files/worker-script.js';
 import type { SharedZxcvbnData, ZxcvbnWorkerData } from './zxcvbn-worker.js';
 
 export interface StrengthEstimator {
@@ -34,14 +35,6 @@ export interface StrengthEstimatorOptions {
   niceIncrement?: number;
   /** Also use the de, fr and es-es word lists (default false): they double the per-call cost. */
   extraLanguages?: boolean;
-}
-
-/** The worker next to this module: .js when compiled, .ts under vitest/tsx. */
-function workerFile(): { filename: string; execArgv: string[] } {
-  const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
-  const url = new URL(`./zxcvbn-worker${ext}`, import.meta.url);
-  // TypeScript sources need the tsx loader inside the worker too; compiled JS needs nothing.
-  return { filename: url.href, execArgv: ext === '.ts' ? ['--import', 'tsx'] : [] };
 }
 
 /**
@@ -85,7 +78,8 @@ const isQueueFull = (err: unknown): boolean => err instanceof Error && /queue is
 
 export function createStrengthEstimator(opts: StrengthEstimatorOptions = {}): StrengthEstimator {
   const threads = Math.max(1, Math.floor(opts.threads ?? availableParallelism()));
-  const { filename, execArgv } = workerFile();
+  const script = workerScript(import.meta.url, 'zxcvbn-worker');
+  const [filename, execArgv] = [script.filename.href, script.execArgv];
   const extraLanguages = opts.extraLanguages ?? false;
   const minThreads = Math.min(threads, Math.max(0, Math.floor(opts.minThreads ?? threads)));
   let pool: Piscina<string, Strength> | undefined;

@@ -1,8 +1,7 @@
 // A downloaded list parsed in a worker thread (./parse-worker.ts): the event loop only posts the text and takes the
 // built arrays back, so a refresh never holds it for the parse (issue #57: under 20 ms per swap).
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { workerScript } from '../files/worker-script.js';
 import type { RangeTableData } from '../../domain/ip-range-table.js';
 
 export type ParseJob =
@@ -18,16 +17,9 @@ export type ParseResult = {
   text: string;
 } & ({ kind: 'ranges'; data: RangeTableData } | { kind: 'domains'; domains: string } | { kind: 'asns' });
 
-/** The worker beside this module: .js when compiled, .ts under tsx (which the worker then needs too). */
-function workerFile(): { filename: string; execArgv: string[] } {
-  const here = fileURLToPath(import.meta.url);
-  const ext = here.endsWith('.ts') ? '.ts' : '.js';
-  return { filename: join(dirname(here), `parse-worker${ext}`), execArgv: ext === '.ts' ? ['--import', 'tsx'] : [] };
-}
-
 /** Parse one list in a fresh worker (a refresh is hourly at most: no pool kept); rejects with the parser's message. */
 export function parseOffLoop(job: ParseJob): Promise<ParseResult> {
-  const { filename, execArgv } = workerFile();
+  const { filename, execArgv } = workerScript(import.meta.url, 'parse-worker');
   const worker = new Worker(filename, { execArgv });
   return new Promise<ParseResult>((resolve, reject) => {
     worker.once('message', (m: { ok: true; result: ParseResult } | { ok: false; error: string }) => (m.ok ? resolve(m.result) : reject(new Error(m.error))));
