@@ -5,7 +5,7 @@ import type { Limiter } from '../accounts/limits.js';
 import type { DnsResolver } from '../adapters/dns/resolver.js';
 import type { JobStore } from '../adapters/jobs/job-store.js';
 import { internedVerdicts } from '../adapters/jobs/interned-verdicts.js';
-import { createSqliteJobStore } from '../adapters/jobs/sqlite-job-store.js';
+import { openThreadedSqliteJobStore } from '../adapters/jobs/threaded-job-store.js';
 import { createWebhookSender } from '../adapters/jobs/webhook.js';
 import { createMailboxVerifier, type MailboxVerifier } from '../adapters/smtp/mailbox-verifier.js';
 import { addressResolver } from '../adapters/tls/target-guard.js';
@@ -59,9 +59,9 @@ function jobVerifier(config: JobsConfig, smtp: SmtpShared | null, resolver: DnsR
   }, smtp.slots, internedVerdicts(smtp.verdicts));
 }
 
-/** BullMQ on Redis where it is configured (imported only then), else the embedded queue under DATA_DIR. */
+/** BullMQ on Redis where it is configured (imported only then), else the embedded queue under DATA_DIR (its writes in a thread). */
 async function openJobStore(config: JobsConfig, logger: Logger): Promise<JobStore> {
-  if (!config.redisUrl) return createSqliteJobStore(config.dataDir);
+  if (!config.redisUrl) return openThreadedSqliteJobStore(config.dataDir);
   const [{ createRedisJobStore }, { createRedisClient, createLibraryConnection }] = await Promise.all([import('../adapters/jobs/redis-job-store.js'), import('../adapters/redis/redis-client.js')]);
   const url = config.redisUrl;
   const onError = (err: Error) => logger.debug({ err: err.message }, 'redis connection error (jobs)');

@@ -1,13 +1,17 @@
-// The embedded job queue (src/adapters/jobs/sqlite-job-store.ts) on a real SQLite file: repeated items stored once,
-// leases taken over after a crash, one line per item whatever happens, results in submission order while the job
-// runs, cancellation, expiry, and a lock held by another process answered at once (never waited for).
-import { mkdtempSync, rmSync } from 'node:fs';
+// The embedded job queue (src/adapters/jobs/sqlite-job-store.ts) on a real SQLite file, called on this thread and
+// through its own thread (threaded-job-store.ts, as the service runs it): repeated items stored once, leases taken
+// over after a crash, one line per item whatever happens, results in submission order while the job runs,
+// cancellation, expiry, and a lock held by another process answered at once (never waited for).
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { JobStoreUnavailable, type ItemOutcome, type JobStore, type ResultLine } from '../../src/adapters/jobs/job-store.js';
 import { MAX_CLAIMS, createSqliteJobStore } from '../../src/adapters/jobs/sqlite-job-store.js';
+import { openThreadedSqliteJobStore } from '../../src/adapters/jobs/threaded-job-store.js';
+import { ConfigError } from '../../src/errors.js';
 
 let dir: string;
 let store: JobStore;
@@ -16,7 +20,6 @@ const LEASE = 1000;
 
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'jobs-store-'));
-  store = createSqliteJobStore(dir);
 });
 afterEach(async () => {
   await store.close();
@@ -34,7 +37,16 @@ const answered = (jobId: string, index: number, status: ItemOutcome['status'] = 
   jobId, index, attempts, status, reason: status === 'deliverable' ? 'accepted' : 'not_requested', result: { n: index }, retryAt: null,
 });
 
-describe('the embedded job store', () => {
+const forms: Array<[string, (dir: string) => JobStore | Promise<JobStore>]> = [
+  ['on the calling thread', createSqliteJobStore],
+  ['in its own thread', openThreadedSqliteJobStore],
+];
+
+describe.each(forms)('the embedded job store %s', (_, open) => {
+  beforeEach(async () => {
+    store = await open(dir);
+  });
+
   it('stores repeated items once: one claim, and every copy gets the line of its first occurrence', async () => {
     const job = await submit(['a@x.test', 'b@x.test', 'a@x.test', 'c@x.test', 'a@x.test']);
     expect(job).toMatchObject({ status: 'queued', total: 5, distinct: 3, processed: 0 });
@@ -70,7 +82,7 @@ describe('the embedded job store', () => {
     const old = new Database(join(dir, 'jobs.db'));
     old.exec('DROP INDEX job_items_claim; ALTER TABLE job_items DROP COLUMN seq');
     old.close();
-    store = createSqliteJobStore(dir);
+    store = await open(dir);
     await submit(['a@x.test', 'b@y.test', 'c@x.test']);
     expect((await store.claim('w1', 10, T0, LEASE)).map((c) => c.email)).toEqual(['a@x.test', 'c@x.test', 'b@y.test']);
   });
@@ -154,7 +166,7 @@ describe('the embedded job store', () => {
     const claimed = await store.claim('w1', 1, T0, LEASE);
     await store.settle('w1', [answered('job_a', claimed[0].index)], T0 + 1);
     await store.close();
-    store = createSqliteJobStore(dir);
+    store = await open(dir);
     expect(await store.get('job_a', 'key1', T0 + 2)).toMatchObject({ status: 'running', processed: 1 });
     expect((await store.claim('w2', 10, T0 + 2, LEASE)).map((c) => c.index)).toEqual([1]);
   });
@@ -189,7 +201,12 @@ describe('the embedded job store', () => {
   });
 });
 
+// The chunks between which the event loop turns are the store's own (its thread runs the same code).
 describe('a job as it arrives', () => {
+  beforeEach(() => {
+    store = createSqliteJobStore(dir);
+  });
+
   it('is written a chunk at a time and seen by no one (status, claims) until all of it is in', async () => {
     const items = Array.from({ length: 4500 }, (_, i) => `u${i}@x.test`);
     const creating = submit(items);
@@ -217,5 +234,42 @@ describe('a job as it arrives', () => {
     expect(await store.claim('w1', 10, T0, LEASE)).toEqual([]);
     expect(await store.get('job_a', 'key1', T0)).toBeNull();
     expect(await store.purgeExpired(T0 + 3_600_000)).toBe(1);
+  });
+});
+
+describe('the job store with its writes in a thread', () => {
+  let threads: Worker[];
+  beforeEach(() => {
+    threads = [];
+    store = openThreadedSqliteJobStore(dir, (w) => threads.push(w));
+  });
+
+  it('refuses a DATA_DIR it cannot open as the service start-up does (ConfigError naming DATA_DIR)', () => {
+    const file = join(dir, 'not-a-directory');
+    writeFileSync(file, '');
+    expect(() => openThreadedSqliteJobStore(file)).toThrow(ConfigError);
+    expect(() => openThreadedSqliteJobStore(file)).toThrow(/^DATA_DIR: /);
+  });
+
+  it("starts no thread while there is nothing to do (an idle service's polls), and one with the first job", async () => {
+    expect(await store.claim('w1', 20, T0, LEASE)).toEqual([]);
+    expect(await store.dueWebhooks(T0, 10, LEASE)).toEqual([]);
+    expect(await store.purgeExpired(T0)).toBe(0);
+    expect(await store.stats(T0)).toEqual({ queuedItems: 0, retryItems: 0, oldestQueuedAt: null });
+    expect(threads).toHaveLength(0);
+    await submit(['a@x.test']);
+    expect(threads).toHaveLength(1);
+    expect(await store.claim('w1', 20, T0, LEASE)).toHaveLength(1);
+    expect(threads).toHaveLength(1);
+  });
+
+  it('refuses the calls waiting on a thread that stops (JobStoreUnavailable), and the next write starts another', async () => {
+    await submit(['a@x.test']);
+    const creating = submit(Array.from({ length: 4500 }, (_, i) => `u${i}@x.test`), 'job_b');
+    await threads[0].terminate();
+    await expect(creating).rejects.toBeInstanceOf(JobStoreUnavailable);
+    expect(await store.get('job_b', 'key1', T0)).toBeNull(); // half written: never queued
+    expect((await store.claim('w1', 10, T0, LEASE)).map((c) => c.email)).toEqual(['a@x.test']);
+    expect(threads).toHaveLength(2);
   });
 });

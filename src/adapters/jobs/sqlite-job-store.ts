@@ -72,7 +72,10 @@ async function write<T>(fn: () => T): Promise<T> {
   }
 }
 
-export function createSqliteJobStore(dataDir: string): JobStore {
+/** The store, and whether it has nothing to do now (no item or webhook due, no job expired): a read, never a write. */
+export type SqliteJobStore = JobStore & { idle(now: number): boolean };
+
+export function createSqliteJobStore(dataDir: string): SqliteJobStore {
   const db = openDatabase(dataDir, 'jobs.db');
   migrateJobs(db);
   neverWait(db);
@@ -126,6 +129,7 @@ export function createSqliteJobStore(dataDir: string): JobStore {
       const q = s.stats.get({ now }) as { queued: number; retries: number | null; oldest: number | null };
       return { queuedItems: q.queued, retryItems: q.retries ?? 0, oldestQueuedAt: q.oldest };
     },
+    idle: (now) => s.anyDue.get(now) === undefined && s.dueHooks.get(now, 1) === undefined && s.expired.get({ now }) === undefined,
     async close() {
       db.close();
     },
@@ -258,6 +262,7 @@ function statements(db: Database.Database) {
     abandon: db.prepare("UPDATE jobs SET status = 'deleting', expires_at = 0 WHERE id = ?"),
     due: db.prepare(`SELECT i.job_id, i.idx, i.email, i.attempts, i.claims, i.lease_owner, j.smtp FROM job_items i JOIN jobs j ON j.id = i.job_id
       WHERE i.open = 1 AND i.due_at <= ? AND j.status IN ('queued', 'running') ORDER BY i.due_at, i.job_id, i.seq LIMIT ?`),
+    anyDue: db.prepare(`SELECT 1 FROM job_items i JOIN jobs j ON j.id = i.job_id WHERE i.open = 1 AND i.due_at <= ? AND j.status IN ('queued', 'running') LIMIT 1`),
     lease: db.prepare('UPDATE job_items SET due_at = ?, lease_owner = ?, claims = claims + 1 WHERE job_id = ? AND idx = ?'),
     renew: db.prepare('UPDATE job_items SET due_at = ? WHERE job_id = ? AND idx = ? AND open = 1 AND lease_owner = ?'),
     retryTaken: db.prepare('UPDATE jobs SET retries_pending = max(0, retries_pending - 1) WHERE id = ?'),
