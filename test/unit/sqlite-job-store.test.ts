@@ -251,13 +251,15 @@ describe('the job store with its writes in a thread', () => {
     expect(() => openThreadedSqliteJobStore(file)).toThrow(/^DATA_DIR: /);
   });
 
-  it("starts no thread while there is nothing to do (an idle service's polls), and one with the first job", async () => {
+  it("starts no thread while there is nothing to do (an idle service's polls, a stranger's cancel), and one with the first job", async () => {
     expect(await store.claim('w1', 20, T0, LEASE)).toEqual([]);
     expect(await store.dueWebhooks(T0, 10, LEASE)).toEqual([]);
     expect(await store.purgeExpired(T0)).toBe(0);
     expect(await store.stats(T0)).toEqual({ queuedItems: 0, retryItems: 0, oldestQueuedAt: null });
+    expect(await store.cancel('job_none', 'key1', T0)).toBeNull();
     expect(threads).toHaveLength(0);
     await submit(['a@x.test']);
+    expect(await store.cancel('job_a', 'another key', T0)).toBeNull();
     expect(threads).toHaveLength(1);
     expect(await store.claim('w1', 20, T0, LEASE)).toHaveLength(1);
     expect(threads).toHaveLength(1);

@@ -41,7 +41,9 @@ function startThread(dataDir: string, onStop: () => void, started?: (worker: Wor
   let nextId = 1;
   // The thread keeps the process alive only while a call (or the start) waits on it.
   const refWhileWaiting = () => (waiting.size > 0 ? worker.ref() : worker.unref());
+  let gone: string | null = null;
   const stopped = (why: string) => {
+    gone ??= why;
     onStop();
     for (const w of waiting.values()) w.reject(new JobStoreUnavailable(`the job store's thread stopped (${why})`));
     waiting.clear();
@@ -59,6 +61,7 @@ function startThread(dataDir: string, onStop: () => void, started?: (worker: Wor
   return {
     ready,
     call(op: StoreOp, args: unknown[]): Promise<unknown> {
+      if (gone !== null) return Promise.reject(new JobStoreUnavailable(`the job store's thread stopped (${gone})`));
       const id = nextId++;
       const answer = new Promise((resolve, reject) => waiting.set(id, { resolve, reject }));
       refWhileWaiting();
@@ -91,7 +94,8 @@ export function openThreadedSqliteJobStore(dataDir: string, started?: (worker: W
   return {
     create: (job) => call('create', job),
     get: here.get,
-    cancel: (id, keyId, now) => call('cancel', id, keyId, now),
+    // Another key's job, or none: answered here (a stranger's DELETE starts no thread).
+    cancel: async (id, keyId, now) => ((await here.get(id, keyId, now)) === null ? null : call('cancel', id, keyId, now)),
     results: here.results,
     claim: async (worker, max, now, leaseMs) => (quiet(now) ? [] : call('claim', worker, max, now, leaseMs)),
     renew: (worker, items, until) => call('renew', worker, items, until),
