@@ -1,7 +1,9 @@
 // Heap tuning for a long-running server: V8's young and old generations bounded, start-up garbage returned at once,
-// glibc malloc's arenas and mmap threshold set in the start commands' environment.
+// the collector's helper threads behind the event loop, glibc malloc's arenas and mmap threshold set in the start
+// commands' environment.
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { lowerThreadPriorities } from './adapters/files/thread-priority.js';
 
 /**
  * The node flags every start command passes (package.json's start, make run, the image's CMD, the systemd unit in
@@ -51,3 +53,16 @@ export function compactHeapAfterBoot(): void {
     setFlagsFromString('--no-expose-gc');
   }
 }
+
+/**
+ * V8's helper threads (Node names them "V8Worker": concurrent marking and sweeping, parallel scavenging, background
+ * compiling) at nice 5 in a serving process, the main thread and libuv's pool left as started. On a service with one
+ * CPU a full GC's concurrent marking took that CPU from the event loop for 10-20 ms at a time, and every request
+ * waited. At 5 the loop gets three quarters of a contended CPU (as against the zxcvbn threads, also at 5); at 10 the
+ * loop did better still, but sweeping fell behind a burst of password requests and RSS after it rose ~8 MB. A marking
+ * that falls behind is finished by the main thread, as V8 does anyway. Figures: docs/adr/0045.
+ */
+export function helpersYieldToTheEventLoop(): number {
+  return lowerThreadPriorities(V8_HELPERS_NICE, (name) => name === 'V8Worker');
+}
+const V8_HELPERS_NICE = 5;

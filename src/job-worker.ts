@@ -17,7 +17,7 @@ const [{ loadConfig }, { ConfigError }, { createLogger }, { createMetrics }, { u
     import('./adapters/mail/email-lists.js'),
     import('./domain/email.js'),
     import('./capabilities/jobs.js'),
-    import('./adapters/jobs/worker-priority.js'),
+    import('./adapters/files/thread-priority.js'),
   ]);
 const [{ createMetricsApp }, { createHttpServer, listen }] = await Promise.all([import('./http/system-routes.js'), import('./server.js')]);
 

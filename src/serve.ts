@@ -17,7 +17,7 @@ import { loadConfig, type Config } from './config.js';
 import { createLogger } from './http/logging.js';
 import { createMetricsApp } from './http/system-routes.js';
 import { createHttpServer, drain, listen } from './server.js';
-import { boundHeapGrowth, compactHeapAfterBoot } from './heap-tuning.js';
+import { boundHeapGrowth, compactHeapAfterBoot, helpersYieldToTheEventLoop } from './heap-tuning.js';
 import { availableParallelism } from 'node:os';
 
 /** On first start with an empty key store, create one key and print it once. */
@@ -212,6 +212,7 @@ function supervise(config: Readonly<Config>): void {
 async function main(): Promise<void> {
   const config = readConfig();
   boundHeapGrowth();
+  helpersYieldToTheEventLoop();
   if (cluster.isPrimary) await ensureFirstKey(config);
   if (cluster.isPrimary && config.workers > 1) return supervise(config);
   await serve(config);

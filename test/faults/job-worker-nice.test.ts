@@ -1,14 +1,10 @@
 // A job worker's batch work yields the CPU to servers on the same host (docs/adr/0043): `npm run job-worker` sets
 // every thread of its process, those V8 started before it ran included, to JOBS_WORKER_NICE (proc(5): field 19).
 // @module-tag slow (child processes)
-import { readdirSync } from 'node:fs';
 import { getPriority } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { statFields } from '../support/proc-stat.js';
+import { threadsOf } from '../support/proc-stat.js';
 import { startJobWorkerProcess } from '../support/server-process.js';
-
-/** The nice value of each thread of `pid`, from /proc/PID/task/TID/stat. */
-const threadNices = (pid: number): number[] => readdirSync(`/proc/${pid}/task`).map((tid) => Number(statFields(`/proc/${pid}/task/${tid}/stat`)?.[16]));
 
 describe.runIf(process.platform === 'linux')('a job worker process at JOBS_WORKER_NICE', () => {
   it.each([
@@ -17,7 +13,7 @@ describe.runIf(process.platform === 'linux')('a job worker process at JOBS_WORKE
   ])('JOBS_WORKER_NICE=%s: every thread at %i', async (setting, expected) => {
     const worker = await startJobWorkerProcess({ env: { JOBS_WORKER_NICE: setting } });
     try {
-      const nices = threadNices(worker.child.pid!);
+      const nices = threadsOf(worker.child.pid!).map((t) => t.nice);
       expect(nices.length).toBeGreaterThan(4); // the main thread and V8's and libuv's
       expect(new Set(nices)).toEqual(new Set([expected]));
       expect(worker.stdout()).toContain(`"nice":${Number(setting)}`);
