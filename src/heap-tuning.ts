@@ -63,6 +63,5 @@ export function compactHeapAfterBoot(): void {
  * that falls behind is finished by the main thread, as V8 does anyway. Figures: docs/adr/0045.
  */
 export function helpersYieldToTheEventLoop(): number {
-  return lowerThreadPriorities(V8_HELPERS_NICE, (name) => name === 'V8Worker');
+  return lowerThreadPriorities(5, (name) => name === 'V8Worker');
 }
-const V8_HELPERS_NICE = 5;

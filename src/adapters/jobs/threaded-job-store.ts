@@ -106,9 +106,10 @@ export function openThreadedSqliteJobStore(dataDir: string, started?: (worker: W
     stats: async (now) => (thread === null ? here.stats(now) : call('stats', now)),
     async close() {
       if (closed) return;
-      const t = thread;
-      if (t) await call('close').catch(() => undefined);
       closed = true;
+      // The running thread's own connection closed first (a thread that stopped meanwhile has none to close).
+      const t = thread;
+      await t?.call('close', []).catch(() => undefined);
       await t?.terminate();
       await here.close();
     },

@@ -78,8 +78,8 @@ const isQueueFull = (err: unknown): boolean => err instanceof Error && /queue is
 
 export function createStrengthEstimator(opts: StrengthEstimatorOptions = {}): StrengthEstimator {
   const threads = Math.max(1, Math.floor(opts.threads ?? availableParallelism()));
-  const script = workerScript(import.meta.url, 'zxcvbn-worker');
-  const [filename, execArgv] = [script.filename.href, script.execArgv];
+  const { filename: url, execArgv } = workerScript(import.meta.url, 'zxcvbn-worker');
+  const filename = url.href; // Piscina takes a string
   const extraLanguages = opts.extraLanguages ?? false;
   const minThreads = Math.min(threads, Math.max(0, Math.floor(opts.minThreads ?? threads)));
   let pool: Piscina<string, Strength> | undefined;
