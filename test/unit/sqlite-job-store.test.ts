@@ -265,6 +265,18 @@ describe('the job store with its writes in a thread', () => {
     expect(threads).toHaveLength(1);
   });
 
+  it('asks each poll its own question: a cancelled job past its expiry starts the thread for the purge, not for the claim or webhook polls', async () => {
+    const before = createSqliteJobStore(dir); // a job written before this start, by another process
+    await before.create({ id: 'job_a', keyId: 'key1', items: ['a@x.test'], smtp: false, webhookUrl: null, webhookSecret: null, createdAt: T0, expiresAt: T0 + 1000 });
+    await before.cancel('job_a', 'key1', T0);
+    await before.close();
+    expect(await store.claim('w1', 20, T0 + 2000, LEASE)).toEqual([]);
+    expect(await store.dueWebhooks(T0 + 2000, 10, LEASE)).toEqual([]);
+    expect(threads).toHaveLength(0);
+    expect(await store.purgeExpired(T0 + 2000)).toBe(1);
+    expect(threads).toHaveLength(1);
+  });
+
   it('refuses the calls waiting on a thread that stops (JobStoreUnavailable), and the next write starts another', async () => {
     await submit(['a@x.test']);
     const creating = submit(Array.from({ length: 4500 }, (_, i) => `u${i}@x.test`), 'job_b');

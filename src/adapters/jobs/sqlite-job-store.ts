@@ -72,8 +72,13 @@ async function write<T>(fn: () => T): Promise<T> {
   }
 }
 
-/** The store, and whether it has nothing to do now (no item or webhook due, no job expired): a read, never a write. */
-export type SqliteJobStore = JobStore & { idle(now: number): boolean };
+/** Whether each poll has work now (an item due, a webhook due, a job expired): one indexed read each, never a write. */
+export interface DueChecks {
+  items(now: number): boolean;
+  webhooks(now: number): boolean;
+  expired(now: number): boolean;
+}
+export type SqliteJobStore = JobStore & { due: DueChecks };
 
 export function createSqliteJobStore(dataDir: string): SqliteJobStore {
   const db = openDatabase(dataDir, 'jobs.db');
@@ -129,7 +134,11 @@ export function createSqliteJobStore(dataDir: string): SqliteJobStore {
       const q = s.stats.get({ now }) as { queued: number; retries: number | null; oldest: number | null };
       return { queuedItems: q.queued, retryItems: q.retries ?? 0, oldestQueuedAt: q.oldest };
     },
-    idle: (now) => s.anyDue.get(now) === undefined && s.dueHooks.get(now, 1) === undefined && s.expired.get({ now }) === undefined,
+    due: {
+      items: (now) => s.anyDue.get(now) !== undefined,
+      webhooks: (now) => s.dueHooks.get(now, 1) !== undefined,
+      expired: (now) => s.expired.get({ now }) !== undefined,
+    },
     async close() {
       db.close();
     },

@@ -3,7 +3,7 @@
 import { Worker } from 'node:worker_threads';
 import { workerScript } from '../files/worker-script.js';
 import { JobStoreUnavailable, type JobStore } from './job-store.js';
-import { createSqliteJobStore } from './sqlite-job-store.js';
+import { createSqliteJobStore, type DueChecks } from './sqlite-job-store.js';
 
 export interface ThreadData {
   dataDir: string;
@@ -89,20 +89,20 @@ export function openThreadedSqliteJobStore(dataDir: string, started?: (worker: W
     await t.ready;
     return (await t.call(op, args)) as T;
   };
-  /** Nothing due and no thread yet: a poll answers here. */
-  const quiet = (now: number) => thread === null && here.idle(now);
+  /** No thread yet and nothing due for this poll: it answers here. */
+  const quiet = (poll: keyof DueChecks, now: number) => thread === null && !here.due[poll](now);
   return {
     create: (job) => call('create', job),
     get: here.get,
     // Another key's job, or none: answered here (a stranger's DELETE starts no thread).
     cancel: async (id, keyId, now) => ((await here.get(id, keyId, now)) === null ? null : call('cancel', id, keyId, now)),
     results: here.results,
-    claim: async (worker, max, now, leaseMs) => (quiet(now) ? [] : call('claim', worker, max, now, leaseMs)),
+    claim: async (worker, max, now, leaseMs) => (quiet('items', now) ? [] : call('claim', worker, max, now, leaseMs)),
     renew: (worker, items, until) => call('renew', worker, items, until),
     settle: (worker, outcomes, now) => call('settle', worker, outcomes, now),
-    dueWebhooks: async (now, max, leaseMs) => (quiet(now) ? [] : call('dueWebhooks', now, max, leaseMs)),
+    dueWebhooks: async (now, max, leaseMs) => (quiet('webhooks', now) ? [] : call('dueWebhooks', now, max, leaseMs)),
     webhookTried: (jobId, outcome) => call('webhookTried', jobId, outcome),
-    purgeExpired: async (now) => (quiet(now) ? 0 : call('purgeExpired', now)),
+    purgeExpired: async (now) => (quiet('expired', now) ? 0 : call('purgeExpired', now)),
     stats: async (now) => (thread === null ? here.stats(now) : call('stats', now)),
     async close() {
       if (closed) return;
