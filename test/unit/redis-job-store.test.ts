@@ -71,6 +71,24 @@ describe.skipIf(!HAVE_REDIS)('Redis job store (real redis-server)', () => {
     expect(lines).toEqual(items.map((_, i) => i));
   });
 
+  it("sends its scripts by digest (EVALSHA): a job's items cost no EVAL once Redis has them, and a flushed script cache is refilled", async () => {
+    const s = store();
+    const calls = async (cmd: string) => Number(new RegExp(`^cmdstat_${cmd}:calls=(\\d+)`, 'm').exec(await s.client.info('commandstats'))?.[1] ?? 0);
+    const run = async (n: number) => {
+      const job = newJob(Array.from({ length: n }, (_, i) => `s${i}@d${i % 3}.test`));
+      await s.create(job);
+      await claimer(s, Promise.resolve(), []);
+      expect(await s.get(job.id, 'k1', Date.now())).toMatchObject({ status: 'completed', processed: n });
+    };
+    await run(5); // each script's text once, at its first call
+    await s.client.config('RESETSTAT');
+    await run(60);
+    expect(await calls('eval')).toBe(0);
+    expect(await calls('evalsha')).toBeGreaterThan(120); // a START and a SETTLE per item
+    await s.client.script('FLUSH'); // as on a restarted or promoted primary
+    await run(5);
+  });
+
   it('hands out the items one domain after another, so that a batch shares its SMTP sessions', async () => {
     const s = store();
     const items = Array.from({ length: 200 }, (_, i) => `u${i}@d${i % 10}.test`);

@@ -69,10 +69,26 @@ interface Ctx {
   worker(): Worker<ItemData>;
   /** The items this process holds: their BullMQ job and lock token, by `jobId:index`. */
   held: Map<string, { job: Job<ItemData>; token: string }>;
+  /** The scripts as commands of `r`, by their text. */
+  scripts: Map<string, (...keysThenArgs: Array<string | number>) => Promise<unknown>>;
+}
+
+/**
+ * The store's Lua scripts defined on the client (ioredis's defineCommand): EVALSHA, the text sent only when Redis's
+ * script cache lacks it (a restarted or promoted primary). EVAL sent a settle's 940 characters with every item.
+ */
+function scriptsOf(r: Redis): Ctx['scripts'] {
+  const texts = { ARRIVED, CLOSE_PAGE, DUE_HOOKS, END_EARLY, LEASE_EXPANSION, SETTLE, START };
+  return new Map(
+    Object.entries(texts).map(([name, lua]) => {
+      r.defineCommand(`ej${name}`, { lua });
+      return [lua, (r as unknown as Record<string, (...a: Array<string | number>) => Promise<unknown>>)[`ej${name}`].bind(r)];
+    }),
+  );
 }
 
 const heldKey = (jobId: string, index: number) => `${jobId}:${index}`;
-const run = (c: Ctx, script: string, keys: string[], args: Array<string | number>) => c.r.eval(script, keys.length, ...keys, ...args) as Promise<unknown>;
+const run = (c: Ctx, script: string, keys: string[], args: Array<string | number>) => c.scripts.get(script)!(keys.length, ...keys, ...args);
 
 /** Ends a job early (cancelled, failed) and writes a not_checked line for every item still without one. */
 async function endEarly(c: Ctx, id: string, status: 'cancelled' | 'failed', reason: string, now: number): Promise<void> {
@@ -201,42 +217,60 @@ async function* readLines(c: Ctx, id: string, status: LineStatus | undefined): A
   }
 }
 
-/** Take up to `max` items from BullMQ; an item of a job that ended or expired leaves the queue unworked. */
+/** One item from BullMQ, or null when none is waiting; an item of a job that ended or expired leaves the queue unworked. */
+async function takeOne(c: Ctx, workerId: string, now: number): Promise<ClaimedItem | null | 'skipped'> {
+  const token = `${workerId}:${randomUUID()}`;
+  const job = (await c.worker().getNextJob(token, { block: false })) as Job<ItemData> | undefined;
+  if (!job) return null;
+  const d = job.data;
+  if ((await run(c, START, [k(d.jobId, 'meta')], [now, d.attempts > 0 ? 1 : 0])) === 0) {
+    await job.moveToCompleted(null, token, false).catch(() => undefined);
+    return 'skipped';
+  }
+  c.held.set(heldKey(d.jobId, d.index), { job, token });
+  return { jobId: d.jobId, index: d.index, email: d.email, smtp: d.smtp, attempts: d.attempts };
+}
+
+/**
+ * Up to `max` items. After the first, the rest are asked for together: ioredis sends them as one pipeline and Redis
+ * pops them in order, so a batch is still one domain's run (one after another, each took a round trip and a write).
+ */
 async function claimItems(c: Ctx, workerId: string, max: number, now: number, leaseMs: number): Promise<ClaimedItem[]> {
   await expand(c, now, leaseMs);
   const out: ClaimedItem[] = [];
   while (out.length < max) {
-    const token = `${workerId}:${randomUUID()}`;
-    const job = (await c.worker().getNextJob(token, { block: false })) as Job<ItemData> | undefined;
-    if (!job) break;
-    const d = job.data;
-    if ((await run(c, START, [k(d.jobId, 'meta')], [now, d.attempts > 0 ? 1 : 0])) === 0) {
-      await job.moveToCompleted(null, token, false).catch(() => undefined);
-      continue;
-    }
-    c.held.set(heldKey(d.jobId, d.index), { job, token });
-    out.push({ jobId: d.jobId, index: d.index, email: d.email, smtp: d.smtp, attempts: d.attempts });
+    const first = await takeOne(c, workerId, now);
+    if (first === null) break;
+    if (first === 'skipped') continue;
+    out.push(first);
+    const rest = await Promise.all(Array.from({ length: max - out.length }, () => takeOne(c, workerId, now)));
+    for (const item of rest) if (item !== null && item !== 'skipped') out.push(item);
+    if (rest.includes(null)) break;
   }
   return out;
 }
 
-/** Each outcome of an item this process still holds: a retry (BullMQ's delayed set), or its line (written once). */
-async function settleItems(c: Ctx, outcomes: readonly ItemOutcome[], now: number): Promise<void> {
-  for (const o of outcomes) {
-    const h = c.held.get(heldKey(o.jobId, o.index));
-    if (!h) continue;
-    c.held.delete(heldKey(o.jobId, o.index));
-    if (o.retryAt !== null) {
-      await reach(h.job.updateData({ ...h.job.data, attempts: o.attempts }));
-      await reach(c.r.hincrby(k(o.jobId, 'meta'), 'retries', 1));
-      await reach(h.job.moveToDelayed(o.retryAt, h.token)).catch(() => undefined);
-      continue;
-    }
-    const rest = JSON.stringify({ email: h.job.data.email, attempts: o.attempts, status: o.status, reason: o.reason, result: o.result }).slice(1);
-    // The line first (at most once), then the item leaves the queue: a crash between the two re-checks an item whose line exists.
-    await reach(run(c, SETTLE, [k(o.jobId, 'meta'), k(o.jobId, 'lines'), k(o.jobId, 'copies'), OPEN, HOOKS], [o.jobId, o.index, rest, o.status, now]));
-    await h.job.moveToCompleted(null, h.token, false).catch(() => undefined);
+/** An outcome of an item this process still holds: a retry (BullMQ's delayed set), or its line (written once). */
+async function settleOne(c: Ctx, o: ItemOutcome, now: number): Promise<void> {
+  const h = c.held.get(heldKey(o.jobId, o.index));
+  if (!h) return;
+  c.held.delete(heldKey(o.jobId, o.index));
+  if (o.retryAt !== null) {
+    await reach(h.job.updateData({ ...h.job.data, attempts: o.attempts }));
+    await reach(c.r.hincrby(k(o.jobId, 'meta'), 'retries', 1));
+    await reach(h.job.moveToDelayed(o.retryAt, h.token)).catch(() => undefined);
+    return;
   }
+  const rest = JSON.stringify({ email: h.job.data.email, attempts: o.attempts, status: o.status, reason: o.reason, result: o.result }).slice(1);
+  // The line first (at most once), then the item leaves the queue: a crash between the two re-checks an item whose line exists.
+  await reach(run(c, SETTLE, [k(o.jobId, 'meta'), k(o.jobId, 'lines'), k(o.jobId, 'copies'), OPEN, HOOKS], [o.jobId, o.index, rest, o.status, now]));
+  await h.job.moveToCompleted(null, h.token, false).catch(() => undefined);
+}
+
+/** A batch's outcomes settled together (ioredis pipelines them), each item's steps in order; the first failure is thrown. */
+async function settleItems(c: Ctx, outcomes: readonly ItemOutcome[], now: number): Promise<void> {
+  const failed = (await Promise.allSettled(outcomes.map((o) => settleOne(c, o, now)))).find((r) => r.status === 'rejected');
+  if (failed) throw failed.reason;
 }
 
 async function dueHooks(c: Ctx, now: number, max: number, leaseMs: number): Promise<WebhookDue[]> {
@@ -279,6 +313,7 @@ export function createRedisJobStore(o: RedisJobStoreOptions): JobStore {
     r,
     queue,
     held: new Map(),
+    scripts: scriptsOf(r),
     // Made at the first claim: a server with JOBS_WORKER=off never opens the blocking connection.
     worker() {
       if (worker) return worker;
