@@ -75,7 +75,7 @@ interface Ctx {
 
 /**
  * The store's Lua scripts defined on the client (ioredis's defineCommand): EVALSHA, the text sent only when Redis's
- * script cache lacks it (a restarted or promoted primary). EVAL sent a settle's 940 characters with every item.
+ * script cache lacks it (a restarted or promoted primary), not with every item (docs/adr/0046).
  */
 function scriptsOf(r: Redis): Ctx['scripts'] {
   const texts = { ARRIVED, CLOSE_PAGE, DUE_HOOKS, END_EARLY, LEASE_EXPANSION, SETTLE, START };
@@ -233,7 +233,7 @@ async function takeOne(c: Ctx, workerId: string, now: number): Promise<ClaimedIt
 
 /**
  * Up to `max` items. After the first, the rest are asked for together: ioredis sends them as one pipeline and Redis
- * pops them in order, so a batch is still one domain's run (one after another, each took a round trip and a write).
+ * pops them in queue order, so a batch is one domain's run, one SMTP session (docs/adr/0046).
  */
 async function claimItems(c: Ctx, workerId: string, max: number, now: number, leaseMs: number): Promise<ClaimedItem[]> {
   await expand(c, now, leaseMs);
