@@ -52,7 +52,8 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-let contract: ContractValidator | null = null;
+/** One validator per contract document (compiled once): files that share a worker (make test-fast) bring their own. */
+const contracts = new WeakMap<object, ContractValidator>();
 
 /** MaxMind's official test databases, in test/fixtures/geoip. */
 export { GEOIP_TEST_DIR };
@@ -64,7 +65,8 @@ interface Routes {
 }
 
 export function assertHonoursContract(routes: Routes, method: string, path: string, res: TestResponse): void {
-  contract ??= createContractValidator(routes.document);
+  let contract = contracts.get(routes.document);
+  if (!contract) contracts.set(routes.document, (contract = createContractValidator(routes.document)));
   let problem: string | null;
   const operationId = (() => {
     try {

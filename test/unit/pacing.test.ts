@@ -1,8 +1,14 @@
 // Pacing of bulk work (src/operations/pacing.ts) and the paced JSON text of a bulk answer (json-chunks.ts).
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { resultsJson } from '../../src/operations/json-chunks.js';
-import { pace } from '../../src/operations/pacing.js';
 
+let pace: typeof import('../../src/operations/pacing.js').pace;
+// A fresh module each time: its turn and waiters are the process's, and files that share a worker (make test-fast)
+// leave a turn begun on the real clock behind.
+beforeEach(async () => {
+  vi.resetModules();
+  ({ pace } = await import('../../src/operations/pacing.js'));
+});
 afterEach(() => {
   vi.useRealTimers();
 });
@@ -31,7 +37,7 @@ describe('pace', () => {
 
   it('resumes the waiters one at a time: one whose step makes the turn long leaves the others for the next turn', async () => {
     vi.useFakeTimers({ toFake: ['setImmediate', 'performance'] });
-    vi.advanceTimersByTime(1000); // past whatever turn the test before began (the fake clock starts again)
+    vi.advanceTimersByTime(1000); // a turn that has run long
     const steps: string[] = [];
     const waiter = (name: string, stepMs: number) =>
       pace()!.then(() => {
