@@ -1,6 +1,7 @@
 // The Redis job store (BullMQ on a real redis-server) under a worker that claims while a job is being written: no
-// item is dropped, a half-written job is never shown, the items are handed out one domain after another, and a job's
-// BullMQ items that one worker failed to add are added by another (docs/adr/0038).
+// item is dropped, a half-written job is never shown, the items are handed out one domain after another, a claim
+// that fails part-way keeps what it took (docs/adr/0046), and a job's BullMQ items that one worker failed to add are
+// added by another (docs/adr/0038).
 // @module-tag slow (left out of make test-fast): starts redis-server
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -25,8 +26,8 @@ describe.skipIf(!HAVE_REDIS)('Redis job store (real redis-server)', () => {
   });
 
   /** A store on its own connections, as in one process (the service or a job worker). */
-  function store(leaseMs = 30_000): JobStore & { client: Redis; queueConnection: Redis } {
-    const conns = [0, 1, 2].map(() => new Redis(redis.url, { commandTimeout: COMMAND_TIMEOUT_MS, maxRetriesPerRequest: null }));
+  function store(leaseMs = 30_000, db = 0): JobStore & { client: Redis; queueConnection: Redis } {
+    const conns = [0, 1, 2].map(() => new Redis(redis.url, { db, commandTimeout: COMMAND_TIMEOUT_MS, maxRetriesPerRequest: null }));
     const s = createRedisJobStore({ client: conns[0], queueConnection: conns[1], workerConnection: () => conns[2], leaseMs });
     closers.push(async () => {
       await s.close();
@@ -109,6 +110,23 @@ describe.skipIf(!HAVE_REDIS)('Redis job store (real redis-server)', () => {
     expect(await store().get(job.id, 'k1', Date.now())).toBeNull();
     expect(await raw.keys(`ej:{${job.id}}:*`)).toEqual([]);
     expect(await raw.zscore('ej:incoming', job.id)).toBeNull();
+  });
+
+  it('a claim whose later takes fail keeps the items it took: they are worked now, not locked until their leases end', async () => {
+    const s = store(30_000, 1); // a database of its own: the broken job's items stay taken
+    const good = newJob(['a0@d.test', 'a1@d.test', 'a2@d.test']);
+    const broken = newJob(['b0@e.test', 'b1@e.test']);
+    for (const job of [good, broken]) {
+      await s.create(job);
+      await s.claim('w1', 0, Date.now(), 30_000); // a claim adds a job's items to BullMQ: the good job's first
+    }
+    // Each take runs a script on its job's record; a record of the wrong type makes those takes fail, as a Redis
+    // that goes away mid-pipeline would.
+    await s.client.set(`ej:{${broken.id}}:meta`, 'not a hash');
+    const items = await s.claim('w1', 20, Date.now(), 30_000);
+    expect(items.map((i) => [i.jobId, i.index])).toEqual([0, 1, 2].map((i) => [good.id, i]));
+    await s.settle('w1', items.map(deliverable), Date.now());
+    expect(await s.get(good.id, 'k1', Date.now())).toMatchObject({ status: 'completed', processed: 3 });
   });
 
   it('counts a queued job\'s items as queued before a worker has added them to BullMQ, and after', async () => {

@@ -233,19 +233,27 @@ async function takeOne(c: Ctx, workerId: string, now: number): Promise<ClaimedIt
 
 /**
  * Up to `max` items. After the first, the rest are asked for together: ioredis sends them as one pipeline and Redis
- * pops them in queue order, so a batch is one domain's run, one SMTP session (docs/adr/0046).
+ * pops them in queue order, so a batch is one domain's run, one SMTP session (docs/adr/0046). A take that fails
+ * (Redis gone mid-pipeline) ends the batch with the items already taken: worked now, not left locked until their
+ * leases end, which would count a stall against each (MAX_STALLS); only a claim that took nothing throws.
  */
 async function claimItems(c: Ctx, workerId: string, max: number, now: number, leaseMs: number): Promise<ClaimedItem[]> {
   await expand(c, now, leaseMs);
   const out: ClaimedItem[] = [];
-  while (out.length < max) {
-    const first = await takeOne(c, workerId, now);
-    if (first === null) break;
-    if (first === 'skipped') continue;
-    out.push(first);
-    const rest = await Promise.all(Array.from({ length: max - out.length }, () => takeOne(c, workerId, now)));
-    for (const item of rest) if (item !== null && item !== 'skipped') out.push(item);
-    if (rest.includes(null)) break;
+  try {
+    while (out.length < max) {
+      const first = await takeOne(c, workerId, now);
+      if (first === null) break;
+      if (first === 'skipped') continue;
+      out.push(first);
+      const rest = await Promise.allSettled(Array.from({ length: max - out.length }, () => takeOne(c, workerId, now)));
+      for (const r of rest) if (r.status === 'fulfilled' && r.value !== null && r.value !== 'skipped') out.push(r.value);
+      const failed = rest.find((r) => r.status === 'rejected');
+      if (failed) throw failed.reason;
+      if (rest.some((r) => r.status === 'fulfilled' && r.value === null)) break;
+    }
+  } catch (err) {
+    if (out.length === 0) throw err;
   }
   return out;
 }
