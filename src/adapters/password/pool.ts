@@ -1,6 +1,5 @@
 // Password strength estimation off the event loop: a piscina worker-thread pool running zxcvbn-ts.
 import { availableParallelism } from 'node:os';
-import { setFlagsFromString } from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { truncateForAnalysis, type Strength } from '../../domain/password.js';
@@ -44,21 +43,10 @@ export interface StrengthEstimatorOptions {
 const WORKER_YOUNG_GENERATION_MB = 4;
 
 /**
- * The service caps the main thread's young generation on its command line (`--max-semi-space-size`, ADR 0039), and V8
- * sizes every heap created later from that flag too, overriding the threads' resourceLimits (a cap of 4 gave each
- * thread an 8 MB young generation). Set back to 0 ("from the isolate's own limits") before a thread starts; the main
- * thread's heap, sized at start-up, keeps its cap.
- */
-function threadsTakeTheirOwnLimits(): void {
-  setFlagsFromString('--max-semi-space-size=0');
-}
-
-/**
  * The word lists built once, in a thread of their own (the event loop never sorts 240k words), into SharedArrayBuffers
  * that every pool thread then reads in place: one copy for the process instead of one per thread.
  */
 function buildShared(filename: string, execArgv: string[], extraLanguages: boolean): Promise<SharedZxcvbnData> {
-  threadsTakeTheirOwnLimits();
   return new Promise((resolve, reject) => {
     const builder = new Worker(new URL(filename), {
       execArgv,

@@ -17,10 +17,16 @@ export type ParseResult = {
   text: string;
 } & ({ kind: 'ranges'; data: RangeTableData } | { kind: 'domains'; domains: string } | { kind: 'asns' });
 
+/**
+ * The parser's young generation, MB: what the service's command-line cap gave it before each thread took its own
+ * limits (worker-script.ts); V8's default on Node 24 lets it grow to 128 MB.
+ */
+const PARSE_YOUNG_GENERATION_MB = 8;
+
 /** Parse one list in a fresh worker (a refresh is hourly at most: no pool kept); rejects with the parser's message. */
 export function parseOffLoop(job: ParseJob): Promise<ParseResult> {
   const { filename, execArgv } = workerScript(import.meta.url, 'parse-worker');
-  const worker = new Worker(filename, { execArgv });
+  const worker = new Worker(filename, { execArgv, resourceLimits: { maxYoungGenerationSizeMb: PARSE_YOUNG_GENERATION_MB } });
   return new Promise<ParseResult>((resolve, reject) => {
     worker.once('message', (m: { ok: true; result: ParseResult } | { ok: false; error: string }) => (m.ok ? resolve(m.result) : reject(new Error(m.error))));
     worker.once('error', (err) => reject(new Error(`the parse worker failed: ${err.message}`)));
