@@ -5,8 +5,9 @@ import { runInNewContext } from 'node:vm';
 /**
  * One synchronous, compacting collection of this thread's heap that also returns its free pages: V8 otherwise keeps
  * a heap's garbage committed until its memory reducer runs after a long idle spell. The last-resort flavour also
- * shrinks the young generation (a plain gc() keeps it); the gc function is taken from a throw-away context, made
- * while --expose-gc is on, so that it never appears on globalThis. Never on the request path (docs/adr/0009, 0044).
+ * shrinks the young generation (a plain gc() keeps it). The gc function is taken from a throw-away context, made
+ * while --expose-gc is on, so that it never appears on globalThis, and its options object is made in that context
+ * too, where gc() reads it. Never on the request path (docs/adr/0009, 0048).
  */
 export function compactHeap(): void {
   setFlagsFromString('--expose-gc');
