@@ -248,9 +248,8 @@ async function claimItems(c: Ctx, workerId: string, max: number, now: number, le
       out.push(first);
       const rest = await Promise.allSettled(Array.from({ length: max - out.length }, () => takeOne(c, workerId, now)));
       for (const r of rest) if (r.status === 'fulfilled' && r.value !== null && r.value !== 'skipped') out.push(r.value);
-      const failed = rest.find((r) => r.status === 'rejected');
-      if (failed) throw failed.reason;
-      if (rest.some((r) => r.status === 'fulfilled' && r.value === null)) break;
+      // The queue is empty, or a take failed: the batch ends with what it holds (at least the first).
+      if (rest.some((r) => r.status === 'rejected' || r.value === null)) break;
     }
   } catch (err) {
     if (out.length === 0) throw err;
